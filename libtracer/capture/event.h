@@ -1,0 +1,36 @@
+// The packed POD event that application threads append to their own ring
+// (capture/thread_ring.h) and the writer thread turns into stream records.
+// Keep it 32 bytes: the hot path is one clock read and one 32-byte store.
+#pragma once
+
+#include <cstdint>
+
+namespace tracer {
+
+enum class EventType : uint8_t {
+  kNone = 0,
+  kPush,        // name, domain, time, a = range instance id, b = category | color << 32
+  kPop,         // domain, time
+  kStart,       // name, domain, time, a = range instance id, b = category | color << 32
+  kEnd,         // time, a = range instance id
+  kMark,        // name, domain, time, b = category | color << 32
+  kPayload,     // follows a kPush/kStart/kMark: flags = PayloadValue::Type, a = bits
+  kLaunch,      // API enter of a launch-type call: time, name = cbid, flags = ApiDomain,
+                // a = correlation id, b = innermost open range instance id (0 = none)
+  kGraphNode,   // graph node created/graph launched: time, a = graph id,
+                // b = range instance id; the next kPayload.a = graph node id
+  kThreadName,  // name = string id of the thread's new name
+};
+
+struct alignas(32) Event {
+  EventType type = EventType::kNone;
+  uint8_t flags = 0;
+  uint16_t domain = 0;
+  uint32_t name = 0;
+  uint64_t time = 0;
+  uint64_t a = 0;
+  uint64_t b = 0;
+};
+static_assert(sizeof(Event) == 32, "Event must stay one half cache line");
+
+}  // namespace tracer

@@ -1,0 +1,95 @@
+// Accumulates records and serializes them as one framed `Chunk` of
+// proto/trace.proto (see the FILE LAYOUT comment there). Used by the capture
+// writer thread and by `tracer import`; never on an application thread.
+// Buffers keep their capacity across chunks, so a steady-state writer does not
+// allocate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libtracer/core/records.h"
+
+namespace tracer {
+
+// File magic, "TRACER\0\1".
+inline constexpr char kTraceMagic[8] = {'T', 'R', 'A', 'C', 'E', 'R', '\0', '\1'};
+inline constexpr uint32_t kMaxFramePayload = 64u << 20;
+
+// One column-batch message (KernelBatch, ApiBatch, ...): columns of integers
+// that are either plain varints or zigzag deltas against the previous row.
+class ColumnBatch {
+ public:
+  enum class Encoding : uint8_t { kPlain, kDelta };
+  explicit ColumnBatch(std::vector<Encoding> encodings);
+
+  // values must have one entry per column.
+  void AddRow(const uint64_t* values);
+  size_t rows() const { return rows_; }
+  // Appends the batch's fields (not the enclosing tag) to out and clears it.
+  void SerializeAndClear(std::string* out);
+
+ private:
+  std::vector<Encoding> encodings_;
+  std::vector<std::vector<uint64_t>> columns_;
+  std::vector<uint64_t> previous_;
+  std::string scratch_;
+  size_t rows_ = 0;
+};
+
+class ChunkBuilder {
+ public:
+  ChunkBuilder();
+
+  void SetHeader(const HeaderInfo& header);
+  void SetFooter(const FooterInfo& footer);
+
+  void AddString(uint32_t id, std::string_view value);
+  void AddThread(const ThreadDefRecord& r);
+  void AddStream(const StreamDefRecord& r);
+  void AddLaunchConfig(const LaunchConfigRecord& r);
+  void AddDomain(const DomainDefRecord& r);
+  void AddCategory(const CategoryDefRecord& r);
+
+  void AddRange(const RangeRecord& r);
+  void AddMark(const MarkRecord& r);
+  void AddKernel(const KernelRecord& r);
+  void AddMemcpy(const MemcpyRecord& r);
+  void AddMemset(const MemsetRecord& r);
+  void AddApi(const ApiRecord& r);
+  void AddLaunch(const LaunchRecord& r);
+  void AddSync(const SyncRecord& r);
+  void AddOverhead(const OverheadRecord& r);
+  void AddGraphNode(const GraphNodeSnapshotRecord& r);
+  void AddGraphLaunch(const GraphLaunchRecord& r);
+  void AddPmSample(const PmSampleRecord& r);
+  void AddCounterDelta(std::string_view name, uint64_t delta);
+
+  // Records added since the last frame (definitions and counters included).
+  size_t pending_items() const { return items_; }
+  // Rough payload size so far, to decide when to cut a chunk.
+  size_t ApproximateBytes() const;
+
+  // Appends magic-less frame bytes (length, CRC-32, payload) to out and
+  // resets the builder for the next chunk. Does nothing when empty.
+  void FinishFrame(std::string* out);
+
+ private:
+  // Row-based repeated messages, one buffer per Chunk field, already holding
+  // their own tag+length framing.
+  std::string header_, footer_;
+  std::string defs_[8];   // index = Chunk field number (2..7)
+  std::string rows_[32];  // index = Chunk field number (10..30)
+  ColumnBatch kernels_, memcpys_, memsets_, apis_, launches_;
+  std::vector<uint32_t> kernel_graph_rows_;
+  std::string kernel_graph_refs_;
+  std::string scratch_, payload_;
+  size_t items_ = 0;
+};
+
+// Appends the 8-byte file magic.
+void AppendFileMagic(std::string* out);
+
+}  // namespace tracer

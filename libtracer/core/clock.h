@@ -1,0 +1,20 @@
+// The trace clock: one base for NVTX and GPU activity timestamps (design.md
+// section 3). It is registered with CUPTI (cuptiActivityRegisterTimestampCallback)
+// so activity records use it too.
+#pragma once
+
+#include <cstdint>
+
+namespace tracer {
+
+// Nanoseconds on the trace clock. Monotonic, cheap (no syscall on the common
+// path), safe to call from any thread and from signal-free C callbacks.
+uint64_t NowNs() noexcept;
+
+// Human-readable description written into the stream header.
+const char* ClockDescription() noexcept;
+
+// Wall-clock time (Unix epoch, ns) for the header's session start.
+uint64_t WallNowNs() noexcept;
+
+}  // namespace tracer

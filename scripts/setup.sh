@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything tracer needs on a fresh Debian 12 machine. Idempotent:
+# packages already present are left alone, so re-running costs seconds.
+set -euo pipefail
+
+apt_packages=(
+  build-essential cmake ninja-build pkg-config
+  protobuf-compiler libprotobuf-dev
+  libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev sqlite3 zlib1g-dev
+  clang-format python3-venv
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] || [ ! -f /usr/local/cuda/include/cupti.h ]; then
+  echo "setup: the CUDA 13 toolkit (nvcc, CUPTI, NVTX3 headers) is expected at /usr/local/cuda" >&2
+  exit 1
+fi
+
+# Python: the `nvtx` package is a real third-party NVTX client for the tests;
+# torch (CPU execution is enough) drives the PyTorch sample and its tests.
+py=${PYTHON:-python3}
+pip_quiet="--quiet --disable-pip-version-check"
+"$py" -c 'import nvtx' 2>/dev/null || "$py" -m pip install $pip_quiet nvtx
+if [ "${TRACER_SKIP_TORCH:-0}" != 1 ]; then
+  "$py" -c 'import torch' 2>/dev/null || "$py" -m pip install $pip_quiet torch
+fi
+echo "setup: done"

@@ -1,0 +1,47 @@
+// `tracer`: capture with `tracer run`, then read with report / diff / export /
+// import. The commands live in cmd_*.cc.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "tools/command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tracer: a low-overhead GPU profiler for training runs.\n"
+      "Capture NVTX ranges and CUDA activity of a program, then get per-range,\n"
+      "per-kernel, per-layer tables without writing SQL.\n\n"
+      "  tracer run -o run.trace -- python train.py\n"
+      "  tracer report run.trace\n",
+      "tracer"};
+  app.set_version_flag("--version", std::string("tracer ") + TRACER_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  auto& commands = tracer::cli::Commands();
+  std::stable_sort(commands.begin(), commands.end(),
+                   [](const auto& a, const auto& b) { return a.order < b.order; });
+  std::map<CLI::App*, std::function<int()>> runners;
+  for (auto& c : commands) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    runners[sub] = c.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (auto& [sub, run] : runners) {
+    if (sub->parsed()) {
+      try {
+        return run();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "tracer %s: error: %s\n", sub->get_name().c_str(), e.what());
+        return 1;
+      }
+    }
+  }
+  return 1;
+}

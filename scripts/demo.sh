@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# The main job: install, build, trace the bundled sample and print the report.
+# The main job: install, build, trace a LoRA training step and print the report.
+# With torch importable: the PyTorch multi-LoRA fine-tuning sample
+# (samples/torch/lora_finetune.py, CPU or GPU) and its seeds/000 metric groups;
+# otherwise the C++ NVTX sample lora_step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -7,5 +10,19 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j2
 out=${TMPDIR:-/tmp}/tracer-demo
 mkdir -p "$out"
-./build/tools/tracer run -o "$out/lora_step.trace" -- ./build/samples/lora_step
-./build/tools/tracer report "$out/lora_step.trace"
+tracer=./build/tools/tracer
+if python3 -c 'import torch' 2>/dev/null; then
+  trace="$out/lora_finetune.trace"
+  "$tracer" run -o "$trace" -- python3 samples/torch/lora_finetune.py --steps 3
+  "$tracer" report "$trace"
+  # The seeds/000 metric groups and the step's phases, where this build of
+  # the reporter has them.
+  if "$tracer" report --help 2>&1 | grep -q -- '--groups'; then
+    "$tracer" report "$trace" --table groups,phases --groups samples/torch/lora.groups \
+      --step-range step
+  fi
+else
+  echo "demo: torch is not importable; tracing the C++ sample instead" >&2
+  "$tracer" run -o "$out/lora_step.trace" -- ./build/samples/lora_step
+  "$tracer" report "$out/lora_step.trace"
+fi

@@ -32,6 +32,9 @@ fi
 py=${PYTHON:-python3}
 pip_quiet="--quiet --disable-pip-version-check"
 "$py" -c 'import nvtx' 2>/dev/null || "$py" -m pip install $pip_quiet nvtx
+# protobuf (Python): the torch tests build a message in a process that has
+# libtracer.so preloaded, to show that no protobuf symbol clashes.
+"$py" -c 'import google.protobuf' 2>/dev/null || "$py" -m pip install $pip_quiet protobuf
 if [ "${TRACER_SKIP_TORCH:-0}" != 1 ]; then
   "$py" -c 'import torch' 2>/dev/null || "$py" -m pip install $pip_quiet torch
 fi

@@ -10,7 +10,7 @@ namespace tracer {
 enum class EventType : uint8_t {
   kNone = 0,
   kPush,        // name, domain, time, a = range instance id, b = category | color << 32
-  kPop,         // domain, time
+  kPop,         // domain, time, a = instance id of the range it closes
   kStart,       // name, domain, time, a = range instance id, b = category | color << 32
   kEnd,         // time, a = range instance id
   kMark,        // name, domain, time, b = category | color << 32
@@ -21,6 +21,10 @@ enum class EventType : uint8_t {
                 // b = range instance id; the next kPayload.a = graph node id
   kThreadName,  // name = string id of the thread's new name
 };
+
+// Event.flags of kPush / kStart / kMark: a kPayload event follows. kGraphNode
+// always expects one (the graph node id); a missing one reads as node 0.
+inline constexpr uint8_t kEventHasPayload = 1;
 
 struct alignas(32) Event {
   EventType type = EventType::kNone;

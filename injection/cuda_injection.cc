@@ -1,0 +1,13 @@
+// CUDA injection entry point: libcuda loads CUDA_INJECTION64_PATH during
+// cuInit and calls InitializeInjection on the thread making the first CUDA
+// call (cupti-notes 1). It must return 1 and never fail the host, whatever
+// happens to CUPTI.
+#include "libtracer/capture/cupti_capture.h"
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
+  try {
+    tracer::StartCuptiCapture();  // idempotent: one session per process
+  } catch (...) {
+  }
+  return 1;
+}

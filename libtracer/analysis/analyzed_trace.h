@@ -1,0 +1,48 @@
+// A Trace plus, per process, the derived structures every table needs (range
+// index, op attribution, GPU projection), computed once. Tables and reports
+// (analysis/reports/ too) take this so that several tables over one trace
+// share the work.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "libtracer/analysis/attribution.h"
+#include "libtracer/analysis/projection.h"
+#include "libtracer/analysis/range_index.h"
+#include "libtracer/analysis/trace_model.h"
+
+namespace tracer::analysis {
+
+struct ProcessAnalysis {
+  ProcessAnalysis(const ProcessTrace& p, const AttributionOptions& options)
+      : process(&p), ranges(p), attribution(p, ranges, options), projection(p, attribution) {}
+  const ProcessTrace* process;
+  RangeIndex ranges;
+  Attribution attribution;
+  Projection projection;
+};
+
+class AnalyzedTrace {
+ public:
+  // trace must outlive this object.
+  AnalyzedTrace(const Trace& trace, const AttributionOptions& options);
+  const Trace& trace() const { return *trace_; }
+  const AttributionOptions& options() const { return options_; }
+  size_t size() const { return processes_.size(); }
+  const ProcessAnalysis& process(size_t i) const { return *processes_[i]; }
+
+  // Display name of a range: its message; never empty ("(unnamed)").
+  std::string_view RangeName(const RangeRecord& r) const;
+  // Domain name of a range in its process ("" for the default domain).
+  std::string_view DomainName(size_t process, uint32_t domain) const;
+  // "pid 1234" or "rank 0 (pid 1234)": how a process is shown in tables.
+  std::string ProcessLabel(size_t process) const;
+
+ private:
+  const Trace* trace_;
+  AttributionOptions options_;
+  std::vector<std::unique_ptr<ProcessAnalysis>> processes_;
+};
+
+}  // namespace tracer::analysis

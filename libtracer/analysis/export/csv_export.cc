@@ -1,0 +1,63 @@
+#include "libtracer/analysis/export/csv_export.h"
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables.h"
+
+namespace tracer::analysis::exporters {
+
+std::vector<Table> AllTables(const Trace& trace) {
+  const AnalyzedTrace analyzed(trace, {});
+  const ReportOptions o;
+  std::vector<Table> out = {
+      SummaryTable(analyzed, o),      RangesTable(analyzed, o),        KernelsTable(analyzed, o),
+      RangeKernelsTable(analyzed, o), GpuProjectionTable(analyzed, o), MemoryOpsTable(analyzed, o),
+      ApiTable(analyzed, o)};
+  for (auto& t : reports::BuildExtraTables(analyzed, {"categories", "gaps", "top"}, {})) {
+    out.push_back(std::move(t));
+  }
+  // Step tables only when there is a step; no step is not an error here.
+  try {
+    for (auto& t : reports::BuildExtraTables(analyzed, {"phases", "timeline"}, {})) {
+      out.push_back(std::move(t));
+    }
+  } catch (const std::runtime_error&) {
+  }
+  return out;
+}
+
+bool WriteCsvTables(const std::vector<Table>& tables, const std::string& dir, std::string* error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) {
+    *error = "cannot create directory " + dir + (ec ? ": " + ec.message() : "");
+    return false;
+  }
+  for (const Table& t : tables) {
+    const std::string path = (std::filesystem::path(dir) / (t.name + ".csv")).string();
+    std::ofstream out(path, std::ios::binary);
+    out << RenderTable(t, OutputFormat::kCsv);
+    out.close();
+    if (!out) {
+      *error = "cannot write " + path;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool WriteCsv(const Trace& trace, const std::string& dir, std::string* error) {
+  try {
+    return WriteCsvTables(AllTables(trace), dir, error);
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return false;
+  }
+}
+
+}  // namespace tracer::analysis::exporters

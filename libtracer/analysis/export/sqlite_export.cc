@@ -1,0 +1,459 @@
+#include "libtracer/analysis/export/sqlite_export.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "libtracer/analysis/demangle.h"
+
+namespace tracer::analysis::exporters {
+namespace {
+
+// Column names and types as nsys 2026.2 (export schema 3.25) writes them.
+constexpr const char* kSchema = R"SQL(
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
+    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+    contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+    shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER,
+    registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,
+    gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL,
+    blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
+    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL,
+    localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER,
+    graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER, qmdBulkReleaseDone INTEGER,
+    qmdPreexitDone INTEGER, qmdLastCtaDone INTEGER, graphId INTEGER, clusterX INTEGER,
+    clusterY INTEGER, clusterZ INTEGER, clusterSchedulingPolicy INTEGER,
+    maxPotentialClusterSize INTEGER, maxActiveClusters INTEGER,
+    sharedMemoryRequestedPercentage INTEGER, tensorSizeMinusOneElements TEXT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+    start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+    globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
+    returnValue INTEGER NOT NULL, callchainId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
+    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+    contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
+    deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER,
+    srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,
+    graphNodeId INTEGER, virtualAddress INTEGER, copyCount INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
+    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+    contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL,
+    graphNodeId INTEGER, memKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
+    start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+    contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, deprecatedSyncType INTEGER,
+    syncType INTEGER NOT NULL, eventId INTEGER NOT NULL, eventSyncId INTEGER);
+CREATE TABLE NVTX_EVENTS (
+    start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,
+    category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,
+    textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER,
+    doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL,
+    jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
+CREATE TABLE TARGET_INFO_CUDA_STREAM (
+    streamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId INTEGER NOT NULL,
+    processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER NOT NULL,
+    flag INTEGER NOT NULL);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (
+    utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);
+CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
+CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_NSYS_EVENT_CLASS (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES
+    (33, 'NvtxCategory', 'NvtxCategory'), (34, 'NvtxMark', 'NvtxMark'),
+    (59, 'NvtxPushPopRange', 'NvtxPushPopRange'), (60, 'NvtxStartEndRange', 'NvtxStartEndRange'),
+    (75, 'NvtxDomainCreate', 'NvtxDomainCreate');
+INSERT INTO ENUM_NSYS_EVENT_CLASS VALUES
+    (0, 'TRACE_PROCESS_EVENT_CUDA_RUNTIME', 'CUDA runtime'),
+    (1, 'TRACE_PROCESS_EVENT_CUDA_DRIVER', 'CUDA driver');
+INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES
+    (0, 'CUDA_MEMCPY_OPER_UNKNOWN', 'Unknown'), (1, 'CUDA_MEMCPY_OPER_HTOD', 'Host-to-Device'),
+    (2, 'CUDA_MEMCPY_OPER_DTOH', 'Device-to-Host'), (3, 'CUDA_MEMCPY_OPER_HTOA', 'Host-to-Array'),
+    (4, 'CUDA_MEMCPY_OPER_ATOH', 'Array-to-Host'), (5, 'CUDA_MEMCPY_OPER_ATOA', 'Array-to-Array'),
+    (6, 'CUDA_MEMCPY_OPER_ATOD', 'Array-to-Device'), (7, 'CUDA_MEMCPY_OPER_DTOA', 'Device-to-Array'),
+    (8, 'CUDA_MEMCPY_OPER_DTOD', 'Device-to-Device'), (9, 'CUDA_MEMCPY_OPER_HTOH', 'Host-to-Host'),
+    (10, 'CUDA_MEMCPY_OPER_PTOP', 'Peer-to-Peer');
+)SQL";
+
+class Writer {
+ public:
+  explicit Writer(sqlite3* db) : db_(db) {}
+  ~Writer() {
+    for (auto* s : statements_) sqlite3_finalize(s);
+  }
+
+  bool Exec(const char* sql) {
+    char* msg = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+      error_ = msg ? msg : "unknown error";
+      sqlite3_free(msg);
+      return false;
+    }
+    return true;
+  }
+
+  sqlite3_stmt* Prepare(const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, sql, -1, &s, nullptr) != SQLITE_OK) {
+      error_ = sqlite3_errmsg(db_);
+      return nullptr;
+    }
+    statements_.push_back(s);
+    return s;
+  }
+
+  // Binds values 1..n (nullopt-like: INT64_MIN = NULL) and steps.
+  bool Row(sqlite3_stmt* s, std::initializer_list<int64_t> values) {
+    int i = 1;
+    for (int64_t v : values) {
+      if (v == kNull) {
+        sqlite3_bind_null(s, i++);
+      } else {
+        sqlite3_bind_int64(s, i++, v);
+      }
+    }
+    return Step(s);
+  }
+
+  bool Step(sqlite3_stmt* s) {
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE) {
+      error_ = sqlite3_errmsg(db_);
+      return false;
+    }
+    return true;
+  }
+
+  // StringIds id of s, inserting it once.
+  int64_t StringId(std::string_view s) {
+    auto it = ids_.find(std::string(s));
+    if (it != ids_.end()) return it->second;
+    const int64_t id = static_cast<int64_t>(ids_.size());
+    ids_.emplace(std::string(s), id);
+    return id;
+  }
+
+  bool WriteStrings() {
+    sqlite3_stmt* s = Prepare("INSERT INTO StringIds VALUES (?, ?)");
+    if (!s) return false;
+    for (const auto& [value, id] : ids_) {
+      sqlite3_bind_int64(s, 1, id);
+      sqlite3_bind_text(s, 2, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
+      if (!Step(s)) return false;
+    }
+    return true;
+  }
+
+  const std::string& error() const { return error_; }
+  static constexpr int64_t kNull = INT64_MIN;
+
+ private:
+  sqlite3* db_;
+  std::vector<sqlite3_stmt*> statements_;
+  std::unordered_map<std::string, int64_t> ids_;
+  std::string error_;
+};
+
+constexpr int64_t kNull = Writer::kNull;
+
+// nsys shortName: the unqualified function name ("elementwise_kernel").
+std::string UnqualifiedName(std::string_view name) {
+  std::string s = ShortKernelName(name);
+  const size_t colon = s.rfind("::");
+  return colon == std::string::npos ? s : s.substr(colon + 2);
+}
+
+std::string UtcText(uint64_t wall_ns) {
+  const std::time_t secs = static_cast<std::time_t>(wall_ns / 1000000000ull);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+bool WriteProcess(Writer& w, const Trace& trace, const ProcessTrace& p,
+                  std::unordered_map<uint32_t, std::array<int64_t, 3>>* kernel_names) {
+  const uint64_t pid = p.header.pid;
+  const int64_t global_pid = NsysGlobalId(pid, 0);
+  auto tid_of = [&](uint32_t thread) -> int64_t {
+    if (thread < p.threads.size() && p.threads[thread].defined) {
+      return NsysGlobalId(pid, p.threads[thread].os_tid);
+    }
+    return thread == 0 ? kNull : NsysGlobalId(pid, thread);
+  };
+  auto stream_of = [&](uint32_t stream) -> const StreamInfo* {
+    static const StreamInfo kNone;
+    return stream < p.streams.size() && p.streams[stream].defined ? &p.streams[stream] : &kNone;
+  };
+
+  // PROCESSES, ThreadNames, streams.
+  {
+    sqlite3_stmt* s = w.Prepare("INSERT INTO PROCESSES VALUES (?, ?, ?)");
+    if (!s) return false;
+    std::string name = p.header.command_line.empty() ? "" : p.header.command_line[0];
+    sqlite3_bind_int64(s, 1, global_pid);
+    sqlite3_bind_int64(s, 2, static_cast<int64_t>(pid));
+    sqlite3_bind_text(s, 3, name.c_str(), -1, SQLITE_TRANSIENT);
+    if (!w.Step(s)) return false;
+    sqlite3_stmt* t = w.Prepare("INSERT INTO ThreadNames VALUES (?, NULL, ?)");
+    if (!t) return false;
+    for (uint32_t i = 0; i < p.threads.size(); ++i) {
+      const ThreadInfo& th = p.threads[i];
+      if (!th.defined || th.name == 0) continue;
+      if (!w.Row(t, {w.StringId(trace.strings.Get(th.name)), tid_of(i)})) return false;
+    }
+    sqlite3_stmt* st =
+        w.Prepare("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?, 0, 0, ?, ?, 0, 0)");
+    if (!st) return false;
+    for (const StreamInfo& si : p.streams) {
+      if (!si.defined) continue;
+      if (!w.Row(st, {static_cast<int64_t>(si.stream), static_cast<int64_t>(pid),
+                      static_cast<int64_t>(si.context)})) {
+        return false;
+      }
+    }
+  }
+
+  // Kernels.
+  {
+    sqlite3_stmt* s = w.Prepare(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+        "correlationId, globalPid, demangledName, shortName, mangledName, registersPerThread, "
+        "gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
+        "localMemoryPerThread, localMemoryTotal, gridId, graphNodeId, graphId, "
+        "tensorSizeMinusOneElements) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, 0, 0, ?, ?, ?, '[]')");
+    if (!s) return false;
+    int64_t grid_id = 0;
+    for (const KernelRecord& k : p.kernels) {
+      auto it = kernel_names->find(k.name);
+      if (it == kernel_names->end()) {
+        const std::string_view raw = trace.strings.Get(k.name);
+        it = kernel_names
+                 ->emplace(k.name, std::array<int64_t, 3>{w.StringId(Demangle(raw)),
+                                                          w.StringId(UnqualifiedName(raw)),
+                                                          w.StringId(raw)})
+                 .first;
+      }
+      LaunchConfigRecord lc;
+      if (k.launch_config < p.launch_configs.size()) lc = p.launch_configs[k.launch_config];
+      const StreamInfo* si = stream_of(k.stream);
+      if (!w.Row(s, {static_cast<int64_t>(k.start_ns),
+                     static_cast<int64_t>(k.end_ns),
+                     si->device,
+                     si->context,
+                     static_cast<int64_t>(si->stream),
+                     static_cast<int64_t>(k.correlation_id),
+                     global_pid,
+                     it->second[0],
+                     it->second[1],
+                     it->second[2],
+                     lc.registers_per_thread,
+                     lc.grid[0],
+                     lc.grid[1],
+                     lc.grid[2],
+                     lc.block[0],
+                     lc.block[1],
+                     lc.block[2],
+                     lc.static_shared_memory,
+                     lc.dynamic_shared_memory,
+                     ++grid_id,
+                     k.graph_node_id ? static_cast<int64_t>(k.graph_node_id) : kNull,
+                     k.graph_id ? static_cast<int64_t>(k.graph_id) : kNull})) {
+        return false;
+      }
+    }
+  }
+
+  // Runtime and driver API calls.
+  {
+    sqlite3_stmt* s =
+        w.Prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, ?, NULL)");
+    if (!s) return false;
+    std::unordered_map<uint64_t, int64_t> name_ids;
+    for (const ApiRecord& a : p.api_calls) {
+      const uint64_t key = (static_cast<uint64_t>(a.domain) << 40) |
+                           (a.name ? (uint64_t{1} << 39) | a.name : a.cbid);
+      auto it = name_ids.find(key);
+      if (it == name_ids.end()) {
+        std::string name =
+            a.name ? std::string(trace.strings.Get(a.name))
+                   : (a.domain == ApiDomain::kDriver ? "cuda driver cbid " : "cuda runtime cbid ") +
+                         std::to_string(a.cbid);
+        it = name_ids.emplace(key, w.StringId(name)).first;
+      }
+      if (!w.Row(s, {static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns),
+                     a.domain == ApiDomain::kDriver ? 1 : 0, tid_of(a.thread),
+                     static_cast<int64_t>(a.correlation_id), it->second,
+                     static_cast<int64_t>(a.return_value)})) {
+        return false;
+      }
+    }
+  }
+
+  // Memory copies and sets; memory kinds from flags bits 8-15 / 16-23.
+  {
+    sqlite3_stmt* s = w.Prepare(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+        "correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) VALUES (?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, 1)");
+    if (!s) return false;
+    for (const MemcpyRecord& m : p.memcpys) {
+      const StreamInfo* si = stream_of(m.stream);
+      if (!w.Row(s,
+                 {static_cast<int64_t>(m.start_ns), static_cast<int64_t>(m.end_ns), si->device,
+                  si->context, static_cast<int64_t>(si->stream),
+                  static_cast<int64_t>(m.correlation_id), global_pid, static_cast<int64_t>(m.bytes),
+                  m.copy_kind, (m.flags >> 8) & 0xFF, (m.flags >> 16) & 0xFF})) {
+        return false;
+      }
+    }
+    sqlite3_stmt* ms = w.Prepare(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, "
+        "correlationId, globalPid, value, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    if (!ms) return false;
+    for (const MemsetRecord& m : p.memsets) {
+      const StreamInfo* si = stream_of(m.stream);
+      if (!w.Row(ms, {static_cast<int64_t>(m.start_ns), static_cast<int64_t>(m.end_ns), si->device,
+                      si->context, static_cast<int64_t>(si->stream),
+                      static_cast<int64_t>(m.correlation_id), global_pid, m.value,
+                      static_cast<int64_t>(m.bytes)})) {
+        return false;
+      }
+    }
+    sqlite3_stmt* sy = w.Prepare(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, "
+        "streamId, correlationId, globalPid, syncType, eventId) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+        "?)");
+    if (!sy) return false;
+    for (const SyncRecord& y : p.syncs) {
+      const StreamInfo* si = stream_of(y.stream);
+      if (!w.Row(sy, {static_cast<int64_t>(y.start_ns), static_cast<int64_t>(y.end_ns), si->device,
+                      y.context, y.stream ? static_cast<int64_t>(si->stream) : 0,
+                      static_cast<int64_t>(y.correlation_id), global_pid, y.type, y.event})) {
+        return false;
+      }
+    }
+  }
+
+  // NVTX: domain creation, ranges, marks. Text goes into `text` (the
+  // column seeds/000 reads); payloads into their typed columns.
+  {
+    sqlite3_stmt* s = w.Prepare(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
+        "globalTid, endGlobalTid, domainId, uint64Value, int64Value, doubleValue) VALUES (?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    if (!s) return false;
+    auto insert = [&](uint64_t start, int64_t end, int type, int64_t range_id, uint32_t category,
+                      uint32_t color, std::string_view text, int64_t tid, int64_t end_tid,
+                      uint32_t domain, const PayloadValue& payload) {
+      int i = 1;
+      sqlite3_bind_int64(s, i++, static_cast<int64_t>(start));
+      end == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, end);
+      sqlite3_bind_int64(s, i++, type);
+      range_id == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, range_id);
+      category ? sqlite3_bind_int64(s, i++, category) : sqlite3_bind_null(s, i++);
+      color ? sqlite3_bind_int64(s, i++, color) : sqlite3_bind_null(s, i++);
+      sqlite3_bind_text(s, i++, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+      tid == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, tid);
+      end_tid == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, end_tid);
+      sqlite3_bind_int64(s, i++, domain);
+      sqlite3_bind_null(s, i);
+      sqlite3_bind_null(s, i + 1);
+      sqlite3_bind_null(s, i + 2);
+      if (payload.type == PayloadValue::Type::kU64) {
+        sqlite3_bind_int64(s, i, static_cast<int64_t>(payload.u64));
+      } else if (payload.type == PayloadValue::Type::kI64) {
+        sqlite3_bind_int64(s, i + 1, payload.i64);
+      } else if (payload.type == PayloadValue::Type::kF64) {
+        sqlite3_bind_double(s, i + 2, payload.f64);
+      }
+      return w.Step(s);
+    };
+    const PayloadValue none;
+    for (const auto& [domain, name] : p.domain_names) {
+      if (!insert(p.header.session_start_trace_ns, kNull, 75, kNull, 0, 0, trace.strings.Get(name),
+                  kNull, kNull, domain, none)) {
+        return false;
+      }
+    }
+    for (const RangeRecord& r : p.ranges) {
+      const bool start_end = r.kind == RangeKind::kStartEnd;
+      if (!insert(r.start_ns, static_cast<int64_t>(r.end_ns), start_end ? 60 : 59,
+                  start_end ? static_cast<int64_t>(r.id) : kNull, r.category, r.color,
+                  trace.strings.Get(r.name), tid_of(r.thread),
+                  start_end && r.end_thread ? tid_of(r.end_thread) : kNull, r.domain, r.payload)) {
+        return false;
+      }
+    }
+    for (const MarkRecord& m : p.marks) {
+      if (!insert(m.time_ns, kNull, 34, kNull, m.category, m.color, trace.strings.Get(m.name),
+                  tid_of(m.thread), kNull, m.domain, m.payload)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool WriteSqlite(const Trace& trace, const std::string& path, std::string* error) {
+  std::remove(path.c_str());
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    *error = "cannot create " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory");
+    sqlite3_close(db);
+    return false;
+  }
+  bool ok = false;
+  {
+    Writer w(db);
+    ok = w.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;") && w.Exec(kSchema);
+    std::unordered_map<uint32_t, std::array<int64_t, 3>> kernel_names;
+    for (size_t i = 0; ok && i < trace.processes.size(); ++i) {
+      kernel_names.clear();
+      ok = WriteProcess(w, trace, trace.processes[i], &kernel_names);
+    }
+    if (ok && !trace.processes.empty()) {
+      const HeaderInfo& h = trace.processes.front().header;
+      sqlite3_stmt* s = w.Prepare("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, ?, ?, ?)");
+      ok = s != nullptr;
+      if (ok) {
+        const std::string utc = UtcText(h.session_start_wall_ns);
+        sqlite3_bind_int64(s, 1, static_cast<int64_t>(h.session_start_wall_ns));
+        sqlite3_bind_text(s, 2, utc.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 3, utc.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 4, static_cast<int64_t>(h.session_start_trace_ns));
+        ok = w.Step(s);
+      }
+    }
+    ok = ok && w.WriteStrings() &&
+         w.Exec(
+             "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_NAME', 'tracer'), "
+             "('EXPORT_SCHEMA_COMPATIBLE_WITH', 'Nsight Systems export schema 3.25'); COMMIT;");
+    if (!ok) *error = "cannot write " + path + ": " + w.error();
+  }
+  if (sqlite3_close(db) != SQLITE_OK && ok) {
+    *error = "cannot close " + path;
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace tracer::analysis::exporters

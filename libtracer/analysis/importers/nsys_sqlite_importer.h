@@ -1,0 +1,38 @@
+// Importer of Nsight Systems SQLite exports (`nsys export --type sqlite`),
+// every schema variant met so far: the 2020 exports (NVTX_EVENTS.text,
+// DomainStrings, no PROCESSES table) and schema 3.x (textId, PROCESSES,
+// META_DATA_EXPORT). Columns are looked up by name, so a variant differing
+// only in extra columns needs nothing; a missing column the importer needs is
+// a clear error naming table and column.
+//
+// Mapping to the model (trace_model.h):
+//   * one ProcessTrace per process found in the activity and NVTX tables
+//     (pid from globalPid / globalTid, see nsys_global_id.h), header.source =
+//     "nsys-sqlite", header.pid = that pid; timestamps stay nsys session ns.
+//   * CUPTI_ACTIVITY_KIND_KERNEL -> kernels (name = demangledName, as nsys's
+//     cuda_gpu_kern_sum groups), MEMCPY, MEMSET, SYNCHRONIZATION.
+//   * CUPTI_ACTIVITY_KIND_RUNTIME (runtime and driver, eventClass 0 / 1) ->
+//     api_calls with name = nameId's string; cbid is unknown (0).
+//   * NVTX_EVENTS: eventType 59 push/pop and 60 start/end -> ranges (text or
+//     StringIds[textId]); 34 -> marks; 75 domain create -> domain names; 33
+//     -> category names. Push/pop parents are recovered by time per thread.
+//     Ranges without an end are unclosed (flag) and end at the last
+//     timestamp of the export.
+//   * ThreadNames -> thread names; thread ids are assigned per process.
+//   * PROCESSES.name -> header.command_line (the model has no process name);
+//     TARGET_INFO_SESSION_START_TIME.utcEpochNs -> session_start_wall_ns.
+//   * Counters: import_* (records without pid, skipped NVTX event types,
+//     unclosed ranges, partially overlapping ranges).
+#pragma once
+
+#include <string>
+
+#include "libtracer/analysis/trace_model.h"
+
+namespace tracer::analysis::importers {
+
+// Appends the processes of the export at path to trace. False with a
+// one-line *error when the file is not a readable nsys export.
+bool ImportNsysSqlite(const std::string& path, Trace* trace, std::string* error);
+
+}  // namespace tracer::analysis::importers

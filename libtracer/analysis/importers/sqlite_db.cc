@@ -1,0 +1,94 @@
+#include "libtracer/analysis/importers/sqlite_db.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+
+namespace tracer::analysis::importers {
+
+SqliteStatement& SqliteStatement::operator=(SqliteStatement&& other) noexcept {
+  if (this != &other) {
+    if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+    stmt_ = other.stmt_;
+    ok_ = other.ok_;
+    other.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+SqliteStatement::~SqliteStatement() {
+  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+}
+
+bool SqliteStatement::Step() {
+  if (stmt_ == nullptr) return false;
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) ok_ = false;
+  return false;
+}
+
+bool SqliteStatement::IsNull(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
+
+int64_t SqliteStatement::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+double SqliteStatement::Double(int col) const { return sqlite3_column_double(stmt_, col); }
+
+std::string_view SqliteStatement::Text(int col) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, col);
+  if (p == nullptr) return {};
+  return {reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+}
+
+SqliteDb::~SqliteDb() {
+  if (db_ != nullptr) sqlite3_close(db_);
+}
+
+bool SqliteDb::Open(const std::string& path, std::string* error) {
+  path_ = path;
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
+  if (rc != SQLITE_OK) {
+    *error = path + ": cannot open as SQLite: " +
+             (db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    if (db_ != nullptr) sqlite3_close(db_);
+    db_ = nullptr;
+    return false;
+  }
+  return true;
+}
+
+const std::vector<std::string>& SqliteDb::Columns(std::string_view table) {
+  auto it = columns_.find(std::string(table));
+  if (it != columns_.end()) return it->second;
+  std::vector<std::string> cols;
+  std::string err;
+  // table_info never fails for a missing table; it returns no rows.
+  SqliteStatement st = Prepare("PRAGMA table_info(\"" + std::string(table) + "\")", &err);
+  while (st.Step()) cols.emplace_back(st.Text(1));
+  return columns_.emplace(std::string(table), std::move(cols)).first->second;
+}
+
+bool SqliteDb::HasTable(std::string_view table) { return !Columns(table).empty(); }
+
+bool SqliteDb::HasColumn(std::string_view table, std::string_view column) {
+  const auto& cols = Columns(table);
+  return std::find(cols.begin(), cols.end(), column) != cols.end();
+}
+
+SqliteStatement SqliteDb::Prepare(const std::string& sql, std::string* error) {
+  sqlite3_stmt* stmt = nullptr;
+  if (db_ == nullptr || sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+    *error = path_ + ": SQL error: " + LastError();
+    if (stmt != nullptr) sqlite3_finalize(stmt);
+    return SqliteStatement();
+  }
+  return SqliteStatement(stmt);
+}
+
+std::string SqliteDb::LastError() const {
+  return db_ != nullptr ? sqlite3_errmsg(db_) : "database not open";
+}
+
+}  // namespace tracer::analysis::importers

@@ -1,0 +1,67 @@
+// Thin read-only wrapper over the sqlite3 C API for the nsys importer (and
+// the proof tests): open, check the schema, step through rows. Every failure
+// becomes a one-line message naming the file, table or column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace tracer::analysis::importers {
+
+class SqliteStatement {
+ public:
+  SqliteStatement() = default;
+  SqliteStatement(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  SqliteStatement(SqliteStatement&& other) noexcept : stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  SqliteStatement& operator=(SqliteStatement&& other) noexcept;
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+  ~SqliteStatement();
+
+  bool valid() const { return stmt_ != nullptr; }
+  // True while a row is available; false at the end or on error (see ok()).
+  bool Step();
+  bool ok() const { return ok_; }
+  bool IsNull(int col) const;
+  int64_t Int(int col) const;
+  double Double(int col) const;
+  std::string_view Text(int col) const;
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  bool ok_ = true;
+};
+
+class SqliteDb {
+ public:
+  SqliteDb() = default;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+  ~SqliteDb();
+
+  // Opens read-only. False with *error when the file cannot be opened.
+  bool Open(const std::string& path, std::string* error);
+  const std::string& path() const { return path_; }
+
+  bool HasTable(std::string_view table);
+  // Column names of a table, empty if the table does not exist. Cached.
+  const std::vector<std::string>& Columns(std::string_view table);
+  bool HasColumn(std::string_view table, std::string_view column);
+
+  // Prepares sql; on failure returns an invalid statement and sets *error.
+  SqliteStatement Prepare(const std::string& sql, std::string* error);
+  std::string LastError() const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  std::unordered_map<std::string, std::vector<std::string>> columns_;
+};
+
+}  // namespace tracer::analysis::importers

@@ -1,0 +1,61 @@
+// Kernels table: one row per kernel name (mangled name as captured; shown
+// demangled and shortened).
+#include <map>
+#include <unordered_map>
+
+#include "libtracer/analysis/demangle.h"
+#include "libtracer/analysis/table_util.h"
+#include "libtracer/analysis/tables.h"
+
+namespace tracer::analysis {
+
+Table KernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
+  const Trace& trace = t.trace();
+  std::map<std::pair<size_t, uint32_t>, std::vector<int64_t>> groups;  // (process, name)
+  int64_t all = 0;
+  for (size_t pi = 0; pi < t.size(); ++pi) {
+    for (const KernelRecord& k : t.process(pi).process->kernels) {
+      const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
+      groups[{o.by_process ? pi : 0, k.name}].push_back(d);
+      all += d;
+    }
+  }
+  Table table;
+  table.name = "kernels";
+  table.title = "GPU kernels";
+  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  const int first = static_cast<int>(table.columns.size());
+  table.columns.insert(table.columns.end(),
+                       {{"kernel", ColumnKind::kText, "Kernel"},
+                        {"count", ColumnKind::kCount, "Count"},
+                        {"total_ns", ColumnKind::kDuration, "Total"},
+                        {"avg_ns", ColumnKind::kDuration, "Avg"},
+                        {"med_ns", ColumnKind::kDuration, "Med"},
+                        {"min_ns", ColumnKind::kDuration, "Min"},
+                        {"max_ns", ColumnKind::kDuration, "Max"},
+                        {"share_pct", ColumnKind::kPercent, "Share of GPU kernel time"},
+                        {"full_name", ColumnKind::kText, "Full name"}});
+  for (auto& [key, durations] : groups) {
+    const DurationStats s = ComputeStats(&durations);
+    const std::string_view raw = trace.strings.Get(key.second);
+    std::vector<Cell> row;
+    if (o.by_process) row.push_back(Text(t.ProcessLabel(key.first)));
+    row.push_back(Text(raw.empty() ? std::string("(unnamed)") : ShortKernelName(raw)));
+    row.push_back(Int(s.count));
+    row.push_back(Int(s.total));
+    row.push_back(Int(s.avg));
+    row.push_back(Int(s.median));
+    row.push_back(Int(s.min));
+    row.push_back(Int(s.max));
+    row.push_back(DoubleOrEmpty(all > 0, 100.0 * static_cast<double>(s.total) /
+                                             static_cast<double>(std::max<int64_t>(all, 1))));
+    row.push_back(Text(Demangle(raw)));
+    table.rows.push_back(std::move(row));
+  }
+  SortAndTrim(&table, o, first + 2, first + 1, first + 3, first);
+  table.notes.push_back("Share = kernel time / all kernel time (" + std::to_string(all) +
+                        " ns); overlapping kernels are summed.");
+  return table;
+}
+
+}  // namespace tracer::analysis

@@ -1,0 +1,35 @@
+// Reader of our own stream format (proto/trace.proto, FILE LAYOUT): appends
+// one ProcessTrace to a Trace, remapping the file's string ids into the
+// trace's global StringTable, decoding the columnar batches and summing the
+// counter deltas.
+//
+// Damage handling: a torn or corrupt tail (length out of range, payload cut
+// short, CRC mismatch, payload that does not parse) keeps every record of the
+// frames before it and adds ONE line to trace->warnings naming the file, the
+// byte offset and what was lost. Only "not a trace at all" (missing file,
+// unreadable, bad magic) fails. Never asserts or crashes on any input.
+//
+// Memory: the model holds every record (not yet the bounded streaming reader
+// of design.md section 5).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "libtracer/analysis/trace_model.h"
+
+namespace tracer::analysis {
+
+// Reads the stream file at path. Returns false with a one-line *error when
+// the file cannot be read or is not a tracer stream; trace is then unchanged.
+bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error);
+
+// Same, from bytes in memory (magic included); display_name stands for the
+// file in warnings and in ProcessTrace::source_file.
+bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Trace* trace,
+                    std::string* error);
+
+// True when bytes start with the stream magic (used by LoadInput to dispatch).
+bool LooksLikeTraceStream(std::string_view first_bytes);
+
+}  // namespace tracer::analysis

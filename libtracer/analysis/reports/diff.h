@@ -1,0 +1,23 @@
+// Two runs side by side (`tracer diff A B`): rows of the same table computed
+// on each trace are joined by key columns; for each value column the output
+// has A, B, B-A and B/A. Rows present on one side only are kept and marked
+// ("A only" / "B only") after the matched ones.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "libtracer/analysis/table.h"
+
+namespace tracer::analysis::reports {
+
+struct DiffSpec {
+  std::vector<std::string> keys;    // column names identifying a row
+  std::vector<std::string> values;  // numeric columns to compare
+};
+
+// Throws std::runtime_error when a named column is missing from a or b.
+// B/A is empty when A is 0 or either side is missing.
+Table DiffTables(const Table& a, const Table& b, const DiffSpec& spec);
+
+}  // namespace tracer::analysis::reports

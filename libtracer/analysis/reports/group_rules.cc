@@ -1,0 +1,217 @@
+#include "libtracer/analysis/reports/group_rules.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace tracer::analysis::reports {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool IsPlaceholderChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// "12. f_linear" -> "f_linear": lets users paste the seeds' numbered lists.
+std::string_view StripListNumber(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && IsDigit(s[i])) ++i;
+  if (i > 0 && i + 1 < s.size() && s[i] == '.' && (s[i + 1] == ' ' || s[i + 1] == '\t')) {
+    return Trim(s.substr(i + 1));
+  }
+  return s;
+}
+
+// Next '+', or '-' preceded by a blank (so names may contain '-').
+size_t FindOperator(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') return i;
+    if (s[i] == '-' && i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t')) return i;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+NamePattern NamePattern::Parse(std::string_view text) {
+  NamePattern p;
+  p.text_ = std::string(text);
+  if (text.empty()) throw std::runtime_error("empty name");
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '}') throw std::runtime_error("'}' without '{' in '" + p.text_ + "'");
+    if (c == ' ' || c == '\t') throw std::runtime_error("space inside name '" + p.text_ + "'");
+    if (c == '{') {
+      const size_t close = text.find('}', i);
+      if (close == std::string_view::npos) {
+        throw std::runtime_error("'{' without '}' in '" + p.text_ + "'");
+      }
+      const std::string name(text.substr(i + 1, close - i - 1));
+      if (name.empty()) throw std::runtime_error("empty placeholder '{}' in '" + p.text_ + "'");
+      if (!std::all_of(name.begin(), name.end(), IsPlaceholderChar)) {
+        throw std::runtime_error("invalid placeholder '{" + name + "}' in '" + p.text_ +
+                                 "' (letters, digits, '_')");
+      }
+      if (!p.segments_.empty() && p.segments_.back().placeholder) {
+        throw std::runtime_error("adjacent placeholders in '" + p.text_ +
+                                 "' cannot be told apart; separate them with text");
+      }
+      p.segments_.push_back({true, name});
+      if (std::find(p.placeholders_.begin(), p.placeholders_.end(), name) ==
+          p.placeholders_.end()) {
+        p.placeholders_.push_back(name);
+      }
+      i = close + 1;
+    } else {
+      if (p.segments_.empty() || p.segments_.back().placeholder) p.segments_.push_back({false, ""});
+      p.segments_.back().text += c;
+      ++i;
+    }
+  }
+  return p;
+}
+
+bool NamePattern::Has(std::string_view placeholder) const {
+  return std::find(placeholders_.begin(), placeholders_.end(), placeholder) != placeholders_.end();
+}
+
+void NamePattern::MatchFrom(size_t seg, std::string_view rest,
+                            std::map<std::string, std::string>* binding,
+                            std::vector<std::map<std::string, std::string>>* out) const {
+  if (seg == segments_.size()) {
+    if (rest.empty()) out->push_back(*binding);
+    return;
+  }
+  const Segment& s = segments_[seg];
+  if (!s.placeholder) {
+    if (rest.substr(0, s.text.size()) == s.text)
+      MatchFrom(seg + 1, rest.substr(s.text.size()), binding, out);
+    return;
+  }
+  auto bound = binding->find(s.text);
+  if (bound != binding->end()) {
+    const std::string& v = bound->second;
+    if (rest.substr(0, v.size()) == v) MatchFrom(seg + 1, rest.substr(v.size()), binding, out);
+    return;
+  }
+  // Every non-empty length; names are short, and every split is explored so
+  // that ambiguity is detected rather than resolved by greediness.
+  for (size_t len = 1; len <= rest.size(); ++len) {
+    (*binding)[s.text] = std::string(rest.substr(0, len));
+    MatchFrom(seg + 1, rest.substr(len), binding, out);
+  }
+  binding->erase(s.text);
+}
+
+std::vector<std::map<std::string, std::string>> NamePattern::MatchAll(std::string_view name) const {
+  std::vector<std::map<std::string, std::string>> out;
+  std::map<std::string, std::string> binding;
+  MatchFrom(0, name, &binding, &out);
+  return out;
+}
+
+std::string NamePattern::Substitute(const std::map<std::string, std::string>& binding) const {
+  std::string s;
+  for (const auto& seg : segments_) {
+    if (!seg.placeholder) {
+      s += seg.text;
+      continue;
+    }
+    auto it = binding.find(seg.text);
+    s += it != binding.end() ? it->second : "{" + seg.text + "}";
+  }
+  return s;
+}
+
+bool SplitLayerSuffix(std::string_view name, std::string_view* base, std::string_view* layer) {
+  size_t i = name.size();
+  while (i > 0 && IsDigit(name[i - 1])) --i;
+  if (i == name.size() || i < 2 || name[i - 1] != '_') return false;
+  *base = name.substr(0, i - 1);
+  *layer = name.substr(i);
+  return true;
+}
+
+std::vector<std::map<std::string, std::string>> MatchTerm(const NamePattern& term,
+                                                          std::string_view range_name) {
+  std::string_view base, layer;
+  if (term.Has(kLayerId) || !SplitLayerSuffix(range_name, &base, &layer)) {
+    return term.MatchAll(range_name);
+  }
+  auto out = term.MatchAll(base);
+  for (auto& b : out) b[kLayerId] = std::string(layer);
+  return out;
+}
+
+std::vector<GroupRule> ParseGroupRules(std::string_view text, std::string_view source) {
+  std::vector<GroupRule> rules;
+  std::map<std::string, std::string> defined;  // group text -> where
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    const size_t hash = line.find('#');
+    if (hash != std::string_view::npos) line = line.substr(0, hash);
+    line = StripListNumber(Trim(line));
+    if (line.empty()) continue;
+    const std::string where = std::string(source) + ":" + std::to_string(line_no);
+    try {
+      GroupRule rule;
+      rule.where = where;
+      const size_t eq = line.find('=');
+      if (eq != std::string_view::npos && line.find('=', eq + 1) != std::string_view::npos) {
+        throw std::runtime_error("more than one '='");
+      }
+      rule.group = NamePattern::Parse(Trim(line.substr(0, eq)));
+      if (eq == std::string_view::npos) {
+        rule.terms.push_back(rule.group);
+      } else {
+        std::string_view rhs = Trim(line.substr(eq + 1));
+        if (rhs.empty()) throw std::runtime_error("nothing after '='");
+        bool exclude = false;
+        while (true) {
+          const size_t op = FindOperator(rhs);
+          const std::string_view term = Trim(rhs.substr(0, op));
+          if (term.empty()) {
+            throw std::runtime_error("empty term (two operators in a row, or a trailing one)");
+          }
+          (exclude ? rule.excluded : rule.terms).push_back(NamePattern::Parse(term));
+          if (op == std::string_view::npos) break;
+          exclude = rhs[op] == '-';
+          rhs = rhs.substr(op + 1);
+        }
+      }
+      for (const auto& term : rule.terms) {
+        for (const auto& p : rule.group.placeholders()) {
+          if (!term.Has(p)) {
+            throw std::runtime_error("term '" + term.text() + "' does not use {" + p +
+                                     "} of the group name '" + rule.group.text() + "'");
+          }
+        }
+      }
+      auto [it, inserted] = defined.emplace(rule.group.text(), where);
+      if (!inserted) {
+        throw std::runtime_error("group '" + rule.group.text() + "' already defined at " +
+                                 it->second);
+      }
+      rules.push_back(std::move(rule));
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(where + ": " + e.what());
+    }
+  }
+  return rules;
+}
+
+}  // namespace tracer::analysis::reports

@@ -1,0 +1,70 @@
+#include "libtracer/analysis/reports/regex_rules.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace tracer::analysis::reports {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view source) {
+  std::vector<RegexRule> rules;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    line = Trim(line);
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = std::string(source) + ":" + std::to_string(line_no);
+    // The last " -> " separates: a regex may itself contain "->".
+    const size_t arrow = line.rfind("->");
+    if (arrow == std::string_view::npos) {
+      throw std::runtime_error(where + ": expected '<regex> -> <name>', got '" + std::string(line) +
+                               "'");
+    }
+    RegexRule rule;
+    rule.pattern = std::string(Trim(line.substr(0, arrow)));
+    rule.target = std::string(Trim(line.substr(arrow + 2)));
+    rule.where = where;
+    if (rule.pattern.empty() || rule.target.empty()) {
+      throw std::runtime_error(where + ": empty regex or name in '" + std::string(line) + "'");
+    }
+    try {
+      rule.re = std::regex(rule.pattern,
+                           std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      throw std::runtime_error(where + ": invalid regex '" + rule.pattern + "': " + e.what());
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::string_view s) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (std::regex_search(s.begin(), s.end(), rules[i].re)) return i;
+  }
+  return std::nullopt;
+}
+
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace tracer::analysis::reports

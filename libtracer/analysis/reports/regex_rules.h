@@ -1,0 +1,32 @@
+// Ordered "<regex> -> <name>" rule files (kernel categories, phases): one
+// rule per line, '#' comments and blank lines ignored. Matching is a
+// case-insensitive ECMAScript search; the first matching rule wins.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracer::analysis::reports {
+
+struct RegexRule {
+  std::string pattern;
+  std::string target;  // category or phase name
+  std::string where;   // "file:line", for messages
+  std::regex re;
+};
+
+// Throws std::runtime_error("<source>:<line>: <what is wrong>") on a line
+// without " -> ", an empty side or an invalid regex.
+std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view source);
+
+// Index of the first rule whose regex is found in s, or nullopt.
+std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::string_view s);
+
+// Whole file as text; throws std::runtime_error("cannot read <path>") when it
+// cannot be opened.
+std::string ReadTextFile(const std::string& path);
+
+}  // namespace tracer::analysis::reports

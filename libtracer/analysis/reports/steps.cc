@@ -1,0 +1,146 @@
+#include "libtracer/analysis/reports/steps.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tracer::analysis::reports {
+namespace {
+
+bool IsDescendant(const std::vector<RangeFact>& ranges, uint32_t r, uint32_t s) {
+  for (int32_t a = ranges[r].parent; a >= 0; a = ranges[a].parent) {
+    if (static_cast<uint32_t>(a) == s) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string StepKey(std::string_view name) {
+  size_t i = name.size();
+  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') --i;
+  if (i < name.size() && i >= 2 && (name[i - 1] == '#' || name[i - 1] == '_')) {
+    return std::string(name.substr(0, i)) + "*";
+  }
+  return std::string(name);
+}
+
+Steps FindSteps(const ReportModel& model, std::string_view step_range) {
+  const auto& ranges = model.ranges();
+  Steps steps;
+  // Key of each range name id, computed once.
+  std::unordered_map<uint32_t, std::string> keys;
+  auto key_of = [&](uint32_t name) -> const std::string& {
+    auto it = keys.find(name);
+    if (it == keys.end()) it = keys.emplace(name, StepKey(model.Name(name))).first;
+    return it->second;
+  };
+  bool exact = false;
+  if (!step_range.empty()) {
+    for (const auto& r : ranges) {
+      if (model.Name(r.name) == step_range) exact = true;
+    }
+    // "ProfilerStep" also names the numbered ProfilerStep#<n> ranges.
+    std::string wanted;
+    const std::string base(step_range);
+    for (const std::string& candidate : {StepKey(step_range), base + "#*", base + "_*"}) {
+      for (size_t r = 0; r < ranges.size() && wanted.empty() && !exact; ++r) {
+        if (key_of(ranges[r].name) == candidate) wanted = candidate;
+      }
+    }
+    const bool found = exact || !wanted.empty();
+    if (!found) {
+      throw std::runtime_error("no range named '" + std::string(step_range) +
+                               "' in the trace (--step-range)");
+    }
+    steps.name = exact ? std::string(step_range) : wanted;
+    steps.how = "step range '" + steps.name + "' (--step-range)";
+  } else {
+    struct Count {
+      size_t n = 0;
+      uint64_t total = 0;
+    };
+    std::unordered_map<std::string, Count> counts;
+    for (const auto& r : ranges) {
+      if (r.parent >= 0 || !r.push_pop) continue;
+      auto& c = counts[key_of(r.name)];
+      ++c.n;
+      c.total += r.cpu_ns();
+    }
+    const Count* best = nullptr;
+    for (const auto& [key, c] : counts) {
+      const bool better = !best || (c.n >= 2) > (best->n >= 2) ||
+                          ((c.n >= 2) == (best->n >= 2) &&
+                           (c.total > best->total || (c.total == best->total && key < steps.name)));
+      if (better) {
+        best = &c;
+        steps.name = key;
+      }
+    }
+    if (!best) throw std::runtime_error("the trace has no top-level range to use as a step");
+    steps.how = "step range '" + steps.name +
+                "' (the repeated top-level range covering the most time; --step-range NAME "
+                "picks another)";
+  }
+  auto is_step = [&](uint32_t name) {
+    return exact ? model.Name(name) == steps.name : key_of(name) == steps.name;
+  };
+  int64_t process = -1;
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    if (!is_step(ranges[r].name)) continue;
+    if (process < 0) process = ranges[r].process;
+    if (ranges[r].process == process) steps.instances.push_back(r);
+  }
+  // A step inside a step (nested instances of the name) is not a step of
+  // its own.
+  std::erase_if(steps.instances, [&](uint32_t r) {
+    for (int32_t a = ranges[r].parent; a >= 0; a = ranges[a].parent) {
+      if (is_step(ranges[a].name)) return true;
+    }
+    return false;
+  });
+  std::stable_sort(steps.instances.begin(), steps.instances.end(),
+                   [&](uint32_t a, uint32_t b) { return ranges[a].start_ns < ranges[b].start_ns; });
+  return steps;
+}
+
+std::vector<uint32_t> StepMembers(const ReportModel& model, uint32_t s) {
+  const auto& ranges = model.ranges();
+  const RangeFact& step = ranges[s];
+  std::vector<uint32_t> out;
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    const RangeFact& f = ranges[r];
+    if (r == s || f.process != step.process) continue;
+    if (f.start_ns < step.start_ns || f.start_ns > step.end_ns) continue;
+    if (f.thread == step.thread) {
+      if (IsDescendant(ranges, r, s)) out.push_back(r);
+    } else if (f.end_ns <= step.end_ns) {
+      out.push_back(r);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+    if (ranges[a].start_ns != ranges[b].start_ns) return ranges[a].start_ns < ranges[b].start_ns;
+    return DepthInStep(model, s, a) < DepthInStep(model, s, b);
+  });
+  return out;
+}
+
+uint32_t DepthInStep(const ReportModel& model, uint32_t s, uint32_t r) {
+  const auto& ranges = model.ranges();
+  if (ranges[r].thread == ranges[s].thread && ranges[r].depth > ranges[s].depth) {
+    return ranges[r].depth - ranges[s].depth;
+  }
+  return ranges[r].depth + 1;
+}
+
+std::string ThreadLabel(const ReportModel& model, uint32_t process, uint32_t thread) {
+  const auto& threads = model.trace().processes[process].threads;
+  if (thread < threads.size() && threads[thread].defined) {
+    std::string_view name = model.trace().strings.Get(threads[thread].name);
+    if (!name.empty()) return std::string(name);
+    return "tid " + std::to_string(threads[thread].os_tid);
+  }
+  return "thread " + std::to_string(thread);
+}
+
+}  // namespace tracer::analysis::reports

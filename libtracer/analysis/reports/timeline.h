@@ -1,0 +1,25 @@
+// The timeline table (seeds/000 "timeline"): the ordered ranges of one
+// training step, with their depth, start offset from the step's start, CPU
+// duration and GPU projection.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "libtracer/analysis/reports/report_model.h"
+#include "libtracer/analysis/table.h"
+
+namespace tracer::analysis::reports {
+
+struct TimelineOptions {
+  std::string step_range;  // "" = the most frequent top-level range (steps.h)
+  size_t iteration = 0;    // 0-based index of the step instance
+};
+
+// Rows: the step itself (depth 0) then every range inside it (steps.h
+// StepMembers) in start order; the name is indented two spaces per depth.
+// Throws std::runtime_error when there is no step or the iteration is out
+// of range.
+Table TimelineTable(const ReportModel& model, const TimelineOptions& options);
+
+}  // namespace tracer::analysis::reports

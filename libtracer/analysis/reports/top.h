@@ -1,0 +1,16 @@
+// The top table: the N most expensive kernels of each range name.
+#pragma once
+
+#include <cstddef>
+
+#include "libtracer/analysis/reports/report_model.h"
+#include "libtracer/analysis/table.h"
+
+namespace tracer::analysis::reports {
+
+// Ranges in decreasing kernel time, then per range its kernels (each kernel
+// once per range name) by decreasing total time, at most n of them: count,
+// total, average and share of the range's kernel time.
+Table TopKernelsTable(const ReportModel& model, size_t n);
+
+}  // namespace tracer::analysis::reports

@@ -1,0 +1,120 @@
+// Summary: one row per process (what was read, what was lost, how GPU ops
+// were attributed), with the explanations as notes.
+#include <cstdio>
+#include <map>
+
+#include "libtracer/analysis/table_util.h"
+#include "libtracer/analysis/tables.h"
+
+namespace tracer::analysis {
+namespace {
+
+// Dropped records by cause: the footer's totals when the file was closed
+// cleanly, else the sum of the counter deltas whose name says "drop".
+std::map<std::string, uint64_t> Dropped(const ProcessTrace& p) {
+  std::map<std::string, uint64_t> out;
+  if (p.footer) {
+    for (const auto& [name, v] : p.footer->dropped_by_cause) out[name] += v;
+  }
+  if (out.empty()) {
+    for (const auto& [name, v] : p.counters) {
+      if (name.find("drop") != std::string::npos && v > 0) out[name] += v;
+    }
+  }
+  return out;
+}
+
+std::string Percent(uint64_t part, uint64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", whole ? 100.0 * part / whole : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+bool HasGpuData(const Trace& trace) {
+  for (const auto& p : trace.processes) {
+    if (!p.kernels.empty() || !p.memcpys.empty() || !p.memsets.empty() || !p.api_calls.empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& o) {
+  const Trace& trace = t.trace();
+  Table table;
+  table.name = "summary";
+  table.title =
+      "Summary (GPU ops: Unattributed = no launch record found; Outside ranges = launched "
+      "outside every range; Inherited = worker-thread launches also counted toward the "
+      "main thread's open ranges)";
+  table.columns = {{"process", ColumnKind::kText, "Process"},
+                   {"source", ColumnKind::kText, "Source"},
+                   {"file", ColumnKind::kText, "File"},
+                   {"complete", ColumnKind::kText, "Closed"},
+                   {"threads", ColumnKind::kCount, "Threads"},
+                   {"ranges", ColumnKind::kCount, "Ranges"},
+                   {"marks", ColumnKind::kCount, "Marks"},
+                   {"kernels", ColumnKind::kCount, "Kernels"},
+                   {"memcpys", ColumnKind::kCount, "Memcpys"},
+                   {"memsets", ColumnKind::kCount, "Memsets"},
+                   {"api_calls", ColumnKind::kCount, "API calls"},
+                   {"unattributed_ops", ColumnKind::kCount, "Unattributed"},
+                   {"ops_outside_ranges", ColumnKind::kCount, "Outside ranges"},
+                   {"inherited_ops", ColumnKind::kCount, "Inherited"},
+                   {"main_thread", ColumnKind::kText, "Main thread"},
+                   {"dropped", ColumnKind::kCount, "Dropped"}};
+  for (size_t pi = 0; pi < t.size(); ++pi) {
+    const ProcessAnalysis& pa = t.process(pi);
+    const ProcessTrace& p = *pa.process;
+    const AttributionCounts& c = pa.attribution.counts();
+    int64_t threads = 0;
+    for (const auto& th : p.threads) threads += th.defined ? 1 : 0;
+    const auto dropped = Dropped(p);
+    uint64_t dropped_total = 0;
+    std::string causes;
+    for (const auto& [name, v] : dropped) {
+      dropped_total += v;
+      causes += (causes.empty() ? "" : ", ") + name + " " + std::to_string(v);
+    }
+    const uint32_t main = pa.attribution.main_thread();
+    table.rows.push_back(
+        {Text(t.ProcessLabel(pi)), Text(p.header.source), Text(p.source_file),
+         Text(p.footer ? "yes" : "no"), Int(threads), Int(p.ranges.size()), Int(p.marks.size()),
+         Int(p.kernels.size()), Int(p.memcpys.size()), Int(p.memsets.size()),
+         Int(p.api_calls.size()), Int(c.unattributed), Int(c.outside_ranges), Int(c.inherited),
+         main ? Text(ThreadLabel(trace, p, main)) : Text("-"), Int(dropped_total)});
+    const std::string who = t.ProcessLabel(pi) + ": ";
+    if (!p.footer && p.header.source == "tracer") {
+      table.notes.push_back(who +
+                            "no footer: the program was killed or is still running; every "
+                            "record up to the last complete chunk is used");
+    }
+    if (!causes.empty()) table.notes.push_back(who + "dropped records by cause: " + causes);
+    if (c.ops > 0) {
+      table.notes.push_back(
+          who + std::to_string(c.ops) + " GPU ops; attributed by launch record " +
+          std::to_string(c.by_source[static_cast<int>(AttributionSource::kLaunchRecord)]) +
+          ", by API record " +
+          std::to_string(c.by_source[static_cast<int>(AttributionSource::kApiRecord)]) +
+          ", by graph snapshot " +
+          std::to_string(c.by_source[static_cast<int>(AttributionSource::kGraphNode)] +
+                         c.by_source[static_cast<int>(AttributionSource::kGraphLaunch)]) +
+          "; unattributed " + std::to_string(c.unattributed) + " (" +
+          Percent(c.unattributed, c.ops) + ")");
+      if (c.inherited > 0) {
+        table.notes.push_back(
+            who + std::to_string(c.inherited) + " GPU ops (" + Percent(c.inherited, c.ops) +
+            ") were launched on worker threads and also counted toward the ranges open on the "
+            "main thread " +
+            ThreadLabel(trace, p, main) +
+            " at launch time (--main-thread off for nsys-identical numbers)");
+      }
+    }
+  }
+  (void)o;
+  return table;
+}
+
+}  // namespace tracer::analysis

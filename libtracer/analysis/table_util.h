@@ -1,0 +1,61 @@
+// Helpers shared by the table builders (tables.h): duration statistics, row
+// grouping keys, the range-name filter, and sort + top.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables.h"
+
+namespace tracer::analysis {
+
+// Statistics of a set of durations (ns). Median of an even count is the
+// mean of the two middle values; stddev is the sample standard deviation
+// (n - 1), 0 for a single value (as sqlite's stdev in nsys reports).
+struct DurationStats {
+  int64_t count = 0;
+  int64_t total = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+  int64_t avg = 0;
+  int64_t median = 0;
+  int64_t stddev = 0;
+};
+// Reorders values.
+DurationStats ComputeStats(std::vector<int64_t>* values);
+
+// Selects ranges by --filter and --domain.
+class RangeFilter {
+ public:
+  explicit RangeFilter(const ReportOptions& o);
+  bool Accepts(const AnalyzedTrace& t, size_t process, const RangeRecord& r) const;
+
+ private:
+  std::string domain_;
+  std::unique_ptr<std::regex> regex_;
+};
+
+// Sorts rows by a column (total / count / avg / name chosen by the caller
+// through column indexes; largest first for numbers, A-Z for names), then
+// keeps the first o.top rows. Columns given as -1 are not used.
+void SortAndTrim(Table* table, const ReportOptions& o, int total_col, int count_col, int avg_col,
+                 int name_col);
+
+inline Cell Int(int64_t v) { return Cell(v); }
+inline Cell Int(uint64_t v) { return Cell(static_cast<int64_t>(v)); }
+inline Cell Text(std::string_view s) { return Cell(std::string(s)); }
+// v when present, else an empty cell ("no value", not zero). Out of line:
+// GCC 12 warns falsely about a variant built in a conditional expression.
+Cell IntOrEmpty(bool present, int64_t v);
+Cell DoubleOrEmpty(bool present, double v);
+
+// "123" or "123 (name)" for a thread of a process.
+std::string ThreadLabel(const Trace& trace, const ProcessTrace& p, uint32_t thread);
+
+}  // namespace tracer::analysis

@@ -1,0 +1,361 @@
+#include "libtracer/capture/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace tracer {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string> SplitList(std::string_view s) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    size_t comma = s.find(',');
+    std::string_view item = Trim(s.substr(0, comma));
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::string JoinList(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += ',';
+    out += i;
+  }
+  return out;
+}
+
+bool ParseUint(std::string_view s, uint64_t* out) {
+  s = Trim(s);
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+struct ActivityName {
+  const char* name;
+  Activity bit;
+};
+constexpr ActivityName kActivityNames[] = {
+    {"kernel", kActivityKernel},     {"memcpy", kActivityMemcpy}, {"memset", kActivityMemset},
+    {"runtime", kActivityRuntime},   {"driver", kActivityDriver}, {"sync", kActivitySync},
+    {"overhead", kActivityOverhead}, {"graph", kActivityGraph},
+};
+
+const char* LogLevelName(LogLevel l) {
+  switch (l) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kOff:
+      return "off";
+  }
+  return "warn";
+}
+
+std::string Bad(const char* var, std::string_view value, std::string_view why) {
+  std::string msg = var;
+  msg += "='";
+  msg += value;
+  msg += "' ";
+  msg += why;
+  msg += "; tracing disabled";
+  return msg;
+}
+
+}  // namespace
+
+bool ParseSize(std::string_view text, uint64_t* out) {
+  std::string_view s = Trim(text);
+  if (s.empty()) return false;
+  uint64_t mult = 1;
+  char last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+  if (last == 'B' && s.size() >= 2) {  // accept "4MB", "4KiB" is not accepted
+    s.remove_suffix(1);
+    last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
+  }
+  if (last == 'K') mult = 1ull << 10;
+  if (last == 'M') mult = 1ull << 20;
+  if (last == 'G') mult = 1ull << 30;
+  if (mult != 1) s.remove_suffix(1);
+  uint64_t v = 0;
+  if (!ParseUint(s, &v)) return false;
+  if (v > (~0ull) / mult) return false;
+  *out = v * mult;
+  return true;
+}
+
+bool Config::DomainEnabled(std::string_view domain) const {
+  auto has = [&](const std::vector<std::string>& list) {
+    return std::find(list.begin(), list.end(), domain) != list.end();
+  };
+  if (!domains_include.empty() && !has(domains_include)) return false;
+  return !has(domains_exclude);
+}
+
+int32_t RankFromEnv(const GetEnvFn& getenv_fn) {
+  for (const char* var : {"RANK", "LOCAL_RANK"}) {
+    const char* v = getenv_fn(var);
+    uint64_t r = 0;
+    if (v && ParseUint(v, &r) && r <= 0x7fffffff) return static_cast<int32_t>(r);
+  }
+  return -1;
+}
+
+bool ExpandOutputTemplate(std::string_view tmpl, uint32_t pid, std::string_view host,
+                          const GetEnvFn& getenv_fn, std::string* out, std::string* error) {
+  out->clear();
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    char c = tmpl[i];
+    if (c != '%') {
+      out->push_back(c);
+      continue;
+    }
+    if (i + 1 >= tmpl.size()) {
+      *error = "ends with a lone '%' (use %% for a percent sign)";
+      return false;
+    }
+    char p = tmpl[++i];
+    switch (p) {
+      case 'p':
+        *out += std::to_string(pid);
+        break;
+      case 'h':
+        out->append(host);
+        break;
+      case 'r': {
+        int32_t rank = RankFromEnv(getenv_fn);
+        *out += std::to_string(rank < 0 ? 0 : rank);
+        break;
+      }
+      case '%':
+        out->push_back('%');
+        break;
+      case 'q': {
+        size_t close = tmpl.find('}', i);
+        if (i + 1 >= tmpl.size() || tmpl[i + 1] != '{' || close == std::string_view::npos) {
+          *error = "has %q without {VAR}";
+          return false;
+        }
+        std::string var(tmpl.substr(i + 2, close - i - 2));
+        if (var.empty()) {
+          *error = "has an empty %q{}";
+          return false;
+        }
+        if (const char* v = getenv_fn(var.c_str())) *out += v;
+        i = close;
+        break;
+      }
+      default:
+        *error = std::string("has an unknown placeholder %") + p + " (use %p %h %r %q{VAR} %%)";
+        return false;
+    }
+  }
+  if (out->empty()) {
+    *error = "is empty";
+    return false;
+  }
+  return true;
+}
+
+ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
+  ConfigResult result;
+  Config& c = result.config;
+  auto get = [&](const char* var) -> const char* { return getenv_fn(var); };
+
+  if (const char* v = get("TRACER_ENABLE")) {
+    std::string s = Lower(Trim(v));
+    if (s == "0" || s == "false" || s == "off" || s == "no") {
+      c.enabled = false;
+    } else if (!(s == "1" || s == "true" || s == "on" || s == "yes" || s.empty())) {
+      result.error = Bad("TRACER_ENABLE", v, "is not 0 or 1");
+      return result;
+    }
+  }
+  if (const char* v = get("TRACER_OUTPUT")) {
+    std::string expanded, why;
+    // Validate the template now so a typo is reported once, at start.
+    if (!ExpandOutputTemplate(v, 1, "host", getenv_fn, &expanded, &why)) {
+      result.error = Bad("TRACER_OUTPUT", v, why);
+      return result;
+    }
+    c.output_template = v;
+  }
+  if (const char* v = get("TRACER_BUFFER_SIZE")) {
+    if (!ParseSize(v, &c.buffer_size)) {
+      result.error = Bad("TRACER_BUFFER_SIZE", v, "is not a size (e.g. 4M)");
+      return result;
+    }
+    if (c.buffer_size < 4096 || c.buffer_size > (1ull << 32)) {
+      result.error = Bad("TRACER_BUFFER_SIZE", v, "is out of range (4K to 4G)");
+      return result;
+    }
+  }
+  if (const char* v = get("TRACER_FLUSH_INTERVAL_MS")) {
+    uint64_t ms = 0;
+    if (!ParseUint(v, &ms) || ms < 1 || ms > 600000) {
+      result.error = Bad("TRACER_FLUSH_INTERVAL_MS", v, "is not a number of ms in 1..600000");
+      return result;
+    }
+    c.flush_interval_ms = static_cast<uint32_t>(ms);
+  }
+  if (const char* v = get("TRACER_DOMAINS_INCLUDE")) c.domains_include = SplitList(v);
+  if (const char* v = get("TRACER_DOMAINS_EXCLUDE")) c.domains_exclude = SplitList(v);
+  if (const char* v = get("TRACER_CAPTURE_RANGE")) c.capture_range = std::string(Trim(v));
+  bool stop_set = false;
+  if (const char* v = get("TRACER_CAPTURE_START")) {
+    if (!ParseUint(v, &c.capture_start) || c.capture_start == 0) {
+      result.error =
+          Bad("TRACER_CAPTURE_START", v, "is not a positive instance number (1 = first)");
+      return result;
+    }
+  }
+  if (const char* v = get("TRACER_CAPTURE_STOP")) {
+    if (!ParseUint(v, &c.capture_stop)) {
+      result.error = Bad("TRACER_CAPTURE_STOP", v, "is not an instance number (0 = never stop)");
+      return result;
+    }
+    stop_set = true;
+  }
+  if (!stop_set) c.capture_stop = c.capture_start;
+  if (c.capture_stop != 0 && c.capture_stop < c.capture_start) {
+    result.error = Bad("TRACER_CAPTURE_STOP", std::to_string(c.capture_stop),
+                       "is before TRACER_CAPTURE_START=" + std::to_string(c.capture_start));
+    return result;
+  }
+  if ((get("TRACER_CAPTURE_START") || stop_set) && c.capture_range.empty()) {
+    const char* var = stop_set ? "TRACER_CAPTURE_STOP" : "TRACER_CAPTURE_START";
+    result.error = Bad(var, get(var), "needs TRACER_CAPTURE_RANGE (the NVTX range to count)");
+    return result;
+  }
+  if (const char* v = get("TRACER_LOG_LEVEL")) {
+    std::string s = Lower(Trim(v));
+    if (s == "debug")
+      c.log_level = LogLevel::kDebug;
+    else if (s == "info")
+      c.log_level = LogLevel::kInfo;
+    else if (s == "warn" || s == "warning")
+      c.log_level = LogLevel::kWarn;
+    else if (s == "error")
+      c.log_level = LogLevel::kError;
+    else if (s == "off")
+      c.log_level = LogLevel::kOff;
+    else {
+      result.error = Bad("TRACER_LOG_LEVEL", v, "is not one of error|warn|info|debug|off");
+      return result;
+    }
+  }
+  if (const char* v = get("TRACER_FORK")) {
+    std::string s = Lower(Trim(v));
+    if (s == "child")
+      c.fork = ForkMode::kChild;
+    else if (s == "none")
+      c.fork = ForkMode::kNone;
+    else {
+      result.error = Bad("TRACER_FORK", v, "is not child or none");
+      return result;
+    }
+  }
+  if (const char* v = get("TRACER_ACTIVITIES")) {
+    c.activities = 0;
+    for (const std::string& item : SplitList(v)) {
+      std::string name = Lower(item);
+      bool found = false;
+      for (const auto& a : kActivityNames) {
+        if (name == a.name) {
+          c.activities |= a.bit;
+          found = true;
+        }
+      }
+      if (!found) {
+        result.error = Bad("TRACER_ACTIVITIES", v,
+                           "has unknown activity '" + item +
+                               "' (kernel,memcpy,memset,runtime,driver,sync,overhead,graph)");
+        return result;
+      }
+    }
+  }
+  if (const char* v = get("TRACER_CUPTI_BUFFER_SIZE")) {
+    if (!ParseSize(v, &c.cupti_buffer_size) || c.cupti_buffer_size < 64 * 1024 ||
+        c.cupti_buffer_size > (1ull << 30)) {
+      result.error = Bad("TRACER_CUPTI_BUFFER_SIZE", v, "is not a size in 64K..1G (e.g. 8M)");
+      return result;
+    }
+  }
+  if (const char* v = get("TRACER_CUPTI_BUFFER_COUNT")) {
+    uint64_t n = 0;
+    if (!ParseUint(v, &n) || n < 2 || n > 4096) {
+      result.error = Bad("TRACER_CUPTI_BUFFER_COUNT", v, "is not a count in 2..4096");
+      return result;
+    }
+    c.cupti_buffer_count = static_cast<uint32_t>(n);
+  }
+  if (const char* v = get("TRACER_CUDA")) {
+    std::string s = Lower(Trim(v));
+    if (s == "0" || s == "false" || s == "off")
+      c.cuda = false;
+    else if (s == "1" || s == "true" || s == "on")
+      c.cuda = true;
+    else {
+      result.error = Bad("TRACER_CUDA", v, "is not 0 or 1");
+      return result;
+    }
+  }
+  if (const char* v = get("TRACER_PM_METRICS")) c.pm_metrics = SplitList(v);
+  if (const char* v = get("TRACER_PM_INTERVAL_NS")) {
+    if (!ParseUint(v, &c.pm_interval_ns) || c.pm_interval_ns < 1000) {
+      result.error = Bad("TRACER_PM_INTERVAL_NS", v, "is not a number of ns >= 1000");
+      return result;
+    }
+  }
+
+  std::string activities;
+  for (const auto& a : kActivityNames) {
+    if (c.activities & a.bit) {
+      if (!activities.empty()) activities += ',';
+      activities += a.name;
+    }
+  }
+  c.effective = {
+      {"TRACER_ENABLE", c.enabled ? "1" : "0"},
+      {"TRACER_OUTPUT", c.output_template},
+      {"TRACER_BUFFER_SIZE", std::to_string(c.buffer_size)},
+      {"TRACER_FLUSH_INTERVAL_MS", std::to_string(c.flush_interval_ms)},
+      {"TRACER_DOMAINS_INCLUDE", JoinList(c.domains_include)},
+      {"TRACER_DOMAINS_EXCLUDE", JoinList(c.domains_exclude)},
+      {"TRACER_CAPTURE_RANGE", c.capture_range},
+      {"TRACER_CAPTURE_START", std::to_string(c.capture_start)},
+      {"TRACER_CAPTURE_STOP", std::to_string(c.capture_stop)},
+      {"TRACER_LOG_LEVEL", LogLevelName(c.log_level)},
+      {"TRACER_FORK", c.fork == ForkMode::kChild ? "child" : "none"},
+      {"TRACER_ACTIVITIES", activities},
+      {"TRACER_CUPTI_BUFFER_SIZE", std::to_string(c.cupti_buffer_size)},
+      {"TRACER_CUPTI_BUFFER_COUNT", std::to_string(c.cupti_buffer_count)},
+      {"TRACER_CUDA", c.cuda ? "1" : "0"},
+      {"TRACER_PM_METRICS", JoinList(c.pm_metrics)},
+      {"TRACER_PM_INTERVAL_NS", std::to_string(c.pm_interval_ns)},
+  };
+  return result;
+}
+
+}  // namespace tracer

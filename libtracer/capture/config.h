@@ -1,0 +1,86 @@
+// The tracer's configuration, parsed from TRACER_* environment variables
+// (design.md section 3, "Configuration"). Parsing is a pure function of a
+// getenv-like callable so it is unit-testable; a bad value yields one clear
+// error line and tracing stays off.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tracer {
+
+enum class LogLevel : uint8_t { kDebug, kInfo, kWarn, kError, kOff };
+enum class ForkMode : uint8_t { kChild, kNone };
+
+// Bits of Config::activities (TRACER_ACTIVITIES), read by the CUPTI adapter.
+enum Activity : uint32_t {
+  kActivityKernel = 1u << 0,
+  kActivityMemcpy = 1u << 1,
+  kActivityMemset = 1u << 2,
+  kActivityRuntime = 1u << 3,
+  kActivityDriver = 1u << 4,
+  kActivitySync = 1u << 5,
+  kActivityOverhead = 1u << 6,
+  kActivityGraph = 1u << 7,
+};
+inline constexpr uint32_t kDefaultActivities = kActivityKernel | kActivityMemcpy | kActivityMemset |
+                                               kActivityRuntime | kActivityDriver | kActivitySync |
+                                               kActivityOverhead;
+
+struct Config {
+  bool enabled = true;                              // TRACER_ENABLE
+  std::string output_template = "tracer-%p.trace";  // TRACER_OUTPUT
+  uint64_t buffer_size = 1u << 20;                  // TRACER_BUFFER_SIZE, per-thread ring bytes
+  uint32_t flush_interval_ms = 200;                 // TRACER_FLUSH_INTERVAL_MS
+  std::vector<std::string> domains_include;         // TRACER_DOMAINS_INCLUDE; empty = all
+  std::vector<std::string> domains_exclude;         // TRACER_DOMAINS_EXCLUDE
+  std::string capture_range;                        // TRACER_CAPTURE_RANGE; empty = always on
+  uint64_t capture_start = 1;                       // TRACER_CAPTURE_START (1-based)
+  uint64_t capture_stop = 1;  // TRACER_CAPTURE_STOP; 0 = never stop; defaults to capture_start
+  LogLevel log_level = LogLevel::kWarn;  // TRACER_LOG_LEVEL
+  ForkMode fork = ForkMode::kChild;      // TRACER_FORK
+
+  // Read by the CUPTI adapter and the PM sampler.
+  uint32_t activities = kDefaultActivities;  // TRACER_ACTIVITIES
+  uint64_t cupti_buffer_size = 8u << 20;     // TRACER_CUPTI_BUFFER_SIZE
+  uint32_t cupti_buffer_count = 64;          // TRACER_CUPTI_BUFFER_COUNT
+  bool cuda = true;                          // TRACER_CUDA
+  std::vector<std::string> pm_metrics;       // TRACER_PM_METRICS
+  uint64_t pm_interval_ns = 1000000;         // TRACER_PM_INTERVAL_NS
+
+  // The effective configuration, key = variable name, for the stream header.
+  std::vector<std::pair<std::string, std::string>> effective;
+
+  bool has_activity(Activity a) const { return (activities & a) != 0; }
+  // Whether NVTX ranges of the named domain ("default" for the default one)
+  // are recorded.
+  bool DomainEnabled(std::string_view domain) const;
+};
+
+using GetEnvFn = std::function<const char*(const char*)>;
+
+struct ConfigResult {
+  Config config;
+  std::string error;  // empty = ok; else one line naming the variable and value
+  bool ok() const { return error.empty(); }
+};
+
+ConfigResult ParseConfig(const GetEnvFn& getenv_fn);
+
+// Expands %p (pid), %h (host), %r (rank from RANK, then LOCAL_RANK, else 0),
+// %q{VAR} (environment variable, empty when unset) and %% in an output path
+// template. Returns false and sets *error on an unknown placeholder.
+bool ExpandOutputTemplate(std::string_view tmpl, uint32_t pid, std::string_view host,
+                          const GetEnvFn& getenv_fn, std::string* out, std::string* error);
+
+// Rank from RANK, then LOCAL_RANK; -1 when neither is a number.
+int32_t RankFromEnv(const GetEnvFn& getenv_fn);
+
+// Parses sizes such as "4096", "64K", "4M", "1G" (binary units).
+bool ParseSize(std::string_view text, uint64_t* out);
+
+}  // namespace tracer

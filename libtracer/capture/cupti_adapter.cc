@@ -1,0 +1,391 @@
+#include "libtracer/capture/cupti_adapter.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "libtracer/capture/config.h"
+#include "libtracer/capture/event.h"
+#include "libtracer/capture/thread_state.h"
+#include "libtracer/core/clock.h"
+
+namespace tracer {
+
+namespace {
+
+// CUPTI's buffer callbacks carry no user data; one adapter per process.
+std::atomic<CuptiAdapter*> g_adapter{nullptr};
+
+constexpr uint32_t kForcedFlush = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
+
+}  // namespace
+
+CuptiAdapter::CuptiAdapter(CuptiApi* api, Options options)
+    : api_(api),
+      options_(std::move(options)),
+      pool_(options_.buffer_size, options_.buffer_count),
+      window_(options_.gated || options_.session_window != nullptr, options_.initially_open,
+              NowNs()),
+      decoder_(api, &window_) {
+  session_window_open_.store(options_.initially_open, std::memory_order_relaxed);
+}
+
+CuptiAdapter::~CuptiAdapter() {
+  CuptiAdapter* self = this;
+  g_adapter.compare_exchange_strong(self, nullptr);
+}
+
+void CuptiAdapter::Log(const std::string& line) noexcept {
+  try {
+    if (options_.log) {
+      options_.log(line);
+    } else {
+      std::fprintf(stderr, "tracer: %s\n", line.c_str());
+    }
+  } catch (...) {
+  }
+}
+
+void CuptiAdapter::Fail(const char* call, CUptiResult r, const char* consequence) noexcept {
+  errors_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    Log(std::string("CUPTI ") + call + " failed: " + api_->ResultString(r) + "; " + consequence);
+  } catch (...) {
+  }
+}
+
+std::vector<CUpti_ActivityKind> CuptiAdapter::KindsToEnable() const {
+  std::vector<CUpti_ActivityKind> kinds;
+  const uint32_t a = options_.activities;
+  if (a & kActivityKernel) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (a & kActivityMemcpy) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+  if (a & kActivityMemset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (a & kActivityRuntime) kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+  if (a & kActivityDriver) kinds.push_back(CUPTI_ACTIVITY_KIND_DRIVER);
+  if (a & kActivitySync) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+  if (a & kActivityOverhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
+  // Off unless asked: it replaces the per-kernel records of graph launches
+  // by one record per launch (cupti-notes 3).
+  if (a & kActivityGraph) kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+  return kinds;
+}
+
+bool CuptiAdapter::Start() noexcept {
+  try {
+    CuptiAdapter* expected = nullptr;
+    if (!g_adapter.compare_exchange_strong(expected, this)) {
+      Log("CUPTI adapter already started in this process; ignoring a second one");
+      return false;
+    }
+    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {0};
+    CUptiResult r = api_->Subscribe(&subscriber_, &CuptiAdapter::OnCallback, this, "tracer", other,
+                                    sizeof(other));
+    if (r != CUPTI_SUCCESS) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        Log(std::string("another CUPTI client is attached (") +
+            (other[0] != '\0' ? other : "unnamed: Nsight Systems/Compute, cuda-gdb or a profiler") +
+            "); GPU activity not traced, tracing NVTX only");
+      } else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) {
+        Log(std::string("CUPTI unavailable (no CUDA driver?): cuptiSubscribe: ") +
+            api_->ResultString(r) + "; tracing NVTX only");
+      } else {
+        Log(std::string("CUPTI unavailable: cuptiSubscribe: ") + api_->ResultString(r) +
+            "; tracing NVTX only");
+      }
+      subscriber_ = nullptr;
+      g_adapter.store(nullptr);
+      return false;
+    }
+    attached_ = true;
+
+    // Our clock first: records made before it is registered would carry
+    // CUPTI's default clock (cupti_activity.h, RegisterTimestampCallback).
+    bool activity_ok = true;
+    if ((r = api_->ActivityRegisterTimestampCallback(&CuptiAdapter::TimestampNs)) !=
+        CUPTI_SUCCESS) {
+      Fail("cuptiActivityRegisterTimestampCallback", r,
+           "GPU activity not traced (its clock would not match NVTX)");
+      activity_ok = false;
+    }
+    if (activity_ok &&
+        (r = api_->ActivityRegisterCallbacks(&CuptiAdapter::OnBufferRequested,
+                                             &CuptiAdapter::OnBufferCompleted)) != CUPTI_SUCCESS) {
+      Fail("cuptiActivityRegisterCallbacks", r, "GPU activity not traced");
+      activity_ok = false;
+    }
+    if (activity_ok) {
+      std::string failed_kinds;
+      CUptiResult kind_error = CUPTI_SUCCESS;
+      for (CUpti_ActivityKind kind : KindsToEnable()) {
+        if ((r = api_->ActivityEnable(kind)) != CUPTI_SUCCESS) {
+          if (!failed_kinds.empty()) failed_kinds += ",";
+          failed_kinds += std::to_string(static_cast<int>(kind));
+          kind_error = r;
+          continue;
+        }
+        enabled_kinds_.push_back(kind);
+      }
+      if (!failed_kinds.empty()) {
+        // One line for all kinds (CUpti_ActivityKind numbers): one cause.
+        Fail("cuptiActivityEnable", kind_error,
+             ("activity kinds " + failed_kinds + " not traced").c_str());
+      }
+      activity_enabled_ = !enabled_kinds_.empty();
+    }
+
+    int n = 0;
+    const CbidEntry* entries = CbidEntries(&n);
+    int failed = 0;
+    CUptiResult first_error = CUPTI_SUCCESS;
+    for (int i = 0; i < n; ++i) {
+      if (entries[i].domain == CUPTI_CB_DOMAIN_DRIVER_API && !options_.driver_callbacks &&
+          entries[i].action == CbidAction::kLaunch) {
+        continue;
+      }
+      r = api_->EnableCallback(1, subscriber_, entries[i].domain, entries[i].cbid);
+      if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
+    }
+    const CUpti_CallbackId resource_cbids[] = {CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+                                               CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+                                               CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED};
+    for (CUpti_CallbackId cbid : resource_cbids) {
+      r = api_->EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+      if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
+    }
+    if (failed > 0) {
+      // One line for the lot: the same cause fails them all.
+      Fail("cuptiEnableCallback", first_error,
+           (std::to_string(failed) + " callbacks not enabled; kernels of those calls are "
+                                     "not attributed to NVTX ranges")
+               .c_str());
+    }
+    return true;
+  } catch (...) {
+    Log("CUPTI setup failed unexpectedly; tracing NVTX only");
+    return false;
+  }
+}
+
+void CuptiAdapter::Stop() noexcept {
+  try {
+    if (!attached_ || stopped_.exchange(true)) return;
+    for (CUpti_ActivityKind kind : enabled_kinds_) {
+      CUptiResult r = api_->ActivityDisable(kind);
+      if (r != CUPTI_SUCCESS) {
+        Fail("cuptiActivityDisable", r, "continuing shutdown");
+        break;
+      }
+    }
+    if (activity_enabled_) {
+      // Forced: also the buffers whose records are not all complete; no
+      // automatic flush at exit can be relied on (cupti-notes 4).
+      CUptiResult r = api_->ActivityFlushAll(kForcedFlush);
+      if (r != CUPTI_SUCCESS) Fail("cuptiActivityFlushAll", r, "records still in CUPTI are lost");
+    }
+  } catch (...) {
+  }
+}
+
+void CuptiAdapter::FlushFromCallback() noexcept {
+  if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
+  // Completed buffers come back through OnBufferCompleted on this thread,
+  // which only queues them: no re-entry into CUPTI, no lock held across.
+  CUptiResult r = api_->ActivityFlushAll(kForcedFlush);
+  if (r != CUPTI_SUCCESS) {
+    Fail("cuptiActivityFlushAll", r, "records are flushed later");
+    return;
+  }
+  if (options_.on_flushed) options_.on_flushed();
+}
+
+void CuptiAdapter::Drain(RecordSink& sink, bool final) noexcept {
+  try {
+    completed_scratch_.clear();
+    pool_.TakeCompleted(&completed_scratch_);
+    for (const CuptiBufferPool::Completed& c : completed_scratch_) {
+      if (c.valid_bytes > 0) decoder_.DecodeBuffer(c.buffer, c.valid_bytes, sink);
+      pool_.Release(c.buffer);
+    }
+    if (activity_enabled_) {
+      size_t dropped = 0;
+      if (api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS &&
+          dropped > 0) {
+        sink.Count("dropped.cupti_dropped", dropped);
+      }
+    }
+    auto report = [&](const char* name, uint64_t now, uint64_t* seen) {
+      if (now > *seen) {
+        sink.Count(name, now - *seen);
+        *seen = now;
+      }
+    };
+    report("cupti_buffer_pool_exhausted", pool_.exhausted(), &reported_exhausted_);
+    report("cupti_errors", errors_.load(std::memory_order_relaxed), &reported_errors_);
+    report("cupti_callback_errors", callback_errors_.load(std::memory_order_relaxed),
+           &reported_callback_errors_);
+    report("cupti_foreign_buffers", pool_.foreign(), &reported_foreign_);
+    if (final && pool_.outstanding() > 0) {
+      sink.Count("cupti_buffers_not_returned", pool_.outstanding());
+    }
+  } catch (...) {
+    callback_errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+uint64_t CUPTIAPI CuptiAdapter::TimestampNs() noexcept { return NowNs(); }
+
+void CUPTIAPI CuptiAdapter::OnBufferRequested(uint8_t** buffer, size_t* size,
+                                              size_t* max_records) noexcept {
+  // Declining (NULL) is safe since CUPTI API v27 (cupti-notes 4): CUPTI drops
+  // the records and counts them in cuptiActivityGetNumDroppedRecords.
+  *buffer = nullptr;
+  *size = 0;
+  if (max_records != nullptr) *max_records = 0;  // 0 = fill the buffer
+  CuptiAdapter* self = g_adapter.load(std::memory_order_acquire);
+  if (self == nullptr) return;
+  uint8_t* b = self->pool_.Acquire();
+  if (b == nullptr) return;
+  *buffer = b;
+  *size = self->pool_.buffer_size();
+}
+
+void CUPTIAPI CuptiAdapter::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
+                                              size_t valid_size) noexcept {
+  CuptiAdapter* self = g_adapter.load(std::memory_order_acquire);
+  if (self == nullptr) return;  // after teardown; the buffer is the pool's, freed with it
+  self->pool_.Complete(buffer, valid_size);
+}
+
+void CUPTIAPI CuptiAdapter::OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                       CUpti_CallbackId cbid, const void* cbdata) noexcept {
+  auto* self = static_cast<CuptiAdapter*>(userdata);
+  if (self == nullptr || cbdata == nullptr) return;
+  try {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      self->HandleApi(domain, cbid, *static_cast<const CUpti_CallbackData*>(cbdata));
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      self->HandleResource(cbid, *static_cast<const CUpti_ResourceData*>(cbdata));
+    }
+  } catch (...) {
+    self->callback_errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             const CUpti_CallbackData& data) noexcept {
+  const CbidAction action = ActionFor(domain, cbid);
+  const bool enter = data.callbackSite == CUPTI_API_ENTER;
+  switch (action) {
+    case CbidAction::kLaunch:
+    case CbidAction::kGraphLaunch: {
+      if (!enter) return;
+      // The hot path: one thread-local read, one clock read, one ring store.
+      ThreadState* ts = CurrentThreadState();
+      if (ts == nullptr) return;
+      Event e;
+      e.type = EventType::kLaunch;
+      e.flags = static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver
+                                                                          : ApiDomain::kRuntime);
+      e.name = cbid;
+      e.time = NowNs();
+      if (options_.session_window != nullptr) FollowSessionWindow(e.time);
+      e.a = data.correlationId;
+      e.b = ts->innermost_range_id();
+      ts->Append(e);
+      if (action == CbidAction::kGraphLaunch && data.functionParams != nullptr) {
+        // cudaGraphLaunch[_ptsz]_params and cuGraphLaunch[_ptsz]_params all
+        // start with the CUgraphExec (generated_cuda*_meta.h).
+        CUgraphExec exec = *static_cast<const CUgraphExec*>(data.functionParams);
+        uint32_t exec_id = 0;
+        if (exec != nullptr && api_->GetGraphExecId(exec, &exec_id) == CUPTI_SUCCESS) {
+          Snapshot(exec_id, 0, e.b);
+        }
+      }
+      return;
+    }
+    case CbidAction::kProfilerStart:
+      if (enter) return;
+      window_.Open(NowNs());
+      if (options_.on_profiler_active) options_.on_profiler_active(true);
+      return;
+    case CbidAction::kProfilerStop:
+      if (!enter) return;
+      window_.Close(NowNs());
+      if (options_.on_profiler_active) options_.on_profiler_active(false);
+      FlushFromCallback();
+      return;
+    case CbidAction::kDeviceReset:
+      if (enter) FlushFromCallback();
+      return;
+    case CbidAction::kNone:
+      return;
+  }
+}
+
+void CuptiAdapter::FollowSessionWindow(uint64_t now) noexcept {
+  // One relaxed load per launch; the interval list changes only when the
+  // session's window does (it has no listener of its own).
+  const bool open = options_.session_window->active();
+  if (open == session_window_open_.load(std::memory_order_relaxed)) return;
+  session_window_open_.store(open, std::memory_order_relaxed);
+  if (open) {
+    window_.Open(now);
+  } else {
+    window_.Close(now);
+  }
+}
+
+void CuptiAdapter::Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  if (ts == nullptr) return;
+  Event events[2];
+  events[0].type = EventType::kGraphNode;
+  events[0].time = NowNs();
+  events[0].a = graph_id;
+  events[0].b = range_id;
+  events[1].type = EventType::kPayload;
+  events[1].a = node_id;
+  ts->Append(events, 2);
+}
+
+void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) noexcept {
+  switch (cbid) {
+    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+      FlushFromCallback();
+      return;
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: {
+      const auto* g = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+      if (g == nullptr) return;
+      ThreadState* ts = CurrentThreadState();
+      uint64_t range = ts != nullptr ? ts->innermost_range_id() : 0;
+      uint32_t graph_id = 0;
+      uint64_t node_id = 0;
+      if (api_->GetGraphId(g->graph, &graph_id) != CUPTI_SUCCESS ||
+          api_->GetGraphNodeId(g->node, &node_id) != CUPTI_SUCCESS) {
+        callback_errors_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(graph_mu_);
+        if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+          // The clone inherits the range of the node it was cloned from, not
+          // the one open around cudaGraphInstantiate.
+          uint64_t original = 0;
+          if (g->originalNode != nullptr &&
+              api_->GetGraphNodeId(g->originalNode, &original) == CUPTI_SUCCESS) {
+            auto it = node_ranges_.find(original);
+            if (it != node_ranges_.end()) range = it->second;
+          }
+        }
+        node_ranges_[node_id] = range;
+      }
+      Snapshot(graph_id, node_id, range);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace tracer

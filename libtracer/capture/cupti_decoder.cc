@@ -1,0 +1,308 @@
+#include "libtracer/capture/cupti_decoder.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tracer {
+
+namespace {
+
+constexpr uint32_t kNoName = 0xFFFFFFFFu;  // api_names_ entry: looked up, none
+
+uint32_t CopyKindOf(uint8_t cupti_kind) {
+  // CUpti_ActivityMemcpyKind 0..10 has the same numbering as proto CopyKind.
+  return cupti_kind <= CUPTI_ACTIVITY_MEMCPY_KIND_PTOP ? cupti_kind : 0;
+}
+
+}  // namespace
+
+bool CuptiDecoder::ConfigKey::operator==(const ConfigKey& o) const {
+  return std::memcmp(v, o.v, sizeof(v)) == 0;
+}
+
+size_t CuptiDecoder::ConfigKeyHash::operator()(const ConfigKey& k) const {
+  // Independent multiplies (no dependency chain): a few cycles per record.
+  uint64_t w[5] = {0, 0, 0, 0, 0};
+  std::memcpy(w, k.v, sizeof(k.v));
+  const uint64_t h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xC2B2AE3D27D4EB4Full) ^
+                     (w[2] * 0x165667B19E3779F9ull) ^ (w[3] * 0xD6E8FEB86659FD93ull) ^
+                     (w[4] * 0xFF51AFD7ED558CCDull);
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+CuptiDecoder::CuptiDecoder(CuptiApi* api, const CuptiCaptureWindow* window)
+    : api_(api), window_(window) {}
+
+size_t CuptiDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSink& sink) {
+  if (window_ != nullptr) {
+    window_->Read(&window_snapshot_);
+  } else {
+    window_snapshot_.gated = false;
+  }
+  size_t handed = 0;
+  const uint64_t emitted_before = totals_.kernels + totals_.memcpys + totals_.memsets +
+                                  totals_.apis + totals_.syncs + totals_.overheads +
+                                  totals_.graph_launches;
+  CUpti_Activity* record = nullptr;
+  for (;;) {
+    CUptiResult r = api_->ActivityGetNextRecord(buffer, valid_bytes, &record);
+    if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
+    if (r != CUPTI_SUCCESS) {
+      // INVALID_KIND marks an incomplete record; nothing after it can be
+      // walked safely (cupti_activity.h, cuptiActivityGetNextRecord).
+      ++totals_.buffer_errors;
+      break;
+    }
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+        Kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        Memcpy(*reinterpret_cast<const CUpti_ActivityMemcpy6*>(record), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        Memset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        Api(*reinterpret_cast<const CUpti_ActivityAPI*>(record), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        Sync(*reinterpret_cast<const CUpti_ActivitySynchronization2*>(record), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_OVERHEAD:
+        Overhead(*reinterpret_cast<CUpti_ActivityOverhead3*>(record), sink);
+        break;
+      case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        GraphTrace(*reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record), sink);
+        break;
+      default:
+        ++totals_.unknown_kind;
+        break;
+    }
+  }
+
+  const uint64_t after = totals_.kernels + totals_.memcpys + totals_.memsets + totals_.apis +
+                         totals_.syncs + totals_.overheads + totals_.graph_launches;
+  handed = after - emitted_before;
+
+  // Counters go to the stream as increments, once per buffer.
+  auto report = [&](const char* name, uint64_t now, uint64_t* seen) {
+    if (now != *seen) {
+      sink.Count(name, now - *seen);
+      *seen = now;
+    }
+  };
+  report("dropped.cupti_invalid_timestamps", totals_.invalid_timestamps,
+         &reported_.invalid_timestamps);
+  report("cupti_unknown_kind", totals_.unknown_kind, &reported_.unknown_kind);
+  report("cupti_outside_capture_window", totals_.outside_window, &reported_.outside_window);
+  report("cupti_buffer_errors", totals_.buffer_errors, &reported_.buffer_errors);
+  return handed;
+}
+
+bool CuptiDecoder::Keep(uint64_t start, uint64_t end) {
+  // Device-buffer exhaustion and forced flushes of running work yield
+  // start = end = 0 or end < start (cupti_activity.h; parca-dev/parcagpu#23).
+  if ((start == 0 && end == 0) || end < start) {
+    ++totals_.invalid_timestamps;
+    return false;
+  }
+  if (window_snapshot_.gated && !window_snapshot_.Contains(start)) {
+    ++totals_.outside_window;
+    return false;
+  }
+  return true;
+}
+
+uint32_t CuptiDecoder::Stream(uint32_t device, uint32_t context, uint32_t stream,
+                              RecordSink& sink) {
+  const StreamKey key{(static_cast<uint64_t>(device) << 32) | context, stream};
+  StreamSlot& slot = stream_slots_[StreamKeyHash()(key) % kStreamSlots];
+  if (slot.key == key) return slot.id;
+  auto it = streams_.find(key);
+  if (it == streams_.end()) {
+    it = streams_.emplace(key, sink.StreamId(device, context, stream)).first;
+    context_device_.emplace(context, device);
+  }
+  slot.key = key;
+  slot.id = it->second;
+  return it->second;
+}
+
+CuptiDecoder::NameSlot& CuptiDecoder::KernelName(const char* name, RecordSink& sink) {
+  NameSlot& slot = name_slots_[(reinterpret_cast<uintptr_t>(name) >> 3) % kNameSlots];
+  if (slot.name == name && name != nullptr) return slot;
+  uint32_t id = 0;
+  if (name != nullptr) {
+    auto it = kernel_names_.find(name);
+    if (it == kernel_names_.end()) it = kernel_names_.emplace(name, sink.InternString(name)).first;
+    id = it->second;
+  }
+  slot = NameSlot();
+  slot.name = name;
+  slot.id = id;
+  return slot;
+}
+
+uint32_t CuptiDecoder::LaunchConfig(const ConfigKey& key, RecordSink& sink) {
+  ConfigSlot& slot = config_slots_[ConfigKeyHash()(key) % kConfigSlots];
+  if (slot.id != 0 && slot.key == key) return slot.id;
+  auto it = configs_.find(key);
+  if (it == configs_.end()) {
+    LaunchConfigRecord c;
+    for (int i = 0; i < 3; ++i) {
+      c.grid[i] = key.v[i];
+      c.block[i] = key.v[3 + i];
+    }
+    c.static_shared_memory = key.v[6];
+    c.dynamic_shared_memory = key.v[7];
+    c.registers_per_thread = key.v[8];
+    it = configs_.emplace(key, sink.LaunchConfigId(c)).first;
+  }
+  slot.key = key;
+  slot.id = it->second;
+  return it->second;
+}
+
+uint32_t CuptiDecoder::ApiName(bool driver, uint32_t cbid, RecordSink& sink) {
+  std::vector<uint32_t>& names = api_names_[driver ? 1 : 0];
+  if (cbid >= 65536) return 0;  // corrupt record; do not grow the table for it
+  if (cbid >= names.size()) names.resize(cbid + 1, 0);
+  uint32_t& id = names[cbid];
+  if (id == 0) {
+    const char* text = nullptr;
+    CUptiResult r = api_->GetCallbackName(
+        driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &text);
+    id = (r == CUPTI_SUCCESS && text != nullptr && *text != '\0') ? sink.InternString(text)
+                                                                  : kNoName;
+  }
+  return id == kNoName ? 0 : id;
+}
+
+void CuptiDecoder::Kernel(const CUpti_ActivityKernel10& r, RecordSink& sink) {
+  if (!Keep(r.start, r.end)) return;
+  KernelRecord k;
+  k.start_ns = r.start;
+  k.end_ns = r.end;
+  NameSlot& name = KernelName(r.name, sink);
+  k.name = name.id;
+  k.stream = Stream(r.deviceId, r.contextId, r.streamId, sink);
+  k.correlation_id = r.correlationId;
+  const ConfigKey config{{static_cast<uint32_t>(r.gridX), static_cast<uint32_t>(r.gridY),
+                          static_cast<uint32_t>(r.gridZ), static_cast<uint32_t>(r.blockX),
+                          static_cast<uint32_t>(r.blockY), static_cast<uint32_t>(r.blockZ),
+                          static_cast<uint32_t>(r.staticSharedMemory),
+                          static_cast<uint32_t>(r.dynamicSharedMemory), r.registersPerThread}};
+  if (name.config_id == 0 || !(name.config == config)) {
+    name.config_id = LaunchConfig(config, sink);
+    name.config = config;
+  }
+  k.launch_config = name.config_id;
+  k.graph_id = r.graphId;
+  k.graph_node_id = r.graphNodeId;
+  ++totals_.kernels;
+  sink.Kernel(k);
+}
+
+void CuptiDecoder::Memcpy(const CUpti_ActivityMemcpy6& r, RecordSink& sink) {
+  if (!Keep(r.start, r.end)) return;
+  MemcpyRecord m;
+  m.start_ns = r.start;
+  m.end_ns = r.end;
+  m.bytes = r.bytes;
+  m.copy_kind = CopyKindOf(r.copyKind);
+  m.stream = Stream(r.deviceId, r.contextId, r.streamId, sink);
+  // correlationId is the driver call's, runtimeCorrelationId the runtime
+  // call's (0 for a driver-only copy). Kernels of runtime launches carry the
+  // runtime id, so prefer it: one key per user-visible call.
+  m.correlation_id = r.runtimeCorrelationId != 0 ? r.runtimeCorrelationId : r.correlationId;
+  m.flags = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC ? 1u : 0u) |
+            (static_cast<uint32_t>(r.srcKind) << 8) | (static_cast<uint32_t>(r.dstKind) << 16);
+  ++totals_.memcpys;
+  sink.Memcpy(m);
+}
+
+void CuptiDecoder::Memset(const CUpti_ActivityMemset4& r, RecordSink& sink) {
+  if (!Keep(r.start, r.end)) return;
+  MemsetRecord m;
+  m.start_ns = r.start;
+  m.end_ns = r.end;
+  m.bytes = r.bytes;
+  m.value = r.value;
+  m.stream = Stream(r.deviceId, r.contextId, r.streamId, sink);
+  m.correlation_id = r.correlationId;
+  m.flags = r.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC ? 1u : 0u;
+  ++totals_.memsets;
+  sink.Memset(m);
+}
+
+void CuptiDecoder::Api(const CUpti_ActivityAPI& r, RecordSink& sink) {
+  if (!Keep(r.start, r.end)) return;
+  const bool driver = r.kind == CUPTI_ACTIVITY_KIND_DRIVER;
+  ApiRecord a;
+  a.start_ns = r.start;
+  a.end_ns = r.end;
+  a.domain = driver ? ApiDomain::kDriver : ApiDomain::kRuntime;
+  a.cbid = r.cbid;
+  // CUPTI's threadId is pthread_self() cut to 32 bits (CUpti_ActivityAPI).
+  a.thread = sink.ThreadIdForPthread(r.threadId);
+  a.correlation_id = r.correlationId;
+  a.return_value = r.returnValue;
+  a.name = ApiName(driver, r.cbid, sink);
+  ++totals_.apis;
+  sink.Api(a);
+}
+
+void CuptiDecoder::Sync(const CUpti_ActivitySynchronization2& r, RecordSink& sink) {
+  if (!Keep(r.start, r.end)) return;
+  SyncRecord s;
+  s.start_ns = r.start;
+  s.end_ns = r.end;
+  s.type = r.type;
+  if (r.streamId != CUPTI_SYNCHRONIZATION_INVALID_VALUE) {
+    auto dev = context_device_.find(r.contextId);
+    s.stream =
+        Stream(dev != context_device_.end() ? dev->second : 0, r.contextId, r.streamId, sink);
+  }
+  s.correlation_id = r.correlationId;
+  s.context = r.contextId;
+  s.event = r.cudaEventId != CUPTI_SYNCHRONIZATION_INVALID_VALUE ? r.cudaEventId : 0;
+  ++totals_.syncs;
+  sink.Sync(s);
+}
+
+void CuptiDecoder::Overhead(CUpti_ActivityOverhead3& r, RecordSink& sink) {
+  // The client owns overheadData and must free it (cupti_activity.h,
+  // CUpti_ActivityOverhead3); clear it so a second walk cannot double-free.
+  if (r.overheadData != nullptr) {
+    std::free(r.overheadData);
+    r.overheadData = nullptr;
+  }
+  if (!Keep(r.start, r.end)) return;
+  OverheadRecord o;
+  o.start_ns = r.start;
+  o.end_ns = r.end;
+  o.kind = r.overheadKind;
+  if (r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+    o.thread = sink.ThreadIdForPthread(r.objectId.pt.threadId);
+  }
+  o.correlation_id = r.correlationId;
+  ++totals_.overheads;
+  sink.Overhead(o);
+}
+
+void CuptiDecoder::GraphTrace(const CUpti_ActivityGraphTrace2& r, RecordSink& sink) {
+  if (!Keep(r.start, r.end)) return;
+  GraphLaunchRecord g;
+  g.start_ns = r.start;
+  g.end_ns = r.end;
+  g.graph_id = r.graphId;
+  g.stream = Stream(r.deviceId, r.contextId, r.streamId, sink);
+  g.correlation_id = r.correlationId;
+  ++totals_.graph_launches;
+  sink.GraphLaunch(g);
+}
+
+}  // namespace tracer

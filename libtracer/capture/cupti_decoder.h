@@ -1,0 +1,116 @@
+// Turns completed CUPTI activity buffers into RecordSink calls. Runs on the
+// writer thread only (never inside CUPTI's buffer-completed callback), walks a
+// buffer with cuptiActivityGetNextRecord through the CuptiApi interface, and
+// caches the per-name, per-stream and per-launch-config ids so that the common
+// kernel record costs no string hashing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "libtracer/capture/cupti_capture_window.h"
+#include "libtracer/capture/record_sink.h"
+#include "libtracer/cupti_api/cupti_api.h"
+
+namespace tracer {
+
+class CuptiDecoder {
+ public:
+  // Counts by outcome, cumulative over the decoder's life (tests and benches
+  // read them; the stream gets the same numbers through sink.Count()).
+  struct Totals {
+    uint64_t kernels = 0, memcpys = 0, memsets = 0, apis = 0, syncs = 0, overheads = 0,
+             graph_launches = 0;
+    uint64_t invalid_timestamps = 0;  // start = end = 0 or end < start
+    uint64_t unknown_kind = 0;        // kinds we did not ask for
+    uint64_t outside_window = 0;      // dropped by the capture window
+    uint64_t buffer_errors = 0;       // buffers cut short by an iterator error
+  };
+
+  // window may be null (everything captured). Both must outlive the decoder.
+  CuptiDecoder(CuptiApi* api, const CuptiCaptureWindow* window);
+
+  // Hands every record of one completed buffer to sink and adds this buffer's
+  // drop counts to the sink's counters. Returns the records handed over.
+  size_t DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSink& sink);
+
+  const Totals& totals() const { return totals_; }
+
+ private:
+  struct StreamKey {
+    uint64_t device_context;
+    uint64_t stream;
+    bool operator==(const StreamKey& o) const {
+      return device_context == o.device_context && stream == o.stream;
+    }
+  };
+  struct StreamKeyHash {
+    size_t operator()(const StreamKey& k) const {
+      return static_cast<size_t>(k.device_context * 0x9E3779B97F4A7C15ull ^ k.stream);
+    }
+  };
+  struct ConfigKey {
+    uint32_t v[9];
+    bool operator==(const ConfigKey& o) const;
+  };
+  struct ConfigKeyHash {
+    size_t operator()(const ConfigKey& k) const;
+  };
+
+  struct NameSlot;
+  void Kernel(const CUpti_ActivityKernel10& r, RecordSink& sink);
+  void Memcpy(const CUpti_ActivityMemcpy6& r, RecordSink& sink);
+  void Memset(const CUpti_ActivityMemset4& r, RecordSink& sink);
+  void Api(const CUpti_ActivityAPI& r, RecordSink& sink);
+  void Sync(const CUpti_ActivitySynchronization2& r, RecordSink& sink);
+  void Overhead(CUpti_ActivityOverhead3& r, RecordSink& sink);
+  void GraphTrace(const CUpti_ActivityGraphTrace2& r, RecordSink& sink);
+
+  // False (and counted) when the timestamps are unusable or outside the window.
+  bool Keep(uint64_t start, uint64_t end);
+  uint32_t Stream(uint32_t device, uint32_t context, uint32_t stream, RecordSink& sink);
+  NameSlot& KernelName(const char* name, RecordSink& sink);
+  uint32_t ApiName(bool driver, uint32_t cbid, RecordSink& sink);
+  uint32_t LaunchConfig(const ConfigKey& key, RecordSink& sink);
+
+  CuptiApi* api_;
+  const CuptiCaptureWindow* window_;
+  CuptiCaptureWindow::Snapshot window_snapshot_;
+  Totals totals_;
+  Totals reported_;  // what has been passed to sink.Count() already
+
+  // CUPTI's kernel names are shared, never-freed strings (cupti_activity.h),
+  // so their address identifies them.
+  std::unordered_map<const char*, uint32_t> kernel_names_;
+  std::unordered_map<StreamKey, uint32_t, StreamKeyHash> streams_;
+  std::unordered_map<ConfigKey, uint32_t, ConfigKeyHash> configs_;
+  std::unordered_map<uint32_t, uint32_t> context_device_;  // sync records lack a device
+  std::vector<uint32_t> api_names_[2];                     // [driver][cbid]; 0 = not looked up
+  // Direct-mapped caches in front of the maps: a real run has tens of kernel
+  // names, a few streams and configs, so nearly every record hits here and
+  // the decoder stays near the memory bandwidth of the buffer walk.
+  static constexpr size_t kNameSlots = 64, kStreamSlots = 16, kConfigSlots = 64;
+  // A kernel is nearly always launched with the same configuration, so the
+  // name's slot also remembers its last one.
+  struct NameSlot {
+    const char* name = nullptr;
+    uint32_t id = 0;
+    uint32_t config_id = 0;  // 0 = none yet
+    ConfigKey config{};
+  };
+  struct StreamSlot {
+    StreamKey key{~0ull, ~0ull};
+    uint32_t id = 0;
+  };
+  struct ConfigSlot {
+    ConfigKey key{};
+    uint32_t id = 0;  // 0 = empty
+  };
+  NameSlot name_slots_[kNameSlots];
+  StreamSlot stream_slots_[kStreamSlots];
+  ConfigSlot config_slots_[kConfigSlots];
+};
+
+}  // namespace tracer

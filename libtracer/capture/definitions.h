@@ -1,0 +1,55 @@
+// Process-wide NVTX definitions that outlive a session (a forked child keeps
+// the parent's domain handles): domains, category names, and names given to
+// OS threads by id. Rarely written (under a lock); the writer reads what is
+// new since its last drain.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "libtracer/core/records.h"
+
+namespace tracer {
+
+// What an nvtxDomainHandle_t points to.
+struct NvtxDomain {
+  uint16_t id;    // DomainDef id; 0 = the default domain
+  uint32_t name;  // string id
+  bool enabled;   // TRACER_DOMAINS_INCLUDE / _EXCLUDE
+};
+
+class Definitions {
+ public:
+  static constexpr uint16_t kMaxDomains = 0xFFFF;
+
+  // The same name gives the same domain. nullptr when out of ids.
+  NvtxDomain* CreateDomain(uint32_t name, bool enabled);
+  NvtxDomain* DefaultDomain(bool enabled);
+  uint32_t DomainName(uint16_t id);
+
+  void NameCategory(uint16_t domain, uint32_t category, uint32_t name);
+  // Category names recorded at index >= from; returns the new end index.
+  size_t CategoriesSince(size_t from, std::vector<CategoryDefRecord>* out);
+
+  void NameOsThread(uint64_t os_tid, uint32_t name);
+  uint32_t OsThreadName(uint64_t os_tid);
+
+  void LockForFork() { mu_.lock(); }
+  void UnlockAfterFork() { mu_.unlock(); }
+
+ private:
+  std::mutex mu_;
+  NvtxDomain default_domain_{0, 0, true};
+  bool default_set_ = false;
+  std::vector<NvtxDomain*> domains_;  // index = id - 1; never freed (handles stay valid)
+  std::unordered_map<uint32_t, NvtxDomain*> by_name_;
+  std::vector<CategoryDefRecord> categories_;
+  std::unordered_map<uint64_t, uint32_t> thread_names_;
+};
+
+Definitions& GlobalDefinitions();
+
+}  // namespace tracer

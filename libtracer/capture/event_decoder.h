@@ -1,0 +1,65 @@
+// Turns the events of every thread's ring into stream records: pairs push/pop
+// per thread with a stack (parent id, depth), start/end by instance id across
+// threads (an end may be drained before its start), attaches payloads and
+// emits marks, launches, graph-node snapshots and thread names. A pure
+// function of the event sequence, so it is tested without threads or files.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "libtracer/capture/event.h"
+#include "libtracer/core/records.h"
+
+namespace tracer {
+
+class EventDecoder {
+ public:
+  class Output {
+   public:
+    virtual ~Output() = default;
+    virtual void Range(const RangeRecord& r) = 0;
+    virtual void Mark(const MarkRecord& r) = 0;
+    virtual void Launch(const LaunchRecord& r) = 0;
+    virtual void GraphNode(const GraphNodeSnapshotRecord& r) = 0;
+    virtual void ThreadName(uint32_t thread, uint32_t name) = 0;
+    virtual void Count(std::string_view counter, uint64_t delta) = 0;
+  };
+
+  explicit EventDecoder(Output* out) : out_(out) {}
+
+  // Events of one thread must arrive in that thread's ring order; threads
+  // may interleave arbitrarily.
+  void Consume(uint32_t thread, const Event& e);
+
+  // Ends the session: ranges still open are written with end = end_ns and
+  // RANGE_FLAG_UNCLOSED. Returns how many there were.
+  uint64_t Finish(uint64_t end_ns);
+
+  size_t open_ranges() const;
+
+ private:
+  struct ThreadStack {
+    std::vector<RangeRecord> open;  // push/pop ranges, innermost last
+    Event held{};                   // an event waiting for its kPayload
+    bool has_held = false;
+  };
+  struct PendingEnd {
+    uint64_t time;
+    uint32_t thread;
+  };
+
+  void Process(uint32_t thread, ThreadStack& ts, const Event& e, const Event* payload);
+  static void SetPayload(PayloadValue* p, const Event* payload);
+
+  Output* out_;
+  std::unordered_map<uint32_t, ThreadStack> threads_;  // node-based: pointers stay valid
+  uint32_t last_thread_ = 0;
+  ThreadStack* last_stack_ = nullptr;
+  std::unordered_map<uint64_t, RangeRecord> open_starts_;
+  std::unordered_map<uint64_t, PendingEnd> early_ends_;  // end drained before its start
+};
+
+}  // namespace tracer

@@ -1,0 +1,17 @@
+// Logging of the injected library: one line per problem to stderr, prefixed
+// "tracer: ", level from TRACER_LOG_LEVEL. spdlog stays inside log.cc so no
+// other file pays for its headers.
+#pragma once
+
+#include <string_view>
+
+#include "libtracer/capture/config.h"
+
+namespace tracer {
+
+void SetLogLevel(LogLevel level) noexcept;
+void Log(LogLevel level, std::string_view message) noexcept;
+// Logs the first time `key` is seen; later calls with the same key are silent.
+void LogOnce(std::string_view key, LogLevel level, std::string_view message) noexcept;
+
+}  // namespace tracer

@@ -1,0 +1,470 @@
+#include "libtracer/capture/nvtx_handler.h"
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <string>
+
+#include "libtracer/capture/definitions.h"
+#include "libtracer/capture/log.h"
+#include "libtracer/capture/session.h"
+#include "libtracer/capture/thread_state.h"
+#include "libtracer/core/clock.h"
+#include "libtracer/core/string_table.h"
+
+namespace tracer {
+namespace {
+
+NvtxDomain* g_default_domain = nullptr;  // set once before any callback is installed
+
+inline NvtxDomain* DomainOf(nvtxDomainHandle_t d) {
+  return d ? reinterpret_cast<NvtxDomain*>(d) : g_default_domain;
+}
+
+// wchar_t is UTF-32 on Linux. Converted at call time (W variants are rare).
+void AppendUtf8(std::string* out, const wchar_t* w) {
+  out->clear();
+  if (!w) return;
+  for (; *w; ++w) {
+    uint32_t c = static_cast<uint32_t>(*w);
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+    if (c < 0x80) {
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+  }
+}
+
+uint32_t InternWide(ThreadState* ts, const wchar_t* w) {
+  thread_local std::string utf8;
+  AppendUtf8(&utf8, w);
+  return ts ? ts->intern_cache().Lookup(std::string_view(utf8)) : GlobalStrings().Intern(utf8).id;
+}
+
+uint32_t InternAscii(ThreadState* ts, const char* s) {
+  if (!s) return 0;
+  return ts ? ts->intern_cache().Lookup(s) : GlobalStrings().Intern(s).id;
+}
+
+struct Attr {
+  uint32_t name = 0;
+  uint64_t category_color = 0;
+  bool has_payload = false;
+  Event payload{};
+};
+
+void DecodeAttr(ThreadState* ts, const nvtxEventAttributes_t* a, Attr* out) {
+  if (!a || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof(a->message)) return;
+  uint32_t color = a->colorType == NVTX_COLOR_ARGB ? a->color : 0;
+  out->category_color = a->category | (static_cast<uint64_t>(color) << 32);
+  PayloadValue::Type type = PayloadValue::Type::kNone;
+  uint64_t bits = 0;
+  switch (a->payloadType) {
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
+      type = PayloadValue::Type::kU64;
+      bits = a->payload.ullValue;
+      break;
+    case NVTX_PAYLOAD_TYPE_INT64:
+      type = PayloadValue::Type::kI64;
+      bits = static_cast<uint64_t>(a->payload.llValue);
+      break;
+    case NVTX_PAYLOAD_TYPE_DOUBLE:
+      type = PayloadValue::Type::kF64;
+      __builtin_memcpy(&bits, &a->payload.dValue, 8);
+      break;
+    case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
+      type = PayloadValue::Type::kU64;
+      bits = a->payload.uiValue;
+      break;
+    case NVTX_PAYLOAD_TYPE_INT32:
+      type = PayloadValue::Type::kI64;
+      bits = static_cast<uint64_t>(static_cast<int64_t>(a->payload.iValue));
+      break;
+    case NVTX_PAYLOAD_TYPE_FLOAT: {
+      type = PayloadValue::Type::kF64;
+      double d = a->payload.fValue;
+      __builtin_memcpy(&bits, &d, 8);
+      break;
+    }
+    default:
+      break;
+  }
+  if (type != PayloadValue::Type::kNone) {
+    out->has_payload = true;
+    out->payload.type = EventType::kPayload;
+    out->payload.flags = static_cast<uint8_t>(type);
+    out->payload.a = bits;
+  }
+  switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+      out->name = InternAscii(ts, a->message.ascii);
+      break;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+      out->name = InternWide(ts, a->message.unicode);
+      break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      out->name = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(a->message.registered));
+      break;
+    default:
+      break;
+  }
+}
+
+// ---- The recording core, shared by every variant ----
+
+// Inlined into each entry point: push+pop is the hot path (design.md s.7).
+inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* domain, uint32_t name,
+                                               const Attr* attr) noexcept {
+  Session* s = Session::Instance();
+  if (!s) return -1;
+  uint8_t flags = 0;
+  if (name == s->capture_range_name() && name != 0) {
+    s->window().OnInstanceStart();
+    flags |= ThreadState::kCaptureInstance;
+  }
+  uint64_t id = ts->NextInstanceId();
+  if (domain->enabled && s->window().active()) {
+    Event ev[2];
+    ev[0].type = EventType::kPush;
+    ev[0].domain = domain->id;
+    ev[0].name = name;
+    ev[0].a = id;
+    int n = 1;
+    if (attr) {
+      ev[0].b = attr->category_color;
+      if (attr->has_payload) {
+        ev[0].flags = kEventHasPayload;
+        ev[1] = attr->payload;
+        n = 2;
+      }
+    }
+    ev[0].time = NowNs();
+    if (ts->AppendPush(ev, n)) flags |= ThreadState::kRecorded;
+  }
+  return ts->PushOpen(id, domain->id, flags);
+}
+
+inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domain) noexcept {
+  uint64_t now = NowNs();
+  ThreadState::OpenRange r;
+  if (!ts->PopOpen(domain->id, &r)) return -1;
+  if (r.flags & ThreadState::kRecorded) {
+    Event e;
+    e.type = EventType::kPop;
+    e.domain = domain->id;
+    e.time = now;
+    e.a = r.id;
+    ts->AppendPop(e);
+  }
+  if (r.flags & ThreadState::kCaptureInstance) {
+    if (Session* s = Session::Instance()) s->window().OnInstanceEnd();
+  }
+  return ts->depth();
+}
+
+nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) noexcept {
+  Session* s = Session::Instance();
+  if (!s) return kRangeIdNotRecorded;
+  uint64_t id = ts->NextInstanceId();
+  if (name == s->capture_range_name() && name != 0) {
+    s->window().OnInstanceStart();
+    id |= kRangeIdCaptureInstance;
+  }
+  if (domain->enabled && s->window().active()) {
+    Event ev[2];
+    ev[0].type = EventType::kStart;
+    ev[0].domain = domain->id;
+    ev[0].name = name;
+    ev[0].a = id & kRangeIdMask;
+    int n = 1;
+    if (attr) {
+      ev[0].b = attr->category_color;
+      if (attr->has_payload) {
+        ev[0].flags = kEventHasPayload;
+        ev[1] = attr->payload;
+        n = 2;
+      }
+    }
+    ev[0].time = NowNs();
+    if (ts->Append(ev, n)) return id;
+  }
+  return id | kRangeIdNotRecorded;
+}
+
+void End(nvtxRangeId_t id) noexcept {
+  uint64_t now = NowNs();
+  if (!(id & kRangeIdNotRecorded) && id != 0) {
+    if (ThreadState* ts = CurrentThreadState()) {
+      Event e;
+      e.type = EventType::kEnd;
+      e.time = now;
+      e.a = id & kRangeIdMask;
+      ts->Append(e);
+    }
+  }
+  if (id & kRangeIdCaptureInstance) {
+    if (Session* s = Session::Instance()) s->window().OnInstanceEnd();
+  }
+}
+
+void Mark(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) noexcept {
+  Session* s = Session::Instance();
+  if (!s || !domain->enabled || !s->window().active()) return;
+  Event ev[2];
+  ev[0].type = EventType::kMark;
+  ev[0].domain = domain->id;
+  ev[0].name = name;
+  int n = 1;
+  if (attr) {
+    ev[0].b = attr->category_color;
+    if (attr->has_payload) {
+      ev[0].flags = kEventHasPayload;
+      ev[1] = attr->payload;
+      n = 2;
+    }
+  }
+  ev[0].time = NowNs();
+  ts->Append(ev, n);
+}
+
+// ---- Core module ----
+
+void NVTX_API MarkEx(const nvtxEventAttributes_t* a) noexcept {
+  if (ThreadState* ts = CurrentThreadState()) {
+    Attr attr;
+    DecodeAttr(ts, a, &attr);
+    Mark(ts, g_default_domain, attr.name, &attr);
+  }
+}
+void NVTX_API MarkA(const char* m) noexcept {
+  if (ThreadState* ts = CurrentThreadState())
+    Mark(ts, g_default_domain, InternAscii(ts, m), nullptr);
+}
+void NVTX_API MarkW(const wchar_t* m) noexcept {
+  if (ThreadState* ts = CurrentThreadState())
+    Mark(ts, g_default_domain, InternWide(ts, m), nullptr);
+}
+nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  if (!ts) return 0;
+  Attr attr;
+  DecodeAttr(ts, a, &attr);
+  return Start(ts, g_default_domain, attr.name, &attr);
+}
+nvtxRangeId_t NVTX_API RangeStartA(const char* m) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  return ts ? Start(ts, g_default_domain, InternAscii(ts, m), nullptr) : 0;
+}
+nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* m) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  return ts ? Start(ts, g_default_domain, InternWide(ts, m), nullptr) : 0;
+}
+void NVTX_API RangeEnd(nvtxRangeId_t id) noexcept { End(id); }
+int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  if (!ts) return -1;
+  Attr attr;
+  DecodeAttr(ts, a, &attr);
+  return Push(ts, g_default_domain, attr.name, &attr);
+}
+int NVTX_API RangePushA(const char* m) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  return ts ? Push(ts, g_default_domain, InternAscii(ts, m), nullptr) : -1;
+}
+int NVTX_API RangePushW(const wchar_t* m) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  return ts ? Push(ts, g_default_domain, InternWide(ts, m), nullptr) : -1;
+}
+int NVTX_API RangePop() noexcept {
+  ThreadState* ts = CurrentThreadState();
+  return ts ? Pop(ts, g_default_domain) : -1;
+}
+void NameCategoryId(uint16_t domain, uint32_t category, uint32_t name) noexcept {
+  try {
+    GlobalDefinitions().NameCategory(domain, category, name);
+  } catch (...) {
+  }
+}
+void NVTX_API NameCategoryA(uint32_t category, const char* name) noexcept {
+  NameCategoryId(0, category, InternAscii(CurrentThreadState(), name));
+}
+void NVTX_API NameCategoryW(uint32_t category, const wchar_t* name) noexcept {
+  NameCategoryId(0, category, InternWide(CurrentThreadState(), name));
+}
+void NameThreadId(uint32_t os_tid, uint32_t name) noexcept {
+  try {
+    GlobalDefinitions().NameOsThread(os_tid, name);
+  } catch (...) {
+  }
+}
+void NVTX_API NameOsThreadA(uint32_t tid, const char* name) noexcept {
+  NameThreadId(tid, InternAscii(CurrentThreadState(), name));
+}
+void NVTX_API NameOsThreadW(uint32_t tid, const wchar_t* name) noexcept {
+  NameThreadId(tid, InternWide(CurrentThreadState(), name));
+}
+
+// ---- Core2 module (domains) ----
+
+void NVTX_API DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
+  if (ThreadState* ts = CurrentThreadState()) {
+    Attr attr;
+    DecodeAttr(ts, a, &attr);
+    Mark(ts, DomainOf(d), attr.name, &attr);
+  }
+}
+nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d,
+                                          const nvtxEventAttributes_t* a) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  if (!ts) return 0;
+  Attr attr;
+  DecodeAttr(ts, a, &attr);
+  return Start(ts, DomainOf(d), attr.name, &attr);
+}
+void NVTX_API DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) noexcept { End(id); }
+int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  if (!ts) return -1;
+  Attr attr;
+  DecodeAttr(ts, a, &attr);
+  return Push(ts, DomainOf(d), attr.name, &attr);
+}
+int NVTX_API DomainRangePop(nvtxDomainHandle_t d) noexcept {
+  ThreadState* ts = CurrentThreadState();
+  return ts ? Pop(ts, DomainOf(d)) : -1;
+}
+void NVTX_API DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t category,
+                                  const char* name) noexcept {
+  NameCategoryId(DomainOf(d)->id, category, InternAscii(CurrentThreadState(), name));
+}
+void NVTX_API DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t category,
+                                  const wchar_t* name) noexcept {
+  NameCategoryId(DomainOf(d)->id, category, InternWide(CurrentThreadState(), name));
+}
+// A registered string handle is our global string id.
+nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* s) noexcept {
+  uint32_t id = InternAscii(CurrentThreadState(), s);
+  return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
+}
+nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* s) noexcept {
+  uint32_t id = InternWide(CurrentThreadState(), s);
+  return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
+}
+nvtxDomainHandle_t CreateDomainNamed(uint32_t name, std::string_view text) noexcept {
+  try {
+    Session* s = Session::Instance();
+    bool enabled = s ? s->config().DomainEnabled(text) : true;
+    NvtxDomain* d = GlobalDefinitions().CreateDomain(name, enabled);
+    if (!d) {
+      LogOnce("domains", LogLevel::kWarn, "too many NVTX domains; later ones use the default");
+      return nullptr;
+    }
+    return reinterpret_cast<nvtxDomainHandle_t>(d);
+  } catch (...) {
+    return nullptr;
+  }
+}
+nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) noexcept {
+  if (!name) return nullptr;
+  return CreateDomainNamed(GlobalStrings().Intern(name).id, name);
+}
+nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) noexcept {
+  if (!name) return nullptr;
+  try {
+    std::string utf8;
+    AppendUtf8(&utf8, name);
+    return CreateDomainNamed(GlobalStrings().Intern(utf8).id, utf8);
+  } catch (...) {
+    return nullptr;
+  }
+}
+// Handles stay valid after destroy: events may still be buffered for them.
+void NVTX_API DomainDestroy(nvtxDomainHandle_t) noexcept {}
+void NVTX_API Initialize(const void*) noexcept {}
+
+template <typename Fn>
+void SetSlot(NvtxFunctionTable table, unsigned size, unsigned cbid, Fn fn) {
+  if (cbid < size && table[cbid]) *table[cbid] = reinterpret_cast<NvtxFunctionPointer>(fn);
+}
+
+}  // namespace
+
+int InstallNvtxCallbacks(NvtxGetExportTable get_export_table) noexcept {
+  try {
+    if (!get_export_table) return 0;
+    Session* s = Session::Instance();
+    if (!g_default_domain) {
+      g_default_domain =
+          GlobalDefinitions().DefaultDomain(s ? s->config().DomainEnabled("default") : true);
+    }
+    auto* callbacks =
+        static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+    if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
+        !callbacks->GetModuleFunctionTable) {
+      LogOnce("nvtx-etbl", LogLevel::kWarn, "NVTX export table missing; NVTX not traced");
+      return 0;
+    }
+    NvtxFunctionTable core = nullptr, core2 = nullptr;
+    unsigned core_size = 0, core2_size = 0;
+    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) || !core) {
+      LogOnce("nvtx-core", LogLevel::kWarn, "NVTX core table missing; NVTX not traced");
+      return 0;
+    }
+    SetSlot(core, core_size, NVTX_CBID_CORE_MarkEx, &MarkEx);
+    SetSlot(core, core_size, NVTX_CBID_CORE_MarkA, &MarkA);
+    SetSlot(core, core_size, NVTX_CBID_CORE_MarkW, &MarkW);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartEx, &RangeStartEx);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartA, &RangeStartA);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartW, &RangeStartW);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangeEnd, &RangeEnd);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangePushEx, &RangePushEx);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangePushA, &RangePushA);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangePushW, &RangePushW);
+    SetSlot(core, core_size, NVTX_CBID_CORE_RangePop, &RangePop);
+    SetSlot(core, core_size, NVTX_CBID_CORE_NameCategoryA, &NameCategoryA);
+    SetSlot(core, core_size, NVTX_CBID_CORE_NameCategoryW, &NameCategoryW);
+    SetSlot(core, core_size, NVTX_CBID_CORE_NameOsThreadA, &NameOsThreadA);
+    SetSlot(core, core_size, NVTX_CBID_CORE_NameOsThreadW, &NameOsThreadW);
+    if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) && core2) {
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &DomainMarkEx);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &DomainRangeStartEx);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &DomainRangeEnd);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, &DomainRangePushEx);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, &DomainRangePop);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, &DomainNameCategoryA);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, &DomainNameCategoryW);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &DomainRegisterStringA);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &DomainRegisterStringW);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &DomainCreateA);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &DomainCreateW);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, &DomainDestroy);
+      SetSlot(core2, core2_size, NVTX_CBID_CORE2_Initialize, &Initialize);
+    }
+    if (auto* version = static_cast<const NvtxExportTableVersionInfo*>(
+            get_export_table(NVTX_ETID_VERSIONINFO))) {
+      if (version->struct_size >= sizeof(NvtxExportTableVersionInfo) &&
+          version->SetInjectionNvtxVersion) {
+        version->SetInjectionNvtxVersion(NVTX_VERSION);
+      }
+    }
+    return 1;
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace tracer

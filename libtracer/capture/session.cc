@@ -1,0 +1,270 @@
+#include "libtracer/capture/session.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "libtracer/capture/definitions.h"
+#include "libtracer/capture/log.h"
+#include "libtracer/capture/thread_registry.h"
+#include "libtracer/capture/writer.h"
+#include "libtracer/core/clock.h"
+#include "libtracer/core/string_table.h"
+
+#ifndef TRACER_VERSION
+#define TRACER_VERSION "0.1.0"
+#endif
+
+namespace tracer {
+
+void ResetCurrentThreadStateAfterFork() noexcept;  // thread_state.cc
+
+namespace {
+
+enum State : int { kIdle = 0, kRunning = 1, kDisabled = 2, kEnded = 3 };
+std::atomic<int> g_state{kIdle};
+std::mutex g_start_mu;
+bool g_process_hooks_installed = false;  // under g_start_mu
+// Set in a forked child (TRACER_FORK=child): the next start reuses the
+// parent's configuration and records the parent's pid.
+const Config* g_inherited_config = nullptr;
+uint32_t g_parent_pid = 0;
+
+constexpr uint32_t kStopTimeoutMs = 5000;
+constexpr uint32_t kFlushTimeoutMs = 2000;
+
+std::string HostName() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::vector<std::string> CommandLine() {
+  std::vector<std::string> args;
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t pos = 0;
+  while (pos < all.size()) {
+    size_t end = all.find('\0', pos);
+    if (end == std::string::npos) end = all.size();
+    args.push_back(all.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return args;
+}
+
+const char* RealGetenv(const char* name) { return getenv(name); }
+
+// A forked child's file must not replace its parent's when the template has
+// no %p: "run.trace" -> "run-<pid>.trace".
+std::string ChildPath(const std::string& tmpl, const std::string& expanded, uint32_t pid) {
+  if (tmpl.find("%p") != std::string::npos) return expanded;
+  size_t slash = expanded.rfind('/');
+  size_t dot = expanded.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return expanded + "-" + std::to_string(pid);
+  }
+  return expanded.substr(0, dot) + "-" + std::to_string(pid) + expanded.substr(dot);
+}
+
+}  // namespace
+
+std::atomic<Session*> Session::instance_{nullptr};
+
+Session::Session(Config config, std::string output_path, uint32_t parent_pid)
+    : config_(std::move(config)),
+      output_path_(std::move(output_path)),
+      parent_pid_(parent_pid),
+      window_(!config_.capture_range.empty(), config_.capture_start, config_.capture_stop),
+      threads_(std::make_unique<ThreadRegistry>(config_.buffer_size)),
+      writer_(std::make_unique<Writer>(threads_.get(), config_.flush_interval_ms)) {
+  if (!config_.capture_range.empty()) {
+    capture_range_name_ = GlobalStrings().Intern(config_.capture_range).id;
+  }
+}
+
+bool Session::Open() noexcept {
+  try {
+    HeaderInfo header;
+    header.tracer_version = TRACER_VERSION;
+    header.host = HostName();
+    header.pid = static_cast<uint32_t>(getpid());
+    header.rank = RankFromEnv(RealGetenv);
+    header.clock_description = ClockDescription();
+    header.session_start_trace_ns = NowNs();
+    header.session_start_wall_ns = WallNowNs();
+    header.config = config_.effective;
+    header.command_line = CommandLine();
+    header.parent_pid = parent_pid_;
+    std::string error;
+    if (!writer_->Begin(output_path_, header, &error)) {
+      Log(LogLevel::kError, error + "; tracing disabled");
+      return false;
+    }
+    writer_->StartThread();
+    Log(LogLevel::kInfo, "tracing to " + output_path_);
+    return true;
+  } catch (...) {
+    Log(LogLevel::kError, "could not start the session; tracing disabled");
+    return false;
+  }
+}
+
+Session* Session::StartNew(const Config& config, uint32_t parent_pid) noexcept {
+  try {
+    std::string path, why;
+    uint32_t pid = static_cast<uint32_t>(getpid());
+    if (!ExpandOutputTemplate(config.output_template, pid, HostName(), RealGetenv, &path, &why)) {
+      Log(LogLevel::kError,
+          "TRACER_OUTPUT='" + config.output_template + "' " + why + "; tracing disabled");
+      return nullptr;
+    }
+    if (parent_pid != 0) path = ChildPath(config.output_template, path, pid);
+    // Leaked on purpose: threads may still hold pointers into it while the
+    // process exits.
+    auto* session = new Session(config, path, parent_pid);
+    if (!session->Open()) return nullptr;
+    return session;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+Session* Session::EnsureStarted() noexcept {
+  Session* s = instance_.load(std::memory_order_acquire);
+  if (s) return s;
+  int state = g_state.load(std::memory_order_acquire);
+  if (state == kDisabled || state == kEnded) return nullptr;
+  try {
+    std::lock_guard<std::mutex> lock(g_start_mu);
+    s = instance_.load(std::memory_order_acquire);
+    if (s) return s;
+    state = g_state.load(std::memory_order_acquire);
+    if (state == kDisabled || state == kEnded) return nullptr;
+
+    Config config;
+    uint32_t parent_pid = 0;
+    if (g_inherited_config) {
+      config = *g_inherited_config;
+      parent_pid = g_parent_pid;
+    } else {
+      ConfigResult parsed = ParseConfig(RealGetenv);
+      if (!parsed.ok()) {
+        Log(LogLevel::kError, parsed.error);
+        g_state.store(kDisabled, std::memory_order_release);
+        return nullptr;
+      }
+      config = std::move(parsed.config);
+    }
+    SetLogLevel(config.log_level);
+    if (!config.enabled) {
+      g_state.store(kDisabled, std::memory_order_release);
+      return nullptr;
+    }
+    s = StartNew(config, parent_pid);
+    if (!s) {
+      g_state.store(kDisabled, std::memory_order_release);
+      return nullptr;
+    }
+    if (!g_process_hooks_installed) {
+      g_process_hooks_installed = true;
+      atexit([] { ShutdownProcess(); });
+      InstallForkHandlers();
+    }
+    instance_.store(s, std::memory_order_release);
+    g_state.store(kRunning, std::memory_order_release);
+    return s;
+  } catch (...) {
+    g_state.store(kDisabled, std::memory_order_release);
+    return nullptr;
+  }
+}
+
+void Session::AddSource(RecordSource* source) { writer_->AddSource(source); }
+
+void Session::AddShutdownHook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  shutdown_hooks_.push_back(std::move(hook));
+}
+
+void Session::Flush() noexcept {
+  if (shut_down_.load(std::memory_order_acquire)) return;
+  writer_->Flush(kFlushTimeoutMs);
+}
+
+void Session::Shutdown() noexcept {
+  if (shut_down_.exchange(true)) return;
+  window_.Close();
+  std::vector<std::function<void()>> hooks;
+  {
+    std::lock_guard<std::mutex> lock(hooks_mu_);
+    hooks.swap(shutdown_hooks_);
+  }
+  for (auto& hook : hooks) {
+    try {
+      hook();
+    } catch (...) {
+      LogOnce("hook-exception", LogLevel::kWarn, "a shutdown hook failed; continuing");
+    }
+  }
+  if (!writer_->Stop(kStopTimeoutMs)) {
+    Log(LogLevel::kWarn, "the writer did not finish within 5 s; the trace has no footer");
+  } else {
+    Log(LogLevel::kInfo, "trace written to " + output_path_);
+  }
+  Session* self = this;
+  instance_.compare_exchange_strong(self, nullptr);
+  g_state.store(kEnded, std::memory_order_release);
+}
+
+void Session::ShutdownProcess() noexcept {
+  Session* s = instance_.load(std::memory_order_acquire);
+  if (s) s->Shutdown();
+}
+
+void Session::InstallForkHandlers() noexcept {
+  pthread_atfork(&Session::ForkPrepare, &Session::ForkParent, &Session::ForkChild);
+}
+
+// Hold every lock an application thread or the writer may take, so the child
+// never inherits one held by a thread that does not exist there.
+void Session::ForkPrepare() noexcept {
+  g_start_mu.lock();
+  GlobalStrings().LockForFork();
+  GlobalDefinitions().LockForFork();
+  if (Session* s = instance_.load(std::memory_order_acquire)) s->threads_->LockForFork();
+}
+
+void Session::ForkParent() noexcept {
+  if (Session* s = instance_.load(std::memory_order_acquire)) s->threads_->UnlockAfterFork();
+  GlobalDefinitions().UnlockAfterFork();
+  GlobalStrings().UnlockAfterFork();
+  g_start_mu.unlock();
+}
+
+void Session::ForkChild() noexcept {
+  Session* parent = instance_.load(std::memory_order_acquire);
+  if (parent) parent->threads_->UnlockAfterFork();
+  GlobalDefinitions().UnlockAfterFork();
+  GlobalStrings().UnlockAfterFork();
+  // The parent's session (writer thread, buffered events) stays behind: the
+  // child starts its own file lazily, on its first traced call, so a child
+  // that only execs writes nothing.
+  ResetCurrentThreadStateAfterFork();
+  instance_.store(nullptr, std::memory_order_release);
+  if (parent && parent->config_.fork == ForkMode::kChild &&
+      !parent->shut_down_.load(std::memory_order_acquire)) {
+    g_inherited_config = &parent->config_;
+    g_parent_pid = static_cast<uint32_t>(getppid());
+    g_state.store(kIdle, std::memory_order_release);
+  } else {
+    g_state.store(parent ? kDisabled : g_state.load(), std::memory_order_release);
+  }
+  g_start_mu.unlock();
+}
+
+}  // namespace tracer

@@ -1,0 +1,82 @@
+// The one tracing session of a process, however many entry points fire (NVTX
+// init, CUDA injection, LD_PRELOAD constructor): parses the configuration,
+// opens the output file, runs the writer thread, shuts down exactly once at
+// exit (bounded time), and restarts in a forked child (TRACER_FORK=child).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "libtracer/capture/capture_window.h"
+#include "libtracer/capture/config.h"
+#include "libtracer/capture/record_sink.h"
+
+namespace tracer {
+
+class ThreadRegistry;
+class Writer;
+
+class Session {
+ public:
+  // Idempotent and thread-safe; nullptr when tracing is disabled, the
+  // configuration is bad or the output cannot be opened (logged once).
+  static Session* EnsureStarted() noexcept;
+  // The running session, or nullptr (not started, disabled, or shut down).
+  static Session* Instance() noexcept { return instance_.load(std::memory_order_acquire); }
+
+  const Config& config() const { return config_; }
+  const std::string& output_path() const { return output_path_; }
+  // Writer polls it until shutdown (Drain(final = true) last). Thread-safe.
+  void AddSource(RecordSource* source);
+  // Run before the final drain (e.g. to force-flush CUPTI buffers).
+  void AddShutdownHook(std::function<void()> hook);
+
+  bool capture_active() const noexcept { return window_.active(); }
+  CaptureWindow& window() noexcept { return window_; }
+  // cuProfilerStart / cuProfilerStop.
+  void SetProfilerActive(bool active) noexcept { window_.SetProfilerActive(active); }
+  // String id of TRACER_CAPTURE_RANGE (0 when unset).
+  uint32_t capture_range_name() const noexcept { return capture_range_name_; }
+
+  // Wakes the writer and waits (bounded) until it drained everything
+  // appended before the call.
+  void Flush() noexcept;
+  // Final drain, footer, close. Exactly once; later calls return at once.
+  void Shutdown() noexcept;
+
+  ThreadRegistry& threads() noexcept { return *threads_; }
+
+  // Shuts the running session down (atexit handler and library destructor).
+  static void ShutdownProcess() noexcept;
+
+  ~Session() = delete;  // sessions are never destroyed (see session.cc)
+
+ private:
+  Session(Config config, std::string output_path, uint32_t parent_pid);
+  bool Open() noexcept;
+  static void InstallForkHandlers() noexcept;
+  static void ForkPrepare() noexcept;
+  static void ForkParent() noexcept;
+  static void ForkChild() noexcept;
+  static Session* StartNew(const Config& config, uint32_t parent_pid) noexcept;
+
+  static std::atomic<Session*> instance_;
+
+  const Config config_;
+  const std::string output_path_;
+  const uint32_t parent_pid_;
+  uint32_t capture_range_name_ = 0;
+  CaptureWindow window_;
+  std::unique_ptr<ThreadRegistry> threads_;
+  std::unique_ptr<Writer> writer_;
+  std::mutex hooks_mu_;
+  std::vector<std::function<void()>> shutdown_hooks_;
+  std::atomic<bool> shut_down_{false};
+};
+
+}  // namespace tracer

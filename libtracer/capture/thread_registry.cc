@@ -1,0 +1,50 @@
+#include "libtracer/capture/thread_registry.h"
+
+#include <algorithm>
+#include <new>
+
+namespace tracer {
+
+namespace {
+constexpr uint32_t kMaxThreadId = (1u << 22) - 1;  // fits the instance id layout
+}
+
+ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (next_id_ > kMaxThreadId) return nullptr;
+    auto* state = new (std::nothrow) ThreadState(next_id_, ring_bytes_, os_tid, pthread_id);
+    if (!state) return nullptr;
+    ++next_id_;
+    threads_.push_back(state);
+    return state;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void ThreadRegistry::Snapshot(std::vector<ThreadState*>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  out->assign(threads_.begin(), threads_.end());
+}
+
+void ThreadRegistry::Remove(const std::vector<ThreadState*>& states) {
+  if (states.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    threads_.erase(std::remove_if(threads_.begin(), threads_.end(),
+                                  [&](ThreadState* t) {
+                                    return std::find(states.begin(), states.end(), t) !=
+                                           states.end();
+                                  }),
+                   threads_.end());
+  }
+  for (ThreadState* t : states) delete t;
+}
+
+uint32_t ThreadRegistry::AllocateId() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_id_ <= kMaxThreadId ? next_id_++ : 0;
+}
+
+}  // namespace tracer

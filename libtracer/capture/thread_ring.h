@@ -1,0 +1,80 @@
+// Single-producer single-consumer ring of Events: the owning application
+// thread produces, the writer thread consumes. The producer keeps its own
+// copy of the consumer position and rereads the shared one only when the ring
+// looks full, so a push writes no cache line the writer writes.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "libtracer/capture/event.h"
+
+namespace tracer {
+
+class ThreadRing {
+ public:
+  // Capacity in events: ring_bytes / sizeof(Event) rounded down to a power of
+  // two, at least 16.
+  explicit ThreadRing(uint64_t ring_bytes) {
+    uint64_t want = ring_bytes / sizeof(Event);
+    size_t cap = 16;
+    while (cap * 2 <= want && cap < (size_t{1} << 30)) cap *= 2;
+    capacity_ = cap;
+    mask_ = cap - 1;
+    slots_.reset(static_cast<Event*>(::operator new[](cap * sizeof(Event), std::align_val_t{64})));
+    // Touch every page now, at thread registration, so the hot path never
+    // takes a page fault on fresh ring memory.
+    std::memset(static_cast<void*>(slots_.get()), 0, cap * sizeof(Event));
+  }
+
+  size_t capacity() const noexcept { return capacity_; }
+
+  // Producer: true when n more events fit while keeping `keep_free` slots.
+  bool HasRoom(size_t n, size_t keep_free) noexcept {
+    uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head + n + keep_free - cached_tail_ <= capacity_) return true;
+    cached_tail_ = tail_.load(std::memory_order_acquire);
+    return head + n + keep_free - cached_tail_ <= capacity_;
+  }
+
+  // Producer: writes n events; the caller checked HasRoom(n, ...).
+  void PushUnchecked(const Event* events, size_t n) noexcept {
+    uint64_t head = head_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < n; ++i) slots_.get()[(head + i) & mask_] = events[i];
+    head_.store(head + n, std::memory_order_release);
+  }
+
+  // Consumer: calls fn(const Event&) for every event available now, in order.
+  template <typename Fn>
+  size_t Drain(Fn&& fn) {
+    uint64_t tail = tail_.load(std::memory_order_relaxed);
+    uint64_t head = head_.load(std::memory_order_acquire);
+    for (uint64_t i = tail; i != head; ++i) fn(slots_.get()[i & mask_]);
+    tail_.store(head, std::memory_order_release);
+    return static_cast<size_t>(head - tail);
+  }
+
+  size_t SizeApprox() const noexcept {
+    return static_cast<size_t>(head_.load(std::memory_order_acquire) -
+                               tail_.load(std::memory_order_acquire));
+  }
+
+ private:
+  struct FreeSlots {
+    void operator()(Event* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<Event, FreeSlots> slots_;
+  size_t capacity_ = 0;
+  uint64_t mask_ = 0;
+  // Producer-owned line.
+  alignas(64) std::atomic<uint64_t> head_{0};
+  uint64_t cached_tail_ = 0;
+  // Consumer-owned line.
+  alignas(64) std::atomic<uint64_t> tail_{0};
+};
+
+}  // namespace tracer

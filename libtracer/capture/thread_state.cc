@@ -1,0 +1,87 @@
+#include "libtracer/capture/thread_state.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "libtracer/capture/session.h"
+#include "libtracer/capture/thread_registry.h"
+
+namespace tracer {
+
+ThreadState::ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id)
+    : id_(id), os_tid_(os_tid), pthread_id_(pthread_id), ring_(ring_bytes) {}
+
+uint64_t ThreadState::innermost_range_id() const noexcept {
+  for (int i = depth_; i-- > 0;) {
+    if (stack_[i].flags & kRecorded) return stack_[i].id;
+  }
+  return 0;
+}
+
+int ThreadState::PushOverflow() noexcept {
+  ++overflow_;
+  ThreadCounters::Bump(counters_.stack_overflow);
+  return -1;
+}
+
+bool ThreadState::PopOpenSlow(uint16_t domain, OpenRange* out) noexcept {
+  if (overflow_ > 0) {  // the innermost pushes were never put on the stack
+    --overflow_;
+    return false;
+  }
+  for (int i = depth_; i-- > 0;) {
+    if (stack_[i].domain != domain) continue;
+    *out = stack_[i];
+    for (int j = i; j + 1 < depth_; ++j) stack_[j] = stack_[j + 1];
+    --depth_;
+    return true;
+  }
+  ThreadCounters::Bump(counters_.pop_without_push);
+  return false;
+}
+
+namespace {
+
+__attribute__((tls_model("initial-exec"))) thread_local bool t_exited = false;
+
+struct ThreadExitGuard {
+  ThreadState* state = nullptr;
+  ~ThreadExitGuard() {
+    t_exited = true;
+    internal::t_current_state = nullptr;
+    if (state) state->exited.store(true, std::memory_order_release);
+  }
+};
+thread_local ThreadExitGuard t_guard;
+
+}  // namespace
+
+namespace internal {
+
+constinit thread_local ThreadState* t_current_state __attribute__((tls_model("initial-exec"))) =
+    nullptr;
+
+ThreadState* CreateCurrentThreadState() noexcept {
+  if (t_exited) return nullptr;  // thread_local destructors already ran
+  Session* session = Session::Instance();
+  if (!session) session = Session::EnsureStarted();
+  if (!session) return nullptr;
+  ThreadState* state = session->threads().Register(static_cast<uint64_t>(syscall(SYS_gettid)),
+                                                   static_cast<uint64_t>(pthread_self()));
+  if (!state) return nullptr;
+  t_guard.state = state;
+  t_current_state = state;
+  return state;
+}
+
+}  // namespace internal
+
+// Called in a forked child: the forking thread's state belongs to the
+// parent's session.
+void ResetCurrentThreadStateAfterFork() noexcept {
+  internal::t_current_state = nullptr;
+  t_guard.state = nullptr;
+}
+
+}  // namespace tracer

@@ -1,0 +1,142 @@
+// Per-thread capture state: the thread's event ring, its stack of open
+// push/pop ranges, its string intern cache and its counters. Only the owning
+// thread touches the producer side; the writer thread drains the ring. The
+// hot path (push/pop) takes no lock, allocates nothing and makes no syscall.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "libtracer/capture/event.h"
+#include "libtracer/capture/thread_ring.h"
+#include "libtracer/core/intern_cache.h"
+
+namespace tracer {
+
+// Range instance ids: bits 40..61 = thread index, bits 0..39 = per-thread
+// sequence, so ids are unique without a shared atomic. Bit 63 marks an id
+// handed to the application for a start/end range that was not recorded
+// (dropped or outside the capture window), so its End is ignored too. Bit 62
+// marks an instance of the capture-window range (TRACER_CAPTURE_RANGE).
+inline constexpr uint64_t kRangeIdNotRecorded = 1ull << 63;
+inline constexpr uint64_t kRangeIdCaptureInstance = 1ull << 62;
+inline constexpr uint64_t kRangeIdMask = (1ull << 62) - 1;
+
+// Counters the owning thread increments with plain load+store (no locked
+// read-modify-write); the writer reads them relaxed.
+struct ThreadCounters {
+  std::atomic<uint64_t> ring_full{0};       // events dropped: ring full
+  std::atomic<uint64_t> stack_overflow{0};  // pushes deeper than kMaxDepth
+  std::atomic<uint64_t> pop_without_push{0};
+  std::atomic<uint64_t> gated{0};  // outside the capture window or excluded domain
+
+  static void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+};
+
+class ThreadState {
+ public:
+  static constexpr int kMaxDepth = 256;
+  enum OpenFlags : uint8_t { kRecorded = 1, kCaptureInstance = 2 };
+  struct OpenRange {
+    uint64_t id;
+    uint16_t domain;
+    uint8_t flags;
+  };
+
+  ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id);
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+
+  uint32_t id() const noexcept { return id_; }                    // ThreadDef id in the stream
+  uint64_t innermost_range_id() const noexcept;                   // 0 = no open push/pop range
+  bool Append(const Event& e) noexcept { return Append(&e, 1); }  // false = ring full (counted)
+  // Appends n (1 or 2) events atomically, keeping room for the pops of every
+  // recorded open range, so a recorded push always gets its pop.
+  bool Append(const Event* events, int n) noexcept {
+    return AppendKeeping(events, n, reserved_pops_);
+  }
+
+  // Appends a push/start event (plus its payload) only when its pop also
+  // fits, so every recorded push is matched by a recorded pop.
+  bool AppendPush(const Event* events, int n) noexcept {
+    return AppendKeeping(events, n, reserved_pops_ + 1);
+  }
+
+  uint64_t NextInstanceId() noexcept { return (static_cast<uint64_t>(id_) << 40) | ++sequence_; }
+
+  // Range stack. PushOpen returns the nesting level (0-based) or -1 when
+  // deeper than kMaxDepth (counted; the matching pop is then ignored).
+  int PushOpen(uint64_t id, uint16_t domain, uint8_t flags) noexcept {
+    if (__builtin_expect(depth_ >= kMaxDepth, 0)) return PushOverflow();
+    stack_[depth_] = OpenRange{id, domain, flags};
+    reserved_pops_ += flags & kRecorded;
+    return depth_++;
+  }
+  // Pops the innermost open range of `domain`; false when there is none.
+  bool PopOpen(uint16_t domain, OpenRange* out) noexcept {
+    if (__builtin_expect(overflow_ == 0 && depth_ > 0 && stack_[depth_ - 1].domain == domain, 1)) {
+      *out = stack_[--depth_];
+      return true;
+    }
+    return PopOpenSlow(domain, out);
+  }
+  int depth() const noexcept { return depth_; }
+  // Appends a pop event to the room reserved for it (see Append).
+  bool AppendPop(const Event& e) noexcept {
+    if (reserved_pops_ > 0) --reserved_pops_;
+    // Cannot fail while the reservation invariant holds; checked anyway.
+    return AppendKeeping(&e, 1, reserved_pops_);
+  }
+
+  InternCache& intern_cache() noexcept { return intern_cache_; }
+  ThreadCounters& counters() noexcept { return counters_; }
+  ThreadRing& ring() noexcept { return ring_; }
+  uint64_t os_tid() const noexcept { return os_tid_; }
+  uint64_t pthread_id() const noexcept { return pthread_id_; }
+
+  // Set when the thread exits; the writer drains what is left, then frees it.
+  std::atomic<bool> exited{false};
+
+ private:
+  bool AppendKeeping(const Event* events, int n, uint32_t keep_free) noexcept {
+    if (__builtin_expect(ring_.HasRoom(static_cast<size_t>(n), keep_free), 1)) {
+      ring_.PushUnchecked(events, static_cast<size_t>(n));
+      return true;
+    }
+    ThreadCounters::Bump(counters_.ring_full, static_cast<uint64_t>(n));
+    return false;
+  }
+  int PushOverflow() noexcept;
+  bool PopOpenSlow(uint16_t domain, OpenRange* out) noexcept;
+
+  const uint32_t id_;
+  const uint64_t os_tid_;
+  const uint64_t pthread_id_;
+  uint64_t sequence_ = 0;
+  int depth_ = 0;
+  int overflow_ = 0;            // pushes beyond kMaxDepth still open
+  uint32_t reserved_pops_ = 0;  // recorded open ranges, each owed one ring slot
+  OpenRange stack_[kMaxDepth];
+  ThreadCounters counters_;
+  InternCache intern_cache_;
+  ThreadRing ring_;
+};
+
+namespace internal {
+// initial-exec: a plain %fs-relative load instead of a __tls_get_addr call;
+// one pointer fits glibc's static TLS surplus for dlopen'ed libraries.
+extern constinit thread_local ThreadState* t_current_state
+    __attribute__((tls_model("initial-exec")));
+ThreadState* CreateCurrentThreadState() noexcept;
+}  // namespace internal
+
+// The calling thread's state, created on first use; nullptr when tracing is off.
+inline ThreadState* CurrentThreadState() noexcept {
+  ThreadState* s = internal::t_current_state;
+  if (__builtin_expect(s != nullptr, 1)) return s;
+  return internal::CreateCurrentThreadState();
+}
+
+}  // namespace tracer

@@ -1,0 +1,429 @@
+#include "libtracer/capture/writer.h"
+
+#include <chrono>
+
+#include "libtracer/capture/definitions.h"
+#include "libtracer/capture/log.h"
+#include "libtracer/capture/thread_registry.h"
+#include "libtracer/capture/thread_state.h"
+#include "libtracer/core/clock.h"
+#include "libtracer/core/string_table.h"
+
+namespace tracer {
+namespace {
+// Cut a frame once this much is pending, so a reader never needs huge frames
+// and a crash loses at most this much of what was drained.
+constexpr size_t kMaxChunkBytes = 1u << 20;
+constexpr const char* kThreadCounterNames[3] = {
+    "dropped.nvtx_ring_full", "dropped.nvtx_stack_overflow", "nvtx_pop_without_push"};
+}  // namespace
+
+Writer::Writer(ThreadRegistry* threads, uint32_t flush_interval_ms)
+    : threads_(threads), flush_interval_ms_(flush_interval_ms), decoder_(this) {}
+
+Writer::~Writer() {
+  if (thread_.joinable()) thread_.detach();
+}
+
+bool Writer::Begin(const std::string& path, const HeaderInfo& header, std::string* error) {
+  if (!file_.Open(path, error)) return false;
+  std::string bytes;
+  AppendFileMagic(&bytes);
+  builder_.SetHeader(header);
+  builder_.FinishFrame(&bytes);
+  if (!file_.Append(bytes)) {
+    *error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
+}
+
+bool Writer::BeginOnFd(int fd, const HeaderInfo& header) {
+  file_.Adopt(fd, "fd:" + std::to_string(fd));
+  std::string bytes;
+  AppendFileMagic(&bytes);
+  builder_.SetHeader(header);
+  builder_.FinishFrame(&bytes);
+  return file_.Append(bytes);
+}
+
+void Writer::StartThread() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Writer::AddSource(RecordSource* source) {
+  std::lock_guard<std::mutex> lock(sources_mu_);
+  sources_.push_back(source);
+}
+
+void Writer::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_cv_.wait_for(lock, std::chrono::milliseconds(flush_interval_ms_),
+                      [&] { return stop_requested_ || flush_requested_ > flush_done_; });
+    uint64_t target = flush_requested_;
+    bool stopping = stop_requested_;
+    lock.unlock();
+    DrainOnce(stopping);
+    lock.lock();
+    flush_done_ = target;
+    if (stopping) finished_ = true;
+    done_cv_.notify_all();
+    if (stopping) return;
+  }
+}
+
+bool Writer::Flush(uint32_t timeout_ms) noexcept {
+  try {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (finished_ || !thread_.joinable()) return false;
+    uint64_t mine = ++flush_requested_;
+    wake_cv_.notify_all();
+    return done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                             [&] { return flush_done_ >= mine || finished_; });
+  } catch (...) {
+    return false;
+  }
+}
+
+bool Writer::Stop(uint32_t timeout_ms) noexcept {
+  try {
+    if (!thread_.joinable()) {
+      DrainOnce(true);
+      return true;
+    }
+    bool done;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      stop_requested_ = true;
+      wake_cv_.notify_all();
+      done =
+          done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return finished_; });
+    }
+    if (done) {
+      thread_.join();
+    } else {
+      thread_.detach();  // stuck (e.g. blocked write): give up, never hang the host
+    }
+    return done;
+  } catch (...) {
+    return false;
+  }
+}
+
+void Writer::DrainOnce(bool final) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(drain_mu_);
+    if (finished_writing_) return;
+    uint64_t begin = NowNs();
+
+    threads_->Snapshot(&snapshot_);
+    retired_.clear();
+    for (ThreadState* t : snapshot_) {
+      auto& info = thread_info_[t->id()];
+      if (info.os_tid == 0) {
+        info.os_tid = t->os_tid();
+        info.pthread_id = t->pthread_id();
+        if (info.name == 0) info.name = GlobalDefinitions().OsThreadName(info.os_tid);
+      }
+      // exited is read before the drain: everything the thread appended
+      // before exiting is then visible to this drain.
+      bool exited = t->exited.load(std::memory_order_acquire);
+      uint32_t id = t->id();
+      size_t n = 0;
+      t->ring().Drain([&](const Event& e) {
+        decoder_.Consume(id, e);
+        if (++n % 4096 == 0) MaybeCutFrame();
+      });
+      CollectThreadCounters(t, exited);
+      if (exited) retired_.push_back(t);
+      MaybeCutFrame();
+    }
+
+    std::vector<RecordSource*> sources;
+    {
+      std::lock_guard<std::mutex> slock(sources_mu_);
+      sources = sources_;
+    }
+    for (RecordSource* s : sources) {
+      s->Drain(*this, final);
+      MaybeCutFrame();
+    }
+
+    category_scratch_.clear();
+    categories_emitted_ =
+        GlobalDefinitions().CategoriesSince(categories_emitted_, &category_scratch_);
+    for (const CategoryDefRecord& c : category_scratch_) {
+      EnsureString(c.name);
+      EnsureDomain(c.domain);
+      builder_.AddCategory(c);
+    }
+
+    uint64_t unclosed = 0;
+    if (final) unclosed = decoder_.Finish(NowNs());
+    EmitCounterDeltas();
+    busy_ns_ += NowNs() - begin;
+    if (final) {
+      WriteFooter(NowNs(), unclosed);
+      finished_writing_ = true;
+      file_.Close();
+    } else {
+      EmitFrame();
+    }
+    threads_->Remove(retired_);
+    for (ThreadState* t : retired_) thread_counter_seen_.erase(t);
+    retired_.clear();
+  } catch (...) {
+    LogOnce("writer-exception", LogLevel::kError, "the writer thread hit an internal error");
+  }
+}
+
+void Writer::CollectThreadCounters(ThreadState* t, bool retire) {
+  ThreadCounters& c = t->counters();
+  uint64_t now[3] = {c.ring_full.load(std::memory_order_relaxed),
+                     c.stack_overflow.load(std::memory_order_relaxed),
+                     c.pop_without_push.load(std::memory_order_relaxed)};
+  auto& seen = thread_counter_seen_[t];
+  for (int i = 0; i < 3; ++i) {
+    if (now[i] > seen[i]) {
+      Count(kThreadCounterNames[i], now[i] - seen[i]);
+      seen[i] = now[i];
+    }
+  }
+  if (now[0] > 0) {
+    LogOnce("ring-full", LogLevel::kWarn,
+            "a thread's event buffer was full; events were dropped and counted (raise "
+            "TRACER_BUFFER_SIZE or lower TRACER_FLUSH_INTERVAL_MS)");
+  }
+  (void)retire;
+}
+
+void Writer::EmitCounterDeltas() {
+  for (const auto& [name, total] : counters_) {
+    uint64_t& written = counters_written_[name];
+    if (total > written) {
+      builder_.AddCounterDelta(name, total - written);
+      written = total;
+    }
+  }
+}
+
+void Writer::MaybeCutFrame() {
+  if (builder_.ApproximateBytes() >= kMaxChunkBytes) EmitFrame();
+}
+
+void Writer::EmitFrame() {
+  if (builder_.pending_items() == 0) return;
+  frame_.clear();
+  builder_.FinishFrame(&frame_);
+  file_.Append(frame_);
+}
+
+void Writer::WriteFooter(uint64_t end_ns, uint64_t unclosed) {
+  FooterInfo footer;
+  footer.session_end_trace_ns = end_ns;
+  static constexpr const char* kKindNames[kNumKinds] = {
+      "ranges",  "marks",     "launches",         "graph_nodes", "kernels",        "memcpys",
+      "memsets", "api_calls", "synchronizations", "overheads",   "graph_launches", "pm_samples"};
+  for (int k = 0; k < kNumKinds; ++k) {
+    if (records_by_kind_[k] > 0)
+      footer.records_by_kind.emplace_back(kKindNames[k], records_by_kind_[k]);
+  }
+  for (const auto& [name, n] : counters_) {
+    std::string_view sv(name);
+    if (sv.substr(0, kDroppedPrefix.size()) == kDroppedPrefix) {
+      footer.dropped_by_cause.emplace_back(std::string(sv.substr(kDroppedPrefix.size())), n);
+    } else {
+      footer.stats.emplace_back(name, n);
+    }
+  }
+  footer.stats.emplace_back("ranges_left_open", unclosed);
+  footer.overhead_ns = busy_ns_;
+  builder_.SetFooter(footer);
+  frame_.clear();
+  builder_.FinishFrame(&frame_);
+  file_.Append(frame_);
+}
+
+void Writer::EnsureString(uint32_t id) {
+  if (id == 0) return;
+  if (id >= strings_defined_.size()) strings_defined_.resize(id + 1024, false);
+  if (strings_defined_[id]) return;
+  strings_defined_[id] = true;
+  builder_.AddString(id, GlobalStrings().Text(id));
+}
+
+void Writer::EnsureDomain(uint32_t id) {
+  if (id == 0) return;
+  if (id >= domains_defined_.size()) domains_defined_.resize(id + 64, false);
+  if (domains_defined_[id]) return;
+  domains_defined_[id] = true;
+  uint32_t name = GlobalDefinitions().DomainName(static_cast<uint16_t>(id));
+  EnsureString(name);
+  builder_.AddDomain(DomainDefRecord{id, name});
+}
+
+void Writer::EnsureThread(uint32_t id) {
+  if (id == 0 || id == last_defined_thread_) return;
+  ThreadInfo& info = thread_info_[id];
+  if (info.defined) {
+    last_defined_thread_ = id;
+    return;
+  }
+  info.defined = true;
+  if (info.name == 0 && info.os_tid != 0) info.name = GlobalDefinitions().OsThreadName(info.os_tid);
+  EnsureString(info.name);
+  builder_.AddThread(ThreadDefRecord{id, info.os_tid, info.name, info.pthread_id});
+  last_defined_thread_ = id;
+}
+
+// EventDecoder::Output
+
+void Writer::Range(const RangeRecord& r) {
+  EnsureThread(r.thread);
+  EnsureThread(r.end_thread);
+  EnsureString(r.name);
+  EnsureDomain(r.domain);
+  builder_.AddRange(r);
+  Record(kRanges);
+}
+
+void Writer::Mark(const MarkRecord& r) {
+  EnsureThread(r.thread);
+  EnsureString(r.name);
+  EnsureDomain(r.domain);
+  builder_.AddMark(r);
+  Record(kMarks);
+}
+
+void Writer::Launch(const LaunchRecord& r) {
+  EnsureThread(r.thread);
+  builder_.AddLaunch(r);
+  Record(kLaunches);
+}
+
+void Writer::GraphNode(const GraphNodeSnapshotRecord& r) {
+  EnsureThread(r.thread);
+  builder_.AddGraphNode(r);
+  Record(kGraphNodes);
+}
+
+void Writer::ThreadName(uint32_t thread, uint32_t name) {
+  ThreadInfo& info = thread_info_[thread];
+  if (info.defined) {
+    // A thread is defined once per file; a rename after its first record is
+    // counted rather than contradicting the definition.
+    Count("nvtx_thread_renamed_after_use", 1);
+    return;
+  }
+  info.name = name;
+}
+
+// RecordSink
+
+uint32_t Writer::InternString(std::string_view text) { return GlobalStrings().Intern(text).id; }
+
+uint32_t Writer::StreamId(uint32_t device, uint32_t context, uint64_t stream) {
+  auto key = std::make_tuple(device, context, stream);
+  auto it = stream_ids_.find(key);
+  if (it != stream_ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(stream_ids_.size() + 1);
+  stream_ids_.emplace(key, id);
+  builder_.AddStream(StreamDefRecord{id, device, context, stream});
+  return id;
+}
+
+uint32_t Writer::LaunchConfigId(const LaunchConfigRecord& c) {
+  std::vector<uint32_t> key = {c.grid[0],
+                               c.grid[1],
+                               c.grid[2],
+                               c.block[0],
+                               c.block[1],
+                               c.block[2],
+                               c.static_shared_memory,
+                               c.dynamic_shared_memory,
+                               c.registers_per_thread};
+  auto it = launch_config_ids_.find(key);
+  if (it != launch_config_ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(launch_config_ids_.size() + 1);
+  launch_config_ids_.emplace(std::move(key), id);
+  LaunchConfigRecord def = c;
+  def.id = id;
+  builder_.AddLaunchConfig(def);
+  return id;
+}
+
+uint32_t Writer::ThreadIdForPthread(uint64_t pthread_id) {
+  auto it = pthread_ids_.find(pthread_id);
+  if (it != pthread_ids_.end()) return it->second;
+  uint32_t id = 0;
+  // CUPTI's activity records carry pthread_self() cut to 32 bits
+  // (CUpti_ActivityAPI::threadId is uint32_t): match on the low half then.
+  auto same = [pthread_id](uint64_t full) {
+    return pthread_id > 0xFFFFFFFFull ? full == pthread_id
+                                      : static_cast<uint32_t>(full) == pthread_id;
+  };
+  // Live threads first: a pthread_t value is reused after a thread exits.
+  for (ThreadState* t : snapshot_) {
+    if (same(t->pthread_id()) && !t->exited.load(std::memory_order_relaxed)) id = t->id();
+  }
+  if (id == 0) {
+    for (const auto& [tid, info] : thread_info_) {
+      if (same(info.pthread_id)) id = tid;
+    }
+  }
+  if (id == 0) {
+    id = threads_->AllocateId();
+    ThreadInfo& info = thread_info_[id];
+    info.pthread_id = pthread_id;
+  }
+  pthread_ids_[pthread_id] = id;
+  EnsureThread(id);
+  return id;
+}
+
+void Writer::Kernel(const KernelRecord& r) {
+  EnsureString(r.name);
+  builder_.AddKernel(r);
+  Record(kKernels);
+}
+void Writer::Memcpy(const MemcpyRecord& r) {
+  builder_.AddMemcpy(r);
+  Record(kMemcpys);
+}
+void Writer::Memset(const MemsetRecord& r) {
+  builder_.AddMemset(r);
+  Record(kMemsets);
+}
+void Writer::Api(const ApiRecord& r) {
+  EnsureThread(r.thread);
+  EnsureString(r.name);
+  builder_.AddApi(r);
+  Record(kApiCalls);
+}
+void Writer::Sync(const SyncRecord& r) {
+  builder_.AddSync(r);
+  Record(kSyncs);
+}
+void Writer::Overhead(const OverheadRecord& r) {
+  EnsureThread(r.thread);
+  builder_.AddOverhead(r);
+  Record(kOverheads);
+}
+void Writer::GraphLaunch(const GraphLaunchRecord& r) {
+  builder_.AddGraphLaunch(r);
+  Record(kGraphLaunches);
+}
+void Writer::PmSample(const PmSampleRecord& r) {
+  EnsureString(r.metric);
+  builder_.AddPmSample(r);
+  Record(kPmSamples);
+}
+
+void Writer::Count(std::string_view counter, uint64_t delta) {
+  auto it = counters_.find(counter);
+  if (it == counters_.end()) it = counters_.emplace(std::string(counter), 0).first;
+  it->second += delta;
+}
+
+}  // namespace tracer

@@ -1,0 +1,158 @@
+// The background writer: every flush interval (and on demand) it drains
+// every thread's ring through the EventDecoder, polls the registered
+// RecordSources (it is their RecordSink), defines strings/threads/domains/
+// streams on first use, encodes with ChunkBuilder and appends frames to the
+// file. At shutdown: final drain, ranges still open closed as UNCLOSED, and a
+// footer with totals. Application threads never wait on it except in Flush.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "libtracer/capture/event_decoder.h"
+#include "libtracer/capture/record_sink.h"
+#include "libtracer/capture/trace_file.h"
+#include "libtracer/core/chunk_builder.h"
+
+namespace tracer {
+
+class ThreadRegistry;
+class ThreadState;
+
+// Counter names with this prefix are drops: the footer lists them under
+// dropped_by_cause without the prefix (e.g. "dropped.cupti_dropped" ->
+// "cupti_dropped"); counter_deltas keep the full name. Other counters go to
+// the footer's stats.
+inline constexpr std::string_view kDroppedPrefix = "dropped.";
+
+class Writer final : public RecordSink, private EventDecoder::Output {
+ public:
+  Writer(ThreadRegistry* threads, uint32_t flush_interval_ms);
+  ~Writer() override;
+
+  // Writes the magic and the header frame synchronously (the file exists and
+  // is valid from the start). False when the file cannot be created.
+  bool Begin(const std::string& path, const HeaderInfo& header, std::string* error);
+  // Test hook: Begin on an open descriptor.
+  bool BeginOnFd(int fd, const HeaderInfo& header);
+  void StartThread();
+  void AddSource(RecordSource* source);
+
+  // Wakes the writer and waits until it drained what was appended before the
+  // call; false on timeout.
+  bool Flush(uint32_t timeout_ms) noexcept;
+  // Final drain and footer, then the file is closed. False when the writer
+  // thread did not finish within timeout_ms (it is then abandoned).
+  bool Stop(uint32_t timeout_ms) noexcept;
+
+  // One drain pass (the writer thread's body; tests call it directly).
+  void DrainOnce(bool final) noexcept;
+
+  const TraceFile& file() const { return file_; }
+
+  // RecordSink (called on the writer thread, inside DrainOnce).
+  uint32_t InternString(std::string_view text) override;
+  uint32_t StreamId(uint32_t device, uint32_t context, uint64_t stream) override;
+  uint32_t LaunchConfigId(const LaunchConfigRecord& config) override;
+  uint32_t ThreadIdForPthread(uint64_t pthread_id) override;
+  void Kernel(const KernelRecord& r) override;
+  void Memcpy(const MemcpyRecord& r) override;
+  void Memset(const MemsetRecord& r) override;
+  void Api(const ApiRecord& r) override;
+  void Sync(const SyncRecord& r) override;
+  void Overhead(const OverheadRecord& r) override;
+  void GraphLaunch(const GraphLaunchRecord& r) override;
+  void PmSample(const PmSampleRecord& r) override;
+  void Count(std::string_view counter, uint64_t delta) override;
+
+ private:
+  struct ThreadInfo {
+    uint64_t os_tid = 0;
+    uint64_t pthread_id = 0;
+    uint32_t name = 0;
+    bool defined = false;
+  };
+
+  // EventDecoder::Output
+  void Range(const RangeRecord& r) override;
+  void Mark(const MarkRecord& r) override;
+  void Launch(const LaunchRecord& r) override;
+  void GraphNode(const GraphNodeSnapshotRecord& r) override;
+  void ThreadName(uint32_t thread, uint32_t name) override;
+
+  void Loop();
+  void EnsureString(uint32_t id);
+  void EnsureThread(uint32_t id);
+  void EnsureDomain(uint32_t id);
+  enum Kind {
+    kRanges,
+    kMarks,
+    kLaunches,
+    kGraphNodes,
+    kKernels,
+    kMemcpys,
+    kMemsets,
+    kApiCalls,
+    kSyncs,
+    kOverheads,
+    kGraphLaunches,
+    kPmSamples,
+    kNumKinds
+  };
+  void Record(Kind kind) { ++records_by_kind_[kind]; }
+  void MaybeCutFrame();
+  void EmitFrame();
+  void CollectThreadCounters(ThreadState* t, bool retire);
+  void EmitCounterDeltas();
+  void WriteFooter(uint64_t end_ns, uint64_t unclosed);
+
+  ThreadRegistry* threads_;
+  const uint32_t flush_interval_ms_;
+  TraceFile file_;
+  ChunkBuilder builder_;
+  EventDecoder decoder_;
+  std::string frame_;
+
+  std::mutex drain_mu_;  // one DrainOnce at a time
+  std::vector<ThreadState*> snapshot_, retired_;
+  std::vector<RecordSource*> sources_;
+  std::mutex sources_mu_;
+
+  std::vector<bool> strings_defined_;
+  std::vector<bool> domains_defined_;
+  std::unordered_map<uint32_t, ThreadInfo> thread_info_;
+  std::unordered_map<uint64_t, uint32_t> pthread_ids_;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint32_t> stream_ids_;
+  std::map<std::vector<uint32_t>, uint32_t> launch_config_ids_;
+  size_t categories_emitted_ = 0;
+  std::vector<CategoryDefRecord> category_scratch_;
+
+  // Counters: totals so far and the part already written as deltas.
+  std::map<std::string, uint64_t, std::less<>> counters_;
+  std::map<std::string, uint64_t, std::less<>> counters_written_;
+  std::unordered_map<ThreadState*, std::array<uint64_t, 3>> thread_counter_seen_;
+  uint64_t records_by_kind_[kNumKinds] = {};
+  uint32_t last_defined_thread_ = 0;
+  uint64_t busy_ns_ = 0;
+  bool finished_writing_ = false;
+
+  // Thread control.
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable wake_cv_, done_cv_;
+  uint64_t flush_requested_ = 0;
+  uint64_t flush_done_ = 0;
+  bool stop_requested_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace tracer

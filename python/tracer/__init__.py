@@ -1,0 +1,8 @@
+"""Python side of the tracer GPU profiler.
+
+`tracer.torch` annotates a PyTorch model with NVTX ranges named the way
+`tracer report --groups` expects (see tracer/torch.py). The package itself
+imports nothing heavy; torch is imported only by `tracer.torch`.
+"""
+
+__version__ = "0.1.0"

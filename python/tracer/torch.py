@@ -1,0 +1,461 @@
+"""NVTX ranges for a PyTorch model, named for `tracer report`.
+
+    import tracer.torch as tt
+
+    handle = tt.annotate(model)           # f_<name> / b_<name> per module
+    for i, batch in enumerate(loader):
+        with tt.step(i):
+            with tt.forward():
+                loss = model(batch)
+            with tt.backward():
+                loss.backward()
+            with tt.optimizer():
+                opt.step(); opt.zero_grad()
+    handle.remove()
+
+Names follow the seeds' convention (tracer/_naming.py): module
+``layers.3.q.lora_a.alpaca`` pushes ``f_lora_a_alpaca_3`` around its forward
+and ``b_lora_a_alpaca_3`` around its backward.
+
+Zero cost without a tracer: `annotate` registers no hook, and the context
+managers are a shared no-op, unless an NVTX tool is configured when they are
+first used (NVTX_INJECTION64_PATH set, as `tracer run` does, or libtracer in
+LD_PRELOAD). `annotate(..., force=True)` or `set_enabled(True)` overrides
+that, e.g. to trace with another NVTX tool that attaches differently.
+
+Threads: forward hooks run on the thread that calls the model. Backward
+hooks run where the autograd engine runs the module's backward: the calling
+thread on CPU, the device's engine thread on GPU. A module's backward
+pre-hook (push) and its backward hook or, for a module whose inputs need no
+gradient, its parameters' accumulate-grad hooks (pop) run on the same engine
+thread, and the engine runs nodes newest first, so a module's backward
+nodes run together and its range nests properly (tests/python/test_hooks.py checks
+both). `tracer report` attributes work on engine threads to the ranges open
+on the main thread (`step`, `backward`): design.md section 3.
+
+Limits: full backward hooks reject in-place changes of a hooked module's
+output or input, so a module with ``inplace=True`` and its siblings (the
+conv and batch norm before an in-place ReLU) get forward ranges only; an
+in-place op on a hooked module's output elsewhere raises in torch: exclude
+that module or pass backward=False. A module whose inputs need no gradient
+and that has no trainable parameter of its own (a container such as the
+first transformer block under a frozen embedding) has a backward range that
+closes at once: its children's ranges still time their work. Embeddings get
+no backward range when frozen (their inputs are indices, so there is no
+work to time). Modules run under torch.compile get their hooks traced into
+the compiled graph (Dynamo supports module hooks) or cause a graph break, as
+torch decides.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import warnings
+from typing import Callable, Iterable, Optional, Sequence, Union
+
+import torch
+from torch import nn
+
+from . import _nvtx
+from ._naming import parse_module_path
+
+__all__ = [
+    "annotate",
+    "Annotation",
+    "RecordFunctionBackend",
+    "module_names",
+    "step",
+    "forward",
+    "backward",
+    "optimizer",
+    "range",
+    "set_enabled",
+    "set_backend",
+    "enabled",
+    "backend_name",
+]
+
+Pattern = Union[str, type]
+NameFn = Callable[[str, nn.Module], Optional[str]]
+
+# Containers that are never called: hooks on them would never fire.
+_NEVER_CALLED = (nn.ModuleList, nn.ModuleDict, nn.ParameterList, nn.ParameterDict)
+# Their inputs are indices, never differentiable: frozen, they have no
+# backward work at all, so no (empty) backward range either.
+_NO_BACKWARD = (nn.Embedding, nn.EmbeddingBag)
+
+
+class _State:
+    enabled: Optional[bool] = None  # None: decided by tracer_attached()
+    backend: Optional[_nvtx.Backend] = None
+
+
+_state = _State()
+
+
+def set_enabled(value: Optional[bool]) -> None:
+    """True/False overrides the tracer detection; None restores it."""
+    _state.enabled = value
+    _ranges.clear()
+
+
+def enabled() -> bool:
+    if _state.enabled is None:
+        _state.enabled = _nvtx.tracer_attached()
+    return _state.enabled
+
+
+def set_backend(backend: Union[None, str, _nvtx.Backend]) -> None:
+    """"torch", "nvtx", a Backend object (tests use a recording one), or None
+    to choose again on next use. Affects hooks registered afterwards."""
+    if isinstance(backend, str):
+        backend = _nvtx.select_backend(backend)
+    _state.backend = backend
+    _ranges.clear()
+
+
+def _backend() -> _nvtx.Backend:
+    if _state.backend is None:
+        _state.backend = _nvtx.select_backend()
+    return _state.backend
+
+
+def backend_name() -> str:
+    return _backend().name
+
+
+class RecordFunctionBackend(_nvtx.Backend):
+    """The same ranges as torch.profiler user annotations (what
+    ``torch.profiler.record_function`` records), to compare tracer with
+    torch.profiler on equal terms (bench/torch). record_function is not a
+    stack API, so each thread keeps the stack of its open handles."""
+
+    name = "record_function"
+
+    def __init__(self) -> None:
+        import threading
+
+        self._local = threading.local()
+        self._enter = torch.ops.profiler._record_function_enter_new
+        self._exit = torch.ops.profiler._record_function_exit
+
+    def _stack(self) -> list:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    def make_push(self, name: str) -> _nvtx.Push:
+        enter, stack = self._enter, self._stack
+
+        def push() -> None:
+            stack().append(enter(name, None))
+
+        return push
+
+    def pop(self) -> None:
+        stack = self._stack()
+        if stack:
+            self._exit(stack.pop())
+
+
+# --- step / forward / backward / optimizer ranges --------------------------
+
+
+class _Range:
+    __slots__ = ("_push", "_pop")
+
+    def __init__(self, push: _nvtx.Push, pop: _nvtx.Pop) -> None:
+        self._push = push
+        self._pop = pop
+
+    def __enter__(self) -> "_Range":
+        self._push()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._pop()
+        return False
+
+
+_NULL = contextlib.nullcontext()
+_ranges: dict = {}
+
+
+def range(name: str):  # noqa: A001 - mirrors torch.cuda.nvtx.range
+    """Context manager pushing `name` (a shared no-op when disabled)."""
+    r = _ranges.get(name)
+    if r is None:
+        if not enabled():
+            return _NULL
+        backend = _backend()
+        r = _ranges[name] = _Range(backend.make_push(name), backend.pop)
+    return r
+
+
+def step(index: Optional[int] = None):
+    """The `step` range. Every step has the same name so the report
+    aggregates them (and a capture window can count them); `index` is
+    accepted for readability of the caller's loop."""
+    return range("step")
+
+
+def forward():
+    return range("forward")
+
+
+def backward():
+    return range("backward")
+
+
+def optimizer():
+    return range("optimizer")
+
+
+# --- per-module hooks ------------------------------------------------------
+
+
+def _adapter_positions(
+    model: nn.Module, adapters: Optional[Iterable[str]]
+) -> dict:
+    """path -> set of part indices that are adapter keys. A key of an
+    nn.ModuleDict is an adapter unless `adapters` lists the adapter names."""
+    wanted = None if adapters is None else set(adapters)
+    positions: dict = {"": frozenset()}
+    for path, module in model.named_modules():
+        here = positions.setdefault(path, frozenset())
+        depth = 0 if not path else path.count(".") + 1
+        for child_name, child in module.named_children():
+            child_path = f"{path}.{child_name}" if path else child_name
+            is_adapter = isinstance(module, nn.ModuleDict) and (
+                wanted is None or child_name in wanted
+            )
+            positions[child_path] = here | {depth} if is_adapter else here
+    return positions
+
+
+def module_names(
+    model: nn.Module, adapters: Optional[Iterable[str]] = None
+) -> dict:
+    """path -> ModuleName for every named submodule (root excluded)."""
+    positions = _adapter_positions(model, adapters)
+    out = {}
+    for path, _ in model.named_modules():
+        name = parse_module_path(path, positions.get(path, ()))
+        if name is not None:
+            out[path] = name
+    return out
+
+
+def _matches(path: str, name: str, module: nn.Module, patterns: Sequence[Pattern]) -> bool:
+    for p in patterns:
+        if isinstance(p, type):
+            if isinstance(module, p):
+                return True
+        elif fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(name, p):
+            return True
+    return False
+
+
+def _as_patterns(value) -> Sequence[Pattern]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, type)):
+        return (value,)
+    return tuple(value)
+
+
+def _parent(path: str) -> str:
+    return path.rpartition(".")[0]
+
+
+def _forward_pre(push):
+    def hook(module, args):
+        push()
+
+    return hook
+
+
+def _forward_post(pop):
+    def hook(module, args, output):
+        pop()
+
+    return hook
+
+
+class _BackwardRange:
+    """The b_<name> range of one module.
+
+    A full backward hook fires once the module's input gradients are ready.
+    When no input needs a gradient (the first layer under a frozen
+    embedding, or LoRA A on a frozen input) torch calls it right after the
+    backward pre-hook, before the module's own work: its weight gradients
+    are still to come. A module with trainable parameters of its own then
+    keeps its range open until each of them has been accumulated
+    (post-accumulate-grad hooks, which run on the same engine thread right
+    after the gradient is made). A pop still owed when the module's next
+    backward starts (a parameter that got no gradient) is paid first, so
+    pushes and pops always balance."""
+
+    __slots__ = ("push", "pop", "n_params", "waiting")
+
+    def __init__(self, push, pop, n_params: int) -> None:
+        self.push, self.pop, self.n_params, self.waiting = push, pop, n_params, 0
+
+    def pre_hook(self, module, grad_output):
+        if self.waiting:
+            self.waiting = 0
+            self.pop()
+        self.push()
+
+    def hook(self, module, grad_input, grad_output):
+        if self.n_params and all(g is None for g in grad_input):
+            self.waiting = self.n_params
+        else:
+            self.pop()
+
+    def param_hook(self, param):
+        if self.waiting:
+            self.waiting -= 1
+            if not self.waiting:
+                self.pop()
+
+
+class Annotation:
+    """What `annotate` registered. `ranges`: path -> (forward, backward) range
+    names, backward None for a forward-only module (empty when inactive);
+    `remove()` takes every hook off."""
+
+    def __init__(self, active: bool, backend: str) -> None:
+        self.active = active
+        self.backend = backend
+        self.ranges: dict = {}
+        self._handles: list = []
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+
+    def __enter__(self) -> "Annotation":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.remove()
+        return False
+
+    def __repr__(self) -> str:
+        return (
+            f"Annotation(active={self.active}, backend={self.backend!r}, "
+            f"modules={len(self.ranges)}, hooks={len(self._handles)})"
+        )
+
+
+def annotate(
+    model: nn.Module,
+    prefix_forward: str = "f_",
+    prefix_backward: str = "b_",
+    name_fn: Optional[NameFn] = None,
+    include: Union[None, Pattern, Iterable[Pattern]] = None,
+    exclude: Union[None, Pattern, Iterable[Pattern]] = None,
+    max_depth: Optional[int] = None,
+    adapters: Optional[Iterable[str]] = None,
+    forward: bool = True,
+    backward: bool = True,
+    include_root: bool = False,
+    force: bool = False,
+    backend: Union[None, str, _nvtx.Backend] = None,
+    warn_shared_names: bool = True,
+) -> Annotation:
+    """Pushes an NVTX range around each submodule's forward and backward.
+
+    name_fn(path, module) -> base name (prefixes are added) or None to skip
+    the module; default: the seeds' convention (tracer/_naming.py).
+    include / exclude: glob patterns matched against the module path or its
+    base name (``"layers.*.q"``, ``"lora_*"``), or module classes. A module is
+    annotated if it matches `include` (or `include` is empty) and no
+    `exclude`. max_depth: deepest path to annotate (``layers.3.q`` is 3).
+    adapters: the adapter names among nn.ModuleDict keys (default: every key).
+    include_root: also annotate the model itself (named after its class).
+    force: register hooks even when no tracer is detected.
+    backend: "torch", "nvtx" or a Backend for these hooks only (default: the
+    module's, see set_backend).
+    warn_shared_names: warn when several modules get the same range name.
+    The seeds' convention shares some on purpose (``f_lora_a_{adapter}`` of
+    q, k, v and o, told apart by the enclosing ``f_q_3`` range).
+    """
+    if not (force or enabled()):
+        return Annotation(active=False, backend="none")
+    if isinstance(backend, str):
+        backend = _nvtx.select_backend(backend)
+    backend = backend or _backend()
+    result = Annotation(active=True, backend=backend.name)
+    includes, excludes = _as_patterns(include), _as_patterns(exclude)
+    names = module_names(model, adapters)
+    seen_modules: set = set()
+    # Full backward hooks hand the next op a view of the module's output, and
+    # an in-place op on it raises ("Output 0 of BackwardHookFunction is a view
+    # and is being modified inplace"). The usual culprit is an inplace=True
+    # sibling (conv -> bn -> ReLU(inplace=True)), so a module next to one gets
+    # a forward range only.
+    inplace_parents = {
+        _parent(p) for p, m in model.named_modules() if getattr(m, "inplace", False) is True
+    }
+    by_range: dict = {}
+    for path, module in model.named_modules():
+        if isinstance(module, _NEVER_CALLED) or id(module) in seen_modules:
+            continue
+        depth = 0 if not path else path.count(".") + 1
+        if max_depth is not None and depth > max_depth:
+            continue
+        if name_fn is not None:
+            base = name_fn(path, module)
+        elif not path:
+            base = type(module).__name__ if include_root else None
+        else:
+            base = names[path].range_name("")
+        if not base:
+            continue
+        if includes and not _matches(path, base, module, includes):
+            continue
+        if excludes and _matches(path, base, module, excludes):
+            continue
+        seen_modules.add(id(module))
+        fname, bname = prefix_forward + base, prefix_backward + base
+        by_range.setdefault(fname, []).append(path)
+        handles = result._handles
+        if forward:
+            handles.append(module.register_forward_pre_hook(_forward_pre(backend.make_push(fname))))
+            handles.append(
+                module.register_forward_hook(_forward_post(backend.pop), always_call=True)
+            )
+        own = [p for p in module.parameters(recurse=False) if p.requires_grad]
+        want_backward = (
+            backward
+            and not (isinstance(module, _NO_BACKWARD) and not own)
+            and not getattr(module, "inplace", False)
+            and _parent(path) not in inplace_parents
+        )
+        if want_backward:
+            br = _BackwardRange(backend.make_push(bname), backend.pop, len(own))
+            handles.append(module.register_full_backward_pre_hook(br.pre_hook))
+            handles.append(module.register_full_backward_hook(br.hook))
+            handles.extend(p.register_post_accumulate_grad_hook(br.param_hook) for p in own)
+        result.ranges[path] = (fname, bname if want_backward else None)
+    if backward and result._handles:
+        # A module whose inputs need no gradient (the first layer's norm when
+        # the embedding is frozen) gets an empty backward range, as documented
+        # above; torch would warn about it at every such backward call site.
+        warnings.filterwarnings(
+            "ignore", message="Full backward hook is firing when gradients are computed with"
+        )
+    clashes = {n: p for n, p in by_range.items() if len(p) > 1}
+    if clashes and warn_shared_names:
+        sample = "; ".join(f"{n}: {', '.join(p[:3])}" for n, p in list(clashes.items())[:3])
+        warnings.warn(
+            f"tracer.torch: {len(clashes)} range names are shared by several modules and "
+            f"will be reported together ({sample}); pass name_fn to tell them apart",
+            stacklevel=2,
+        )
+    return result

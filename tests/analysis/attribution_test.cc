@@ -1,0 +1,182 @@
+// Op -> launching thread, time and range stack (design.md section 3), on the
+// scenario of scenario.h and on CUDA graph replays.
+#include "libtracer/analysis/attribution.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "libtracer/analysis/reader.h"
+#include "tests/analysis/scenario.h"
+
+namespace tracer::analysis {
+namespace {
+
+using testing::BuildScenario;
+using testing::TraceFileBuilder;
+
+Trace Read(TraceFileBuilder& b) {
+  Trace trace;
+  std::string error;
+  EXPECT_TRUE(ReadTraceBytes(b.Bytes(), "scenario.trace", &trace, &error)) << error;
+  return trace;
+}
+
+// Range instance ids of an op's stack, as a set (order checked separately).
+std::set<uint64_t> StackIds(const ProcessTrace& p, const Attribution& a, OpKind kind, size_t i) {
+  std::set<uint64_t> ids;
+  for (uint32_t r : a.Stack(kind, i)) ids.insert(p.ranges[r].id);
+  return ids;
+}
+
+class ScenarioAttribution : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ScenarioAttribution, StacksFollowLaunchingThreadAndTime) {
+  TraceFileBuilder b;
+  BuildScenario(&b, /*api_only=*/GetParam());
+  const Trace trace = Read(b);
+  const ProcessTrace& p = trace.processes[0];
+  const RangeIndex index(p);
+  const Attribution a(p, index, AttributionOptions{});
+  EXPECT_EQ(p.threads[a.main_thread()].os_tid, 100u);  // os_tid == pid
+
+  // K1 launched in layer #3: layer, fwd, step, plus the start/end "epoch"
+  // whose [0, 10000] contains the launch time 300.
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 0), (std::set<uint64_t>{3, 2, 1, 7}));
+  // Innermost first: the own chain leads.
+  ASSERT_GE(a.Stack(OpKind::kKernel, 0).size(), 3u);
+  EXPECT_EQ(p.ranges[a.Stack(OpKind::kKernel, 0)[0]].id, 3u);
+  EXPECT_EQ(p.ranges[a.Stack(OpKind::kKernel, 0)[1]].id, 2u);
+  EXPECT_EQ(a.OwnDepth(OpKind::kKernel, 0), 3u);
+  // K4 in layer #4; the memcpy M1 too.
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 3), (std::set<uint64_t>{4, 2, 1, 7}));
+  EXPECT_EQ(StackIds(p, a, OpKind::kMemcpy, 0), (std::set<uint64_t>{4, 2, 1, 7}));
+  // K6 on the worker: its own bwd #5, inherited step #1 (open on the main
+  // thread at 5600; fwd #2 closed at 5000), and epoch.
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 5), (std::set<uint64_t>{5, 1, 7}));
+  EXPECT_TRUE(a.Of(OpKind::kKernel, 5).inherited);
+  EXPECT_EQ(a.OwnDepth(OpKind::kKernel, 5), 1u);
+  // K7 at 10500: after every range; K8: never launched as far as we know.
+  EXPECT_TRUE(a.Stack(OpKind::kKernel, 6).empty());
+  EXPECT_EQ(a.Of(OpKind::kKernel, 7).source, AttributionSource::kNone);
+
+  const AttributionCounts& c = a.counts();
+  EXPECT_EQ(c.ops, 9u);             // 8 kernels + 1 memcpy
+  EXPECT_EQ(c.unattributed, 1u);    // K8
+  EXPECT_EQ(c.outside_ranges, 1u);  // K7
+  EXPECT_EQ(c.inherited, 1u);       // K6
+  const AttributionSource expected =
+      GetParam() ? AttributionSource::kApiRecord : AttributionSource::kLaunchRecord;
+  EXPECT_EQ(c.by_source[static_cast<int>(expected)], 8u);
+  EXPECT_EQ(a.Of(OpKind::kKernel, 5).thread, 2u);
+  EXPECT_EQ(a.Of(OpKind::kKernel, 5).launch_ns, 5600u);
+}
+
+INSTANTIATE_TEST_SUITE_P(LaunchRecordsAndApiRecords, ScenarioAttribution, ::testing::Bool());
+
+TEST(AttributionTest, MainThreadOffGivesNsysStacks) {
+  TraceFileBuilder b;
+  BuildScenario(&b);
+  const Trace trace = Read(b);
+  const ProcessTrace& p = trace.processes[0];
+  const RangeIndex index(p);
+  AttributionOptions o;
+  o.main_thread = MainThreadMode::kOff;
+  const Attribution a(p, index, o);
+  EXPECT_EQ(a.main_thread(), 0u);
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 5), (std::set<uint64_t>{5, 7}));
+  EXPECT_EQ(a.counts().inherited, 0u);
+}
+
+TEST(AttributionTest, ExplicitMainThreadByOsTid) {
+  TraceFileBuilder b;
+  BuildScenario(&b);
+  const Trace trace = Read(b);
+  const ProcessTrace& p = trace.processes[0];
+  const RangeIndex index(p);
+  AttributionOptions o;
+  o.main_thread = MainThreadMode::kThread;
+  o.main_thread_tid = 101;  // the worker is declared "main"
+  const Attribution a(p, index, o);
+  EXPECT_EQ(a.main_thread(), 2u);
+  // Launches on thread 1 now inherit from thread 2, where nothing (push/pop)
+  // is open before 5500: no op inherits; K6 is on the main thread itself.
+  EXPECT_EQ(a.counts().inherited, 0u);
+}
+
+TEST(AttributionTest, GraphKernelsUseNodeThenLaunchSnapshotsThenLaunchRecord) {
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  b.Stream(1, 0, 7);
+  b.Range(1, 0, 1, "capture", 0, 100);
+  b.Range(2, 0, 1, "replay_a", 1000, 2000);
+  b.Range(3, 0, 1, "replay_b", 3000, 4000);
+  // Node 1 was created inside "capture"; graph 9 was launched from replay_a
+  // (at 1100) and replay_b (at 3100).
+  b.GraphSnapshot(9, 1, 1, 1, 50);
+  b.GraphSnapshot(9, 0, 2, 1, 1100);
+  b.GraphSnapshot(9, 0, 3, 1, 3100);
+  b.Launch(20, 1, 1100, 2);
+  b.Launch(21, 1, 3100, 3);
+  b.Launch(22, 1, 3200, 3);
+  b.Kernel("node1", 1, 1200, 1300, 20, 9, 1);   // -> capture (node snapshot)
+  b.Kernel("node2", 1, 1300, 1400, 20, 9, 2);   // -> replay_a (launch snapshot at 1100)
+  b.Kernel("node2", 1, 3300, 3400, 21, 9, 2);   // -> replay_b (launch snapshot at 3100)
+  b.Kernel("other", 1, 3500, 3600, 22, 10, 1);  // graph 10: no snapshot -> launch record
+  const Trace trace = Read(b);
+  const ProcessTrace& p = trace.processes[0];
+  const RangeIndex index(p);
+  const Attribution a(p, index, AttributionOptions{});
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 0), (std::set<uint64_t>{1}));
+  EXPECT_EQ(a.Of(OpKind::kKernel, 0).source, AttributionSource::kGraphNode);
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 1), (std::set<uint64_t>{2}));
+  EXPECT_EQ(a.Of(OpKind::kKernel, 1).source, AttributionSource::kGraphLaunch);
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 2), (std::set<uint64_t>{3}));
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 3), (std::set<uint64_t>{3}));
+  EXPECT_EQ(a.Of(OpKind::kKernel, 3).source, AttributionSource::kLaunchRecord);
+}
+
+TEST(RangeIndexTest, InnermostOpenAtAndTimeDerivedParents) {
+  TraceFileBuilder b;
+  BuildScenario(&b, /*api_only=*/true);  // no parent ids in the file
+  const Trace trace = Read(b);
+  const ProcessTrace& p = trace.processes[0];
+  const RangeIndex index(p);
+  auto id_at = [&](uint32_t thread, uint64_t t) {
+    const uint32_t r = index.InnermostOpenAt(thread, t);
+    return r == kNoRange ? 0 : p.ranges[r].id;
+  };
+  EXPECT_EQ(id_at(1, 0), 1u);     // step opens at 0
+  EXPECT_EQ(id_at(1, 150), 2u);   // fwd
+  EXPECT_EQ(id_at(1, 1999), 3u);  // layer #3 still open
+  EXPECT_EQ(id_at(1, 2000), 2u);  // layer #3 closed: back to fwd
+  EXPECT_EQ(id_at(1, 4500), 2u);  // after layer #4
+  EXPECT_EQ(id_at(1, 9200), 6u);  // cpu_only
+  EXPECT_EQ(id_at(1, 9600), 1u);
+  EXPECT_EQ(id_at(1, 10000), 0u);  // step ended
+  EXPECT_EQ(id_at(2, 5600), 5u);
+  EXPECT_EQ(id_at(3, 5600), 0u);  // unknown thread
+  // Parents and depth rebuilt from time nesting.
+  const uint32_t layer3 = index.Find(3);
+  EXPECT_EQ(p.ranges[index.Parent(layer3)].id, 2u);
+  EXPECT_EQ(index.Depth(layer3), 2u);
+  EXPECT_EQ(index.Children(index.Find(2)).size(), 2u);
+  EXPECT_EQ(index.ByName(p.ranges[layer3].name).size(), 2u);
+}
+
+TEST(RangeIndexTest, ParentCyclesAreCut) {
+  // Corrupt parent ids (1 -> 2 -> 1) must not loop forever.
+  TraceFileBuilder b;
+  b.Range(1, 2, 1, "a", 0, 10);
+  b.Range(2, 1, 1, "b", 0, 10);
+  const Trace trace = Read(b);
+  const RangeIndex index(trace.processes[0]);
+  std::vector<uint32_t> chain;
+  index.AppendChain(0, &chain);
+  EXPECT_LE(chain.size(), 2u);
+  EXPECT_LE(index.Depth(0) + index.Depth(1), 1u);
+}
+
+}  // namespace
+}  // namespace tracer::analysis

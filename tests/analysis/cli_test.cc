@@ -1,0 +1,111 @@
+// `tracer report` and `tracer export` as a user runs them: exit codes, one
+// line per problem on stderr, the tables on stdout.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/analysis/scenario.h"
+
+namespace tracer::analysis {
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out;  // stdout + stderr
+};
+
+Result RunTracer(const std::string& args) {
+  const std::string cmd = std::string(TRACER_BIN) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::TraceFileBuilder b;
+    testing::BuildScenario(&b);
+    path_ = b.WriteTemp("cli.trace");
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  std::string path_;
+};
+
+TEST_F(CliTest, DefaultReportShowsSummaryRangesAndGpuTables) {
+  const Result r = RunTracer("report " + path_);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* s : {"Summary", "NVTX ranges", "GPU kernels", "GPU projection", "Memory",
+                        "layer", "bwd_kernel"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, JsonOutputParses) {
+  const Result r = RunTracer("report " + path_ + " --table ranges,range-kernels --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.contains("ranges"));
+  EXPECT_TRUE(j.contains("range-kernels"));
+}
+
+TEST_F(CliTest, DamagedAndMissingInputs) {
+  // Cut the file in the middle of its last frame: still a report, one warning.
+  std::ifstream in(path_, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  const std::string cut = testing::TraceFileBuilder::TempPath("cli_cut.trace");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 10);
+  Result r = RunTracer("report " + cut + " --table ranges");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: " + cut + ": corrupt frame"), std::string::npos) << r.out;
+  std::remove(cut.c_str());
+
+  r = RunTracer("report /nonexistent/x.trace");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("/nonexistent/x.trace: cannot open"), std::string::npos) << r.out;
+
+  // One good file and one missing: the good one is reported, exit 0.
+  r = RunTracer("report " + path_ + " /nonexistent/x.trace --table summary");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+
+  r = RunTracer("report " + path_ + " --table nope");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("unknown table 'nope'"), std::string::npos) << r.out;
+  r = RunTracer("report " + path_ + " --filter '('");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("--filter"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, HelpTeachesTheDefinitions) {
+  const Result r = RunTracer("report --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* s : {"Examples:", "projected GPU", "GPU busy", "kernel time", "range-kernels",
+                        "--main-thread"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  }
+}
+
+TEST_F(CliTest, ExportChrome) {
+  const std::string out = testing::TraceFileBuilder::TempPath("cli.json");
+  const Result r = RunTracer("export " + path_ + " --format chrome -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_GT(j["traceEvents"].size(), 20u);
+  std::remove(out.c_str());
+  EXPECT_EQ(RunTracer("export " + path_ + " --format nope").exit_code, 1);
+}
+
+}  // namespace
+}  // namespace tracer::analysis

@@ -1,0 +1,295 @@
+// Reader of our stream format: round trip of every record kind, string id
+// remapping, merging, damaged files (one warning, records before kept) and
+// random input (never a crash).
+#include "libtracer/analysis/reader.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <random>
+
+#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/chrome_export.h"
+#include "libtracer/analysis/load_input.h"
+#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/tables.h"
+#include "tests/analysis/trace_file_builder.h"
+
+namespace tracer::analysis {
+namespace {
+
+using testing::TraceFileBuilder;
+
+// Three frames: definitions + 2 ranges, then kernels, then API/launch/memcpy.
+// Returns the start offsets of the frames.
+std::vector<size_t> BuildThreeFrames(TraceFileBuilder* b) {
+  std::vector<size_t> at;
+  b->Thread(1, 100, "main");
+  b->Stream(1, 0, 7);
+  b->Range(1, 0, 1, "step", 1000, 9000);
+  b->Range(2, 1, 1, "layer", 2000, 5000, 1);
+  b->Counter("dropped_nvtx_ring_full", 2);
+  at.push_back(b->Frame());
+  b->Kernel("_Z4gemmv", 1, 3000, 3500, 11);
+  b->Kernel("_Z4gemmv", 1, 3600, 3700, 12, /*graph=*/5, /*node=*/6);
+  b->Counter("dropped_nvtx_ring_full", 3);
+  at.push_back(b->Frame());
+  b->Launch(11, 1, 2100, 2);
+  b->Launch(12, 1, 2200, 2);
+  b->Api("cudaLaunchKernel", 1, 2100, 2150, 11);
+  b->Memcpy(1, 4096, 1, 4000, 4100, 13);
+  at.push_back(b->Frame());
+  return at;
+}
+
+TEST(ReaderTest, RoundTripRemapsStringsAndDecodesBatches) {
+  TraceFileBuilder b(4242);
+  BuildThreeFrames(&b);
+  Trace trace;
+  // Pre-existing strings shift the global ids away from the file's ids.
+  trace.strings.Intern("something else");
+  trace.strings.Intern("and more");
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "t.trace", &trace, &error)) << error;
+  EXPECT_TRUE(trace.warnings.empty());
+  ASSERT_EQ(trace.processes.size(), 1u);
+  const ProcessTrace& p = trace.processes[0];
+  EXPECT_EQ(p.header.pid, 4242u);
+  EXPECT_EQ(p.source_file, "t.trace");
+  ASSERT_EQ(p.ranges.size(), 2u);
+  EXPECT_EQ(trace.strings.Get(p.ranges[0].name), "step");
+  EXPECT_EQ(trace.strings.Get(p.ranges[1].name), "layer");
+  EXPECT_EQ(p.ranges[1].parent_id, 1u);
+  EXPECT_EQ(trace.strings.Get(p.threads[1].name), "main");
+  EXPECT_EQ(p.threads[1].os_tid, 100u);
+  EXPECT_EQ(p.streams[1].stream, 7u);
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].start_ns, 3000u);
+  EXPECT_EQ(p.kernels[0].end_ns, 3500u);
+  EXPECT_EQ(p.kernels[1].start_ns, 3600u);  // delta from the previous row
+  EXPECT_EQ(p.kernels[1].correlation_id, 12u);
+  EXPECT_EQ(p.kernels[1].graph_id, 5u);
+  EXPECT_EQ(p.kernels[1].graph_node_id, 6u);
+  EXPECT_EQ(p.kernels[0].graph_id, 0u);
+  EXPECT_EQ(trace.strings.Get(p.kernels[0].name), "_Z4gemmv");
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_EQ(p.launches[1].range_id, 2u);
+  EXPECT_EQ(p.launches[1].time_ns, 2200u);
+  ASSERT_EQ(p.api_calls.size(), 1u);
+  EXPECT_EQ(trace.strings.Get(p.api_calls[0].name), "cudaLaunchKernel");
+  ASSERT_EQ(p.memcpys.size(), 1u);
+  EXPECT_EQ(p.memcpys[0].bytes, 4096u);
+  EXPECT_EQ(p.memcpys[0].copy_kind, 1u);
+  // 2 + 3 over two chunks.
+  EXPECT_EQ(p.counters.at("dropped_nvtx_ring_full"), 5u);
+  EXPECT_FALSE(p.footer.has_value());
+}
+
+TEST(ReaderTest, DeltasRestartPerBatchAndMissingColumnsReadAsZero) {
+  TraceFileBuilder b;
+  // Stream id 0 and duration 0 on every row: those columns are left out.
+  b.Kernel("k", 0, 5000, 5000, 1);
+  b.Kernel("k", 0, 6000, 6000, 2);
+  b.Frame();
+  b.Kernel("k", 0, 7000, 7000, 3);  // a new batch: first delta is from 0
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "z.trace", &trace, &error));
+  const auto& k = trace.processes[0].kernels;
+  ASSERT_EQ(k.size(), 3u);
+  EXPECT_EQ(k[2].start_ns, 7000u);
+  EXPECT_EQ(k[2].correlation_id, 3u);
+  for (const auto& x : k) {
+    EXPECT_EQ(x.stream, 0u);
+    EXPECT_EQ(x.end_ns, x.start_ns);
+  }
+}
+
+TEST(ReaderTest, FooterIsRead) {
+  TraceFileBuilder b;
+  b.Range(1, 0, 1, "r", 1, 2);
+  b.Frame();
+  FooterInfo f;
+  f.session_end_trace_ns = 99;
+  f.dropped_by_cause = {{"cupti_dropped", 7}};
+  b.Footer(f);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "f.trace", &trace, &error));
+  ASSERT_TRUE(trace.processes[0].footer.has_value());
+  EXPECT_EQ(trace.processes[0].footer->session_end_trace_ns, 99u);
+  EXPECT_EQ(trace.processes[0].footer->dropped_by_cause[0].second, 7u);
+}
+
+TEST(ReaderTest, CutMidFrameKeepsEarlierFramesWithOneWarning) {
+  TraceFileBuilder b;
+  const std::vector<size_t> at = BuildThreeFrames(&b);
+  const std::string& full = b.Bytes();
+  // Cut 5 bytes into the third frame's payload.
+  const std::string cut = full.substr(0, at[2] + 8 + 5);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(cut, "cut.trace", &trace, &error));
+  const ProcessTrace& p = trace.processes[0];
+  EXPECT_EQ(p.ranges.size(), 2u);   // frame 1
+  EXPECT_EQ(p.kernels.size(), 2u);  // frame 2
+  EXPECT_TRUE(p.launches.empty());  // frame 3 lost
+  ASSERT_EQ(trace.warnings.size(), 1u);
+  const std::string& w = trace.warnings[0];
+  EXPECT_NE(w.find("cut.trace"), std::string::npos) << w;
+  EXPECT_NE(w.find("byte " + std::to_string(at[2])), std::string::npos) << w;
+  EXPECT_NE(w.find("cut short"), std::string::npos) << w;
+  EXPECT_NE(w.find("2 frame(s) before it kept"), std::string::npos) << w;
+}
+
+TEST(ReaderTest, FlippedByteIsACrcMismatchAndLaterFramesAreCounted) {
+  TraceFileBuilder b;
+  const std::vector<size_t> at = BuildThreeFrames(&b);
+  std::string bytes = b.Bytes();
+  bytes[at[1] + 8 + 3] ^= 0x40;  // inside frame 2's payload
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(bytes, "flip.trace", &trace, &error));
+  EXPECT_EQ(trace.processes[0].ranges.size(), 2u);
+  EXPECT_TRUE(trace.processes[0].kernels.empty());
+  ASSERT_EQ(trace.warnings.size(), 1u);
+  const std::string& w = trace.warnings[0];
+  EXPECT_NE(w.find("byte " + std::to_string(at[1])), std::string::npos) << w;
+  EXPECT_NE(w.find("CRC mismatch"), std::string::npos) << w;
+  // Frame 3 is still well-formed behind the damaged frame 2.
+  EXPECT_NE(w.find("1 frame(s) after it"), std::string::npos) << w;
+}
+
+TEST(ReaderTest, NotATraceFails) {
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ReadTraceBytes("hello world, not a trace", "x.txt", &trace, &error));
+  EXPECT_NE(error.find("x.txt"), std::string::npos);
+  EXPECT_TRUE(trace.processes.empty());
+  EXPECT_FALSE(ReadTraceFile("/nonexistent/dir/none.trace", &trace, &error));
+  EXPECT_NE(error.find("none.trace"), std::string::npos);
+  EXPECT_FALSE(LoadInput("/nonexistent/dir/none.trace", &trace, &error));
+}
+
+TEST(ReaderTest, FilesMergeAsProcessesSharingStrings) {
+  TraceFileBuilder a(1), b(2);
+  a.Range(1, 0, 1, "step", 0, 10);
+  b.Range(1, 0, 1, "other", 0, 10);
+  b.Range(2, 0, 1, "step", 20, 30);
+  const std::string pa = a.WriteTemp("merge_a.trace");
+  const std::string pb = b.WriteTemp("merge_b.trace");
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(LoadInput(pa, &trace, &error)) << error;
+  ASSERT_TRUE(LoadInput(pb, &trace, &error)) << error;
+  ASSERT_EQ(trace.processes.size(), 2u);
+  EXPECT_EQ(trace.processes[0].header.pid, 1u);
+  EXPECT_EQ(trace.processes[1].header.pid, 2u);
+  // "step" is one global id in both processes.
+  EXPECT_EQ(trace.processes[0].ranges[0].name, trace.processes[1].ranges[1].name);
+  std::remove(pa.c_str());
+  std::remove(pb.c_str());
+}
+
+// Runs every consumer over whatever was read, so the fuzz loop checks the
+// whole pipeline, not only the decoder.
+void ConsumeEverything(const Trace& trace) {
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  ReportOptions o;
+  for (const Table& t :
+       {SummaryTable(analyzed, o), RangesTable(analyzed, o), KernelsTable(analyzed, o),
+        RangeKernelsTable(analyzed, o), GpuProjectionTable(analyzed, o),
+        MemoryOpsTable(analyzed, o), ApiTable(analyzed, o)}) {
+    (void)RenderTable(t, OutputFormat::kText);
+    (void)RenderTable(t, OutputFormat::kJson);
+  }
+  std::ostringstream out;
+  std::string error;
+  EXPECT_TRUE(WriteChromeTrace(trace, out, &error));
+}
+
+std::string Frame(const std::string& payload) {
+  std::string out(8, '\0');
+  const uint32_t len = static_cast<uint32_t>(payload.size());
+  const uint32_t crc =
+      static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), len));
+  std::memcpy(out.data(), &len, 4);
+  std::memcpy(out.data() + 4, &crc, 4);
+  return out + payload;
+}
+
+TEST(ReaderFuzzTest, RandomTruncationsFlipsAndPayloadsNeverCrash) {
+  TraceFileBuilder b;
+  BuildThreeFrames(&b);
+  const std::string valid = b.Bytes();
+  std::mt19937 rng(12345);  // fixed seed: reproducible
+  for (int iter = 0; iter < 300; ++iter) {
+    std::string bytes = valid;
+    switch (iter % 3) {
+      case 0:  // truncated anywhere after the magic
+        bytes.resize(8 + rng() % (valid.size() - 8));
+        break;
+      case 1:  // a few flipped bytes
+        for (int k = 0; k < 3; ++k) bytes[8 + rng() % (bytes.size() - 8)] ^= (1 + rng() % 255);
+        break;
+      case 2: {  // random payloads with valid framing: reaches the decoder
+        bytes.assign(kTraceMagic, sizeof(kTraceMagic));
+        for (int f = 0; f < 3; ++f) {
+          std::string payload(1 + rng() % 200, '\0');
+          for (char& c : payload) c = static_cast<char>(rng());
+          bytes += Frame(payload);
+        }
+        break;
+      }
+    }
+    Trace trace;
+    std::string error;
+    ASSERT_TRUE(ReadTraceBytes(bytes, "fuzz.trace", &trace, &error)) << error;
+    ConsumeEverything(trace);
+  }
+}
+
+TEST(ReaderFuzzTest, MutatedValidPayloadsWithRecomputedCrc) {
+  // Flipping bytes inside a payload and fixing the CRC exercises the decoder
+  // on almost-valid chunks (bad ids, ragged columns, odd values).
+  TraceFileBuilder b;
+  const std::vector<size_t> at = BuildThreeFrames(&b);
+  const std::string valid = b.Bytes();
+  std::mt19937 rng(777);
+  for (int iter = 0; iter < 300; ++iter) {
+    std::string bytes = valid.substr(0, 8);
+    for (size_t f = 0; f < at.size(); ++f) {
+      const size_t begin = at[f] + 8;
+      const size_t end = f + 1 < at.size() ? at[f + 1] : valid.size();
+      std::string payload = valid.substr(begin, end - begin);
+      payload[rng() % payload.size()] ^= static_cast<char>(1 + rng() % 255);
+      bytes += Frame(payload);
+    }
+    Trace trace;
+    std::string error;
+    ASSERT_TRUE(ReadTraceBytes(bytes, "mut.trace", &trace, &error));
+    ConsumeEverything(trace);
+  }
+}
+
+}  // namespace
+}  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+TEST(ReaderTest, NonUtf8RangeNameDoesNotLoseTheChunk) {
+  // NVTX ASCII messages are arbitrary bytes (e.g. Latin-1 "caf\xe9").
+  TraceFileBuilder b;
+  b.Range(1, 0, 1, "caf\xe9", 0, 10);
+  b.Range(2, 0, 1, "ok", 20, 30);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "latin1.trace", &trace, &error));
+  EXPECT_EQ(trace.processes[0].ranges.size(), 2u);
+  EXPECT_TRUE(trace.warnings.empty()) << trace.warnings[0];
+}
+
+}  // namespace
+}  // namespace tracer::analysis

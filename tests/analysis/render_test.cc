@@ -1,0 +1,179 @@
+// Renderers: text units and alignment, CSV that parses back (RFC 4180), JSON
+// that nlohmann parses with numbers as numbers and null for empty cells,
+// Markdown tables; and kernel name demangling.
+#include "libtracer/analysis/render.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "libtracer/analysis/demangle.h"
+#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/tables.h"
+#include "tests/analysis/scenario.h"
+
+namespace tracer::analysis {
+namespace {
+
+Table Sample() {
+  Table t;
+  t.name = "sample";
+  t.title = "Sample";
+  t.columns = {{"name", ColumnKind::kText, "Name"},
+               {"total_ns", ColumnKind::kDuration, "Total"},
+               {"share_pct", ColumnKind::kPercent, "Share"},
+               {"count", ColumnKind::kCount, "Count"}};
+  t.rows.push_back({std::string("plain"), int64_t{1500}, 12.345, int64_t{3}});
+  t.rows.push_back(
+      {std::string("has, comma \"and quotes\""), int64_t{2500000000}, Cell(), int64_t{10}});
+  t.rows.push_back({std::string("no gpu"), Cell(), 0.0, int64_t{0}});
+  t.notes.push_back("a note");
+  return t;
+}
+
+// Minimal RFC 4180 reader: quoted fields, doubled quotes, CRLF records.
+std::vector<std::vector<std::string>> ParseCsv(const std::string& s) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false, in_field = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < s.size() && s[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+      in_field = true;
+    } else if (c == ',') {
+      rows.back().push_back(field);
+      field.clear();
+    } else if (c == '\r') {
+    } else if (c == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      rows.emplace_back();
+    } else {
+      field += c;
+      in_field = true;
+    }
+  }
+  (void)in_field;
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+TEST(RenderTest, FormatDurationPicksAUnitPerValue) {
+  EXPECT_EQ(FormatDuration(12), "12 ns");
+  EXPECT_EQ(FormatDuration(1234), "1.234 us");
+  EXPECT_EQ(FormatDuration(1500000), "1.500 ms");
+  EXPECT_EQ(FormatDuration(2500000000), "2.500 s");
+  EXPECT_EQ(FormatDuration(-1500), "-1.500 us");
+}
+
+TEST(RenderTest, TextIsAlignedWithUnitsAndDashes) {
+  const std::string text = RenderTable(Sample(), OutputFormat::kText);
+  EXPECT_NE(text.find("Sample\n"), std::string::npos);
+  EXPECT_NE(text.find("1.500 us"), std::string::npos);
+  EXPECT_NE(text.find("2.500 s"), std::string::npos);
+  EXPECT_NE(text.find("12.3%"), std::string::npos);
+  EXPECT_NE(text.find("  a note"), std::string::npos);
+  // Numeric columns are right-aligned: every data line has the same length
+  // up to the last column (all lines padded to the column widths).
+  std::istringstream in(text);
+  std::string line, header;
+  std::getline(in, line);  // title
+  std::getline(in, header);
+  std::getline(in, line);  // rule
+  EXPECT_EQ(line.size(), header.size());
+  for (int r = 0; r < 3; ++r) {
+    std::getline(in, line);
+    EXPECT_EQ(line.size(), header.size()) << line;
+  }
+  // The empty duration shows as "-".
+  EXPECT_TRUE(std::regex_search(text, std::regex("\nno gpu +- +0\\.0%"))) << text;
+}
+
+TEST(RenderTest, CsvParsesBackWithRawNumbers) {
+  const Table t = Sample();
+  const auto rows = ParseCsv(RenderTable(t, OutputFormat::kCsv));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"name", "total_ns", "share_pct", "count"}));
+  EXPECT_EQ(rows[1][1], "1500");
+  EXPECT_EQ(rows[1][2], "12.345");
+  EXPECT_EQ(rows[2][0], "has, comma \"and quotes\"");
+  EXPECT_EQ(rows[2][1], "2500000000");
+  EXPECT_EQ(rows[2][2], "");
+  EXPECT_EQ(rows[3][1], "");
+}
+
+TEST(RenderTest, JsonHasNumbersAndNulls) {
+  const auto j = nlohmann::json::parse(RenderTable(Sample(), OutputFormat::kJson));
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["total_ns"].get<int64_t>(), 1500);
+  EXPECT_DOUBLE_EQ(j[0]["share_pct"].get<double>(), 12.345);
+  EXPECT_TRUE(j[1]["share_pct"].is_null());
+  EXPECT_TRUE(j[2]["total_ns"].is_null());
+  EXPECT_EQ(j[1]["name"], "has, comma \"and quotes\"");
+}
+
+TEST(RenderTest, MarkdownTable) {
+  const std::string md = RenderTable(Sample(), OutputFormat::kMarkdown);
+  EXPECT_NE(md.find("| Name | Total | Share | Count |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| --- | ---: | ---: | ---: |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| plain | 1.500 us | 12.3% | 3 |"), std::string::npos) << md;
+}
+
+TEST(RenderTest, EveryReportTableRendersInEveryFormat) {
+  testing::TraceFileBuilder b;
+  testing::BuildScenario(&b);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "s.trace", &trace, &error));
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const ReportOptions o;
+  const std::vector<Table> tables = {
+      SummaryTable(analyzed, o),      RangesTable(analyzed, o),        KernelsTable(analyzed, o),
+      RangeKernelsTable(analyzed, o), GpuProjectionTable(analyzed, o), MemoryOpsTable(analyzed, o),
+      ApiTable(analyzed, o)};
+  for (const Table& t : tables) {
+    EXPECT_FALSE(t.rows.empty() && t.name != "api") << t.name;
+    const auto rows = ParseCsv(RenderTable(t, OutputFormat::kCsv));
+    ASSERT_EQ(rows.size(), t.rows.size() + 1) << t.name;
+    for (const auto& r : rows) EXPECT_EQ(r.size(), t.columns.size()) << t.name;
+    const auto j = nlohmann::json::parse(RenderTable(t, OutputFormat::kJson));
+    EXPECT_EQ(j.size(), t.rows.size()) << t.name;
+    EXPECT_FALSE(RenderTable(t, OutputFormat::kText).empty());
+    EXPECT_FALSE(RenderTable(t, OutputFormat::kMarkdown).empty());
+  }
+  const auto all = nlohmann::json::parse(RenderTables(tables, OutputFormat::kJson));
+  EXPECT_TRUE(all.contains("ranges"));
+  EXPECT_TRUE(all.contains("summary_notes"));
+}
+
+TEST(DemangleTest, ShortNamesDropTemplatesParametersAndReturnType) {
+  // void at::native::vectorized_elementwise_kernel<4, float>(int, float*)
+  EXPECT_EQ(ShortKernelName("_ZN2at6native29vectorized_elementwise_kernelILi4EfEEviPf"),
+            "at::native::vectorized_elementwise_kernel");
+  EXPECT_EQ(Demangle("_ZN2at6native29vectorized_elementwise_kernelILi4EfEEviPf"),
+            "void at::native::vectorized_elementwise_kernel<4, float>(int, float*)");
+  // A plain function: foo(int).
+  EXPECT_EQ(ShortKernelName("_Z3fooi"), "foo");
+  // (anonymous namespace)::k(): the namespace parentheses are kept.
+  EXPECT_EQ(ShortKernelName("_ZN12_GLOBAL__N_11kEv"), "(anonymous namespace)::k");
+  // Not mangled: unchanged.
+  EXPECT_EQ(ShortKernelName("ampere_sgemm_128x64_nn"), "ampere_sgemm_128x64_nn");
+  EXPECT_EQ(ShortKernelName("i"), "i");
+  EXPECT_EQ(ShortKernelName("_Zgarbage"), "_Zgarbage");
+}
+
+}  // namespace
+}  // namespace tracer::analysis

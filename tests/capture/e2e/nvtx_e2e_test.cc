@@ -1,0 +1,529 @@
+// End-to-end: real NVTX clients (tests/capture/clients/nvtx_client.cc, the
+// lora_step sample, the Python nvtx package) run under libtracer.so through
+// both load paths; the trace is read with the generated protobuf classes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include "tests/capture/e2e/e2e_util.h"
+
+namespace tracer::testing {
+namespace {
+
+class LoadPathTest : public ::testing::TestWithParam<LoadPath> {};
+
+const proto::Range* Only(const ParsedTrace& t, const std::string& name) {
+  auto v = t.RangesNamed(name);
+  EXPECT_EQ(v.size(), 1u) << name;
+  return v.size() == 1 ? v[0] : nullptr;
+}
+
+// nvtx_client basic: see Basic() in the client for what it does.
+TEST_P(LoadPathTest, BasicClientRecordsEveryApi) {
+  TempDir dir;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "basic"}, {{"TRACER_OUTPUT", dir.File("t.trace")}}, GetParam());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
+  ExpectWellFormed(t);
+  EXPECT_EQ(t.header.pid() > 0, true);
+  EXPECT_EQ(t.header.parent_pid(), 0u);
+  EXPECT_EQ(t.header.command_line(1), "basic");
+
+  const proto::Range* outer = Only(t, "outer");
+  const proto::Range* wide = Only(t, "wide_\xc3\xa9");  // L"wide_é" as UTF-8
+  const proto::Range* ex = Only(t, "ex_colored");
+  ASSERT_TRUE(outer && wide && ex);
+  EXPECT_EQ(outer->depth(), 0u);
+  EXPECT_EQ(wide->parent_id(), outer->id());
+  EXPECT_EQ(ex->parent_id(), outer->id());
+  EXPECT_EQ(ex->depth(), 1u);
+  EXPECT_EQ(ex->color(), 0xFF00FF00u);
+  EXPECT_EQ(ex->category(), 7u);
+  EXPECT_EQ(ex->payload().i64(), -42);
+  EXPECT_EQ(t.Name(t.threads.at(outer->thread()).name()), "main_thread");
+
+  const proto::Range* cross = Only(t, "cross_thread");
+  ASSERT_TRUE(cross);
+  EXPECT_EQ(cross->kind(), proto::RANGE_START_END);
+  EXPECT_EQ(cross->thread(), outer->thread());
+  EXPECT_NE(cross->end_thread(), cross->thread());
+  EXPECT_EQ(t.Name(t.threads.at(cross->end_thread()).name()), "ender");
+
+  const proto::Range* reg = Only(t, "registered_name");
+  ASSERT_TRUE(reg);
+  ASSERT_TRUE(t.domains.count(reg->domain()));
+  EXPECT_EQ(t.Name(t.domains.at(reg->domain()).name()), "my_domain");
+  EXPECT_EQ(reg->category(), 3u);
+  EXPECT_EQ(reg->payload().f64(), 2.5);
+  const proto::Range* dstart = Only(t, "domain_start");
+  ASSERT_TRUE(dstart);
+  EXPECT_EQ(dstart->domain(), reg->domain());
+  EXPECT_EQ(dstart->kind(), proto::RANGE_START_END);
+  const proto::Range* other = Only(t, "other_range");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(t.Name(t.domains.at(other->domain()).name()), "other_domain");
+  EXPECT_TRUE(Only(t, "wide_start"));
+
+  std::map<std::string, const proto::Mark*> marks;
+  for (const auto& m : t.marks) marks[t.Name(m.name())] = &m;
+  ASSERT_EQ(marks.size(), 3u);
+  ASSERT_TRUE(marks.count("mark_a") && marks.count("domain_mark") && marks.count("wide_mark"));
+  EXPECT_GE(marks["mark_a"]->time_ns(), ex->start_ns());
+  EXPECT_LE(marks["mark_a"]->time_ns(), ex->end_ns());
+  EXPECT_EQ(marks["domain_mark"]->payload().u64(), 99u);
+  EXPECT_EQ(marks["domain_mark"]->domain(), reg->domain());
+
+  std::set<std::pair<uint32_t, std::string>> cats;
+  for (const auto& c : t.categories) cats.insert({c.category(), t.Name(c.name())});
+  EXPECT_TRUE(cats.count({7, "cat_seven"}));
+  EXPECT_TRUE(cats.count({3, "dom_cat"}));
+  EXPECT_EQ(t.ranges.size(), 8u);
+  EXPECT_EQ(FooterValue(t.footer, "stats", "ranges_left_open"), 0u);
+}
+
+// nvtx_client stress 16 2000: 16 threads x 2000 x (outer_<t%4> > inner, se).
+TEST_P(LoadPathTest, SixteenThreadStressExactCounts) {
+  TempDir dir;
+  const int threads = 16, iters = 2000;
+  RunResult r = RunProgram(
+      {NVTX_CLIENT, "stress", std::to_string(threads), std::to_string(iters)},
+      {{"TRACER_OUTPUT", dir.File("s.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "20"}}, GetParam());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ParsedTrace t = ReadTraceFile(dir.File("s.trace"));
+  ExpectWellFormed(t);
+  auto counts = CountByName(t);
+  EXPECT_EQ(counts["inner"], static_cast<size_t>(threads * iters));
+  EXPECT_EQ(counts["se"], static_cast<size_t>(threads * iters));
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(counts["outer_" + std::to_string(k)], static_cast<size_t>(threads / 4 * iters));
+  }
+  // Every inner sits in an outer of its own thread; 16 threads defined.
+  std::map<uint64_t, const proto::Range*> by_id;
+  for (const auto& x : t.ranges) by_id[x.id()] = &x;
+  std::set<uint32_t> thread_ids;
+  for (const auto& x : t.ranges) {
+    thread_ids.insert(x.thread());
+    if (t.Name(x.name()) == "inner") {
+      ASSERT_TRUE(by_id.count(x.parent_id()));
+      EXPECT_EQ(t.Name(by_id[x.parent_id()]->name()).rfind("outer_", 0), 0u);
+    }
+  }
+  EXPECT_EQ(thread_ids.size(), static_cast<size_t>(threads));
+  EXPECT_EQ(t.footer.dropped_by_cause_size(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothLoadPaths, LoadPathTest,
+                         ::testing::Values(LoadPath::kNvtxInjectionEnv, LoadPath::kPreload),
+                         [](const auto& info) {
+                           return info.param == LoadPath::kPreload ? "LdPreload"
+                                                                   : "NvtxInjectionPath";
+                         });
+
+TEST(CaptureE2E, RingFullDropsAreCountedAndConsistent) {
+  TempDir dir;
+  const int iters = 20000;
+  // 4K ring = 128 events, a 1 s flush interval: most events must drop.
+  RunResult r = RunProgram({NVTX_CLIENT, "stress", "1", std::to_string(iters)},
+                           {{"TRACER_OUTPUT", dir.File("d.trace")},
+                            {"TRACER_BUFFER_SIZE", "4K"},
+                            {"TRACER_FLUSH_INTERVAL_MS", "1000"}},
+                           LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("buffer was full"), std::string::npos) << r.err;
+  ParsedTrace t = ReadTraceFile(dir.File("d.trace"));
+  ExpectWellFormed(t);
+  uint64_t dropped = FooterValue(t.footer, "dropped_by_cause", "nvtx_ring_full");
+  EXPECT_GT(dropped, 0u);
+  EXPECT_EQ(t.counters["dropped.nvtx_ring_full"], dropped);  // deltas sum to the total
+  // Every push either recorded (with its pop: none left open) or dropped; an
+  // "se" start/end range is recorded unless its start dropped; a dropped end
+  // leaves it unclosed.
+  uint64_t unclosed = 0;
+  for (const auto& x : t.ranges) {
+    if (x.flags() & proto::RANGE_FLAG_UNCLOSED) {
+      ++unclosed;
+      EXPECT_EQ(t.Name(x.name()), "se");
+    }
+  }
+  EXPECT_EQ(t.ranges.size() + dropped - unclosed, static_cast<uint64_t>(3 * iters));
+}
+
+TEST(CaptureE2E, TruncatedAndCorruptFilesKeepEveryFrameBeforeTheDamage) {
+  TempDir dir;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "stress", "2", "3000"},
+                 {{"TRACER_OUTPUT", dir.File("f.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "1"}},
+                 LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string bytes = ReadFileBytes(dir.File("f.trace"));
+  ParsedTrace full = ReadTraceBytes(bytes);
+  ExpectWellFormed(full);
+  ASSERT_GE(full.frames, 3u);
+  // Frame boundaries.
+  std::vector<size_t> ends;
+  size_t pos = 8;
+  while (pos + 8 <= bytes.size()) {
+    uint32_t len;
+    memcpy(&len, bytes.data() + pos, 4);
+    pos += 8 + len;
+    ends.push_back(pos);
+  }
+  ASSERT_EQ(ends.size(), full.frames);
+  // Cut inside the last frame: all earlier frames parse, no footer.
+  size_t cut = ends[ends.size() - 2] + 5;
+  ParsedTrace torn = ReadTraceBytes(bytes.substr(0, cut));
+  EXPECT_EQ(torn.frames, full.frames - 1);
+  EXPECT_FALSE(torn.has_footer);
+  EXPECT_EQ(torn.stop_reason, "torn frame header");
+  ParsedTrace torn2 = ReadTraceBytes(bytes.substr(0, ends[ends.size() - 2] + 20));
+  EXPECT_EQ(torn2.stop_reason, "torn payload");
+  // Flip one byte inside the second frame's payload: the CRC stops the reader
+  // after the first frame.
+  std::string flipped = bytes;
+  flipped[ends[0] + 8 + 3] ^= 0x40;
+  ParsedTrace bad = ReadTraceBytes(flipped);
+  EXPECT_EQ(bad.frames, 1u);
+  EXPECT_EQ(bad.stop_reason, "crc mismatch");
+  EXPECT_TRUE(bad.has_header);
+}
+
+TEST(CaptureE2E, BadConfigurationLeavesTheHostAlone) {
+  TempDir dir;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "exitcode", "7"},
+                 {{"TRACER_OUTPUT", dir.File("never.trace")}, {"TRACER_BUFFER_SIZE", "12Q"}},
+                 LoadPath::kNvtxInjectionEnv);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.err, "tracer: TRACER_BUFFER_SIZE='12Q' is not a size (e.g. 4M); tracing disabled\n");
+  EXPECT_TRUE(dir.List().empty());
+}
+
+TEST(CaptureE2E, UnwritableOutputLeavesTheHostAlone) {
+  RunResult r = RunProgram({NVTX_CLIENT, "exitcode", "9"},
+                           {{"TRACER_OUTPUT", "/nonexistent_dir_for_tracer/x.trace"}},
+                           LoadPath::kNvtxInjectionEnv);
+  EXPECT_EQ(r.exit_code, 9);
+  EXPECT_NE(r.err.find("cannot create '/nonexistent_dir_for_tracer/x.trace'"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+TEST(CaptureE2E, TracerEnableZeroWritesNothing) {
+  TempDir dir;
+  for (LoadPath load : {LoadPath::kNvtxInjectionEnv, LoadPath::kPreload}) {
+    RunResult r =
+        RunProgram({NVTX_CLIENT, "basic"},
+                   {{"TRACER_OUTPUT", dir.File("off.trace")}, {"TRACER_ENABLE", "0"}}, load);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.err, "");
+  }
+  EXPECT_TRUE(dir.List().empty());
+}
+
+TEST(CaptureE2E, ForkedChildWritesItsOwnFile) {
+  TempDir dir;
+  RunResult r = RunProgram({NVTX_CLIENT, "fork"}, {{"TRACER_OUTPUT", dir.File("p-%p.trace")}},
+                           LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto files = dir.List();
+  ASSERT_EQ(files.size(), 2u);
+  ParsedTrace a = ReadTraceFile(dir.File(files[0]));
+  ParsedTrace b = ReadTraceFile(dir.File(files[1]));
+  const ParsedTrace& parent = a.header.parent_pid() == 0 ? a : b;
+  const ParsedTrace& child = a.header.parent_pid() == 0 ? b : a;
+  ExpectWellFormed(parent);
+  ExpectWellFormed(child);
+  EXPECT_EQ(child.header.parent_pid(), parent.header.pid());
+  EXPECT_NE(child.header.pid(), parent.header.pid());
+  auto pc = CountByName(parent);
+  auto cc = CountByName(child);
+  EXPECT_EQ(pc["parent_before"], 1u);
+  EXPECT_EQ(pc["parent_after"], 1u);
+  EXPECT_EQ(pc.count("child_range"), 0u);
+  EXPECT_EQ(cc["child_range"], 1u);
+  EXPECT_EQ(cc.count("parent_before"), 0u);  // not inherited
+  EXPECT_EQ(child.ranges.size(), 1u);
+}
+
+TEST(CaptureE2E, ForkedChildWithoutPidInTemplateGetsASuffix) {
+  TempDir dir;
+  RunResult r = RunProgram({NVTX_CLIENT, "fork"}, {{"TRACER_OUTPUT", dir.File("run.trace")}},
+                           LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto files = dir.List();
+  ASSERT_EQ(files.size(), 2u);
+  std::set<std::string> names(files.begin(), files.end());
+  ASSERT_TRUE(names.count("run.trace"));
+  ParsedTrace parent = ReadTraceFile(dir.File("run.trace"));
+  EXPECT_EQ(parent.header.parent_pid(), 0u);
+  EXPECT_EQ(CountByName(parent)["parent_after"], 1u);
+}
+
+TEST(CaptureE2E, ForkNoneChildTracesNothing) {
+  TempDir dir;
+  RunResult r = RunProgram({NVTX_CLIENT, "fork"},
+                           {{"TRACER_OUTPUT", dir.File("n-%p.trace")}, {"TRACER_FORK", "none"}},
+                           LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(dir.List().size(), 1u);
+  ParsedTrace t = ReadTraceFile(dir.File(dir.List()[0]));
+  ExpectWellFormed(t);
+  EXPECT_EQ(CountByName(t).count("child_range"), 0u);
+}
+
+TEST(CaptureE2E, ExitWithOpenRangesMarksThemUnclosed) {
+  TempDir dir;
+  RunResult r = RunProgram({NVTX_CLIENT, "exit_open"}, {{"TRACER_OUTPUT", dir.File("e.trace")}},
+                           LoadPath::kNvtxInjectionEnv);
+  EXPECT_EQ(r.exit_code, 3);
+  ParsedTrace t = ReadTraceFile(dir.File("e.trace"));
+  ExpectWellFormed(t);
+  ASSERT_TRUE(t.has_footer);
+  EXPECT_EQ(FooterValue(t.footer, "stats", "ranges_left_open"), 3u);
+  for (const char* name : {"open_a", "open_b", "open_start"}) {
+    const proto::Range* x = Only(t, name);
+    ASSERT_TRUE(x);
+    EXPECT_EQ(x->flags() & proto::RANGE_FLAG_UNCLOSED, proto::RANGE_FLAG_UNCLOSED) << name;
+    EXPECT_LE(x->end_ns(), t.footer.session_end_trace_ns());
+  }
+  EXPECT_EQ(Only(t, "open_b")->parent_id(), Only(t, "open_a")->id());
+  EXPECT_EQ(Only(t, "closed_one")->flags(), 0u);
+}
+
+TEST(CaptureE2E, CaptureWindowRecordsTheNthToMthInstances) {
+  TempDir dir;
+  RunResult r = RunProgram({NVTX_CLIENT, "window", "6"},
+                           {{"TRACER_OUTPUT", dir.File("w.trace")},
+                            {"TRACER_CAPTURE_RANGE", "step"},
+                            {"TRACER_CAPTURE_START", "2"},
+                            {"TRACER_CAPTURE_STOP", "4"}},
+                           LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ParsedTrace t = ReadTraceFile(dir.File("w.trace"));
+  ExpectWellFormed(t);
+  auto c = CountByName(t);
+  EXPECT_EQ(c["step"], 3u);  // instances 2, 3, 4
+  EXPECT_EQ(c["work"], 3u);
+}
+
+TEST(CaptureE2E, DomainExcludeDropsOnlyThatDomain) {
+  TempDir dir;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "basic"},
+                 {{"TRACER_OUTPUT", dir.File("x.trace")}, {"TRACER_DOMAINS_EXCLUDE", "my_domain"}},
+                 LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ParsedTrace t = ReadTraceFile(dir.File("x.trace"));
+  ExpectWellFormed(t);
+  auto c = CountByName(t);
+  EXPECT_EQ(c.count("registered_name"), 0u);
+  EXPECT_EQ(c.count("domain_start"), 0u);
+  EXPECT_EQ(c["other_range"], 1u);
+  EXPECT_EQ(c["outer"], 1u);
+  // Only the default domain.
+  TempDir dir2;
+  r = RunProgram({NVTX_CLIENT, "basic"},
+                 {{"TRACER_OUTPUT", dir2.File("y.trace")}, {"TRACER_DOMAINS_INCLUDE", "default"}},
+                 LoadPath::kNvtxInjectionEnv);
+  ParsedTrace t2 = ReadTraceFile(dir2.File("y.trace"));
+  ExpectWellFormed(t2);
+  for (const auto& x : t2.ranges) EXPECT_EQ(x.domain(), 0u) << t2.Name(x.name());
+  EXPECT_EQ(CountByName(t2)["outer"], 1u);
+}
+
+TEST(CaptureE2E, PythonNvtxPackageIsTraced) {
+  RunResult probe = RunProgram({PYTHON_EXE, "-c", "import nvtx"}, {}, LoadPath::kNone);
+  if (probe.exit_code != 0) GTEST_SKIP() << "python nvtx package not installed: " << probe.err;
+  TempDir dir;
+  const char* script =
+      "import nvtx, threading\n"
+      "with nvtx.annotate('py_outer', color='red'):\n"
+      "    for i in range(3):\n"
+      "        nvtx.push_range('py_inner', domain='pydomain', payload=i)\n"
+      "        nvtx.pop_range(domain='pydomain')\n"
+      "    r = nvtx.start_range('py_start')\n"
+      "    nvtx.mark('py_mark')\n"
+      "    nvtx.end_range(r)\n"
+      "@nvtx.annotate('py_func')\n"
+      "def f():\n"
+      "    pass\n"
+      "t = threading.Thread(target=f)\n"
+      "t.start(); t.join()\n";
+  for (LoadPath load : {LoadPath::kNvtxInjectionEnv, LoadPath::kPreload}) {
+    std::string out = dir.File(load == LoadPath::kPreload ? "pre.trace" : "inj.trace");
+    RunResult r = RunProgram({PYTHON_EXE, "-c", script}, {{"TRACER_OUTPUT", out}}, load);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ParsedTrace t = ReadTraceFile(out);
+    ExpectWellFormed(t);
+    auto c = CountByName(t);
+    EXPECT_EQ(c["py_outer"], 1u);
+    EXPECT_EQ(c["py_inner"], 3u);
+    EXPECT_EQ(c["py_start"], 1u);
+    EXPECT_EQ(c["py_func"], 1u);
+    EXPECT_EQ(t.marks.size(), 1u);
+    const proto::Range* outer = Only(t, "py_outer");
+    const proto::Range* func = Only(t, "py_func");
+    ASSERT_TRUE(outer && func);
+    EXPECT_NE(func->thread(), outer->thread());
+    std::set<uint64_t> payloads;
+    for (const auto* x : t.RangesNamed("py_inner")) {
+      ASSERT_TRUE(t.domains.count(x->domain()));
+      EXPECT_EQ(t.Name(t.domains.at(x->domain()).name()), "pydomain");
+      payloads.insert(x->payload().value_case() == proto::Payload::kI64
+                          ? static_cast<uint64_t>(x->payload().i64())
+                          : x->payload().u64());
+      // Different domain from py_outer's ("NVTX"), so no push/pop parent link.
+      EXPECT_GE(x->start_ns(), outer->start_ns());
+      EXPECT_LE(x->end_ns(), outer->end_ns());
+    }
+    EXPECT_EQ(payloads, (std::set<uint64_t>{0, 1, 2}));
+  }
+}
+
+TEST(CaptureE2E, TracerRunPassesExitCodesAndSaysWhereTheTraceWent) {
+  TempDir dir;
+  std::string out = dir.File("run.trace");
+  RunResult r = RunProgram({TRACER_CLI, "run", "-o", out, "--", NVTX_CLIENT, "exitcode", "5"}, {},
+                           LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_NE(r.err.find("tracer: trace written to " + out), std::string::npos) << r.err;
+  ParsedTrace t = ReadTraceFile(out);
+  ExpectWellFormed(t);
+  EXPECT_EQ(CountByName(t)["before_exit"], 1u);
+  // Options become TRACER_* variables recorded in the header.
+  bool found = false;
+  for (const auto& kv : t.header.config()) {
+    if (kv.key() == "TRACER_OUTPUT") found = kv.value() == out;
+  }
+  EXPECT_TRUE(found);
+
+  r = RunProgram(
+      {TRACER_CLI, "run", "-o", dir.File("sig.trace"), "--", NVTX_CLIENT, "signal", "15"}, {},
+      LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 128 + 15);
+  r = RunProgram({TRACER_CLI, "run", "--", "/nonexistent/program"}, {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("cannot run '/nonexistent/program'"), std::string::npos) << r.err;
+  r = RunProgram({TRACER_CLI, "run", "--buffer-size", "12Q", "-o", dir.File("bad.trace"), "--",
+                  NVTX_CLIENT, "exitcode", "4"},
+                 {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("TRACER_BUFFER_SIZE='12Q'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no trace was written"), std::string::npos) << r.err;
+  r = RunProgram({TRACER_CLI, "run", "--help"}, {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 0);
+  r = RunProgram({TRACER_CLI, "run", "-o", dir.File("pre.trace"), "--preload", "--", NVTX_CLIENT,
+                  "exitcode", "0"},
+                 {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(CountByName(ReadTraceFile(dir.File("pre.trace")))["before_exit"], 1u);
+}
+
+TEST(CaptureE2E, TracerRunReportsAMissingLibraryClearly) {
+  RunResult r = RunProgram({TRACER_CLI, "run", "--", NVTX_CLIENT, "exitcode", "0"},
+                           {{"TRACER_LIBRARY", "/nonexistent/libtracer.so"}}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("libtracer.so not found"), std::string::npos) << r.err;
+}
+
+// The lora_step sample: the range structure documented at its top.
+TEST(CaptureE2E, LoraStepSampleHasTheDocumentedStructure) {
+  TempDir dir;
+  RunResult r = RunProgram({LORA_STEP, "--layers", "3", "--adapters", "2", "--steps", "2"},
+                           {{"TRACER_OUTPUT", dir.File("l.trace")}}, LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ParsedTrace t = ReadTraceFile(dir.File("l.trace"));
+  ExpectWellFormed(t);
+  auto c = CountByName(t);
+  const size_t steps = 2, layers = 3;
+  EXPECT_EQ(c["step"], steps);
+  EXPECT_EQ(c["forward"], steps);
+  EXPECT_EQ(c["backward"], steps);
+  EXPECT_EQ(c["optimizer"], steps);
+  EXPECT_EQ(c["load_batch"], steps);
+  for (size_t l = 0; l < layers; ++l) {
+    std::string L = std::to_string(l);
+    EXPECT_EQ(c["f_q_" + L], steps);
+    EXPECT_EQ(c["f_lora_a_alpaca_" + L], 4 * steps);  // q, k, v, o
+    EXPECT_EQ(c["f_lora_b_gsm8k_" + L], 4 * steps);
+    EXPECT_EQ(c["b_lora_a_alpaca_" + L], 4 * steps);  // wo, wv, wk, wq
+    EXPECT_EQ(c["b_checkpoint_" + L], steps);
+    EXPECT_EQ(c["f_w2_add_" + L], steps);
+  }
+  EXPECT_EQ(c.count("f_q_3"), 0u);
+  std::map<uint64_t, const proto::Range*> by_id;
+  for (const auto& x : t.ranges) by_id[x.id()] = &x;
+  auto thread_name = [&](const proto::Range* x) {
+    return t.Name(t.threads.at(x->thread()).name());
+  };
+  for (const auto& x : t.ranges) {
+    std::string name = t.Name(x.name());
+    if (name == "f_lora_a_alpaca_1") {
+      std::string parent = t.Name(by_id.at(x.parent_id())->name());
+      EXPECT_TRUE(parent == "f_q_1" || parent == "f_k_1" || parent == "f_v_1" || parent == "f_o_1")
+          << parent;
+      EXPECT_EQ(x.depth(), 3u);  // step(0) > forward(1) > f_q_1(2) > leaf(3)
+    }
+    if (name == "f_q_0") EXPECT_EQ(t.Name(by_id.at(x.parent_id())->name()), "forward");
+    if (name.rfind("b_", 0) == 0) {
+      EXPECT_EQ(thread_name(&x), "autograd_worker") << name;
+      EXPECT_EQ(x.depth(), 0u) << name;
+    }
+    if (name == "load_batch") EXPECT_EQ(thread_name(&x), "data_loader");
+    if (name == "step") EXPECT_EQ(thread_name(&x), "main");
+  }
+  // The backward worker's ranges lie inside the main thread's backward range.
+  auto bwd = t.RangesNamed("backward");
+  ASSERT_EQ(bwd.size(), steps);
+  size_t inside = 0;
+  for (const auto& x : t.ranges) {
+    if (t.Name(x.name()) != "b_loss") continue;
+    for (const auto* b : bwd) {
+      if (x.start_ns() >= b->start_ns() && x.end_ns() <= b->end_ns()) ++inside;
+    }
+  }
+  EXPECT_EQ(inside, steps);
+}
+
+TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
+  TempDir dir;
+  std::string out = dir.File("nm.txt");
+  std::string cmd = std::string("nm -D --defined-only ") + TRACER_LIB + " > " + out;
+  ASSERT_EQ(system(cmd.c_str()), 0);
+  std::ifstream in(out);
+  std::set<std::string> exported;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t sp = line.rfind(' ');
+    if (sp != std::string::npos) exported.insert(line.substr(sp + 1));
+  }
+  // InitializeInjection (the CUDA entry) is there once cuda_injection.cc is.
+  std::set<std::string> allowed = {"InitializeInjectionNvtx2",
+                                   "InitializeInjection",
+                                   "tracerFlush",
+                                   "tracerStart",
+                                   "tracerStop",
+                                   "tracerIsActive"};
+  for (const auto& s : exported) EXPECT_TRUE(allowed.count(s)) << "unexpected export " << s;
+  for (const char* s :
+       {"InitializeInjectionNvtx2", "tracerFlush", "tracerStart", "tracerStop", "tracerIsActive"}) {
+    EXPECT_TRUE(exported.count(s)) << s << " not exported";
+  }
+  // No protobuf anywhere (not even undefined), no spdlog/fmt exported.
+  std::string all = dir.File("nm_all.txt");
+  cmd = std::string("nm -D ") + TRACER_LIB + " > " + all;
+  ASSERT_EQ(system(cmd.c_str()), 0);
+  std::string text = ReadFileBytes(all);
+  EXPECT_EQ(text.find("google"), std::string::npos);
+  EXPECT_EQ(text.find("protobuf"), std::string::npos);
+  std::string defined = ReadFileBytes(out);
+  EXPECT_EQ(defined.find("spdlog"), std::string::npos);
+  EXPECT_EQ(defined.find("fmt"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracer::testing

@@ -1,0 +1,212 @@
+#include "libtracer/capture/config.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace tracer {
+namespace {
+
+// A fake environment: the variables a test sets, nothing else.
+struct FakeEnv {
+  std::map<std::string, std::string> vars;
+  GetEnvFn fn() const {
+    return [this](const char* name) -> const char* {
+      auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  }
+};
+
+std::string EffectiveValue(const Config& c, const std::string& key) {
+  for (const auto& [k, v] : c.effective) {
+    if (k == key) return v;
+  }
+  return "<missing>";
+}
+
+TEST(ConfigTest, DefaultsWhenNothingIsSet) {
+  FakeEnv env;
+  ConfigResult r = ParseConfig(env.fn());
+  ASSERT_TRUE(r.ok()) << r.error;
+  const Config& c = r.config;
+  EXPECT_TRUE(c.enabled);
+  EXPECT_EQ(c.output_template, "tracer-%p.trace");
+  EXPECT_EQ(c.buffer_size, 1u << 20);
+  EXPECT_EQ(c.flush_interval_ms, 200u);
+  EXPECT_TRUE(c.capture_range.empty());
+  EXPECT_EQ(c.log_level, LogLevel::kWarn);
+  EXPECT_EQ(c.fork, ForkMode::kChild);
+  EXPECT_EQ(c.activities, kDefaultActivities);
+  EXPECT_FALSE(c.has_activity(kActivityGraph));
+  EXPECT_EQ(c.cupti_buffer_size, 8u << 20);
+  EXPECT_EQ(c.cupti_buffer_count, 64u);
+  EXPECT_TRUE(c.cuda);
+  EXPECT_TRUE(c.DomainEnabled("default"));
+  // Every variable is listed in the header's effective configuration.
+  EXPECT_EQ(c.effective.size(), 17u);
+  EXPECT_EQ(EffectiveValue(c, "TRACER_BUFFER_SIZE"), "1048576");
+  EXPECT_EQ(EffectiveValue(c, "TRACER_ACTIVITIES"),
+            "kernel,memcpy,memset,runtime,driver,sync,overhead");
+}
+
+TEST(ConfigTest, ParsesEveryVariable) {
+  FakeEnv env;
+  env.vars = {{"TRACER_OUTPUT", "/tmp/x-%p-%h.trace"},
+              {"TRACER_BUFFER_SIZE", "4M"},
+              {"TRACER_FLUSH_INTERVAL_MS", "50"},
+              {"TRACER_DOMAINS_INCLUDE", "a, b ,default"},
+              {"TRACER_DOMAINS_EXCLUDE", "b"},
+              {"TRACER_CAPTURE_RANGE", "step"},
+              {"TRACER_CAPTURE_START", "3"},
+              {"TRACER_CAPTURE_STOP", "5"},
+              {"TRACER_LOG_LEVEL", "DEBUG"},
+              {"TRACER_FORK", "none"},
+              {"TRACER_ACTIVITIES", "kernel,graph"},
+              {"TRACER_CUPTI_BUFFER_SIZE", "16M"},
+              {"TRACER_CUPTI_BUFFER_COUNT", "8"},
+              {"TRACER_CUDA", "0"},
+              {"TRACER_PM_METRICS", "sm__throughput,dram__bytes"},
+              {"TRACER_PM_INTERVAL_NS", "50000"}};
+  ConfigResult r = ParseConfig(env.fn());
+  ASSERT_TRUE(r.ok()) << r.error;
+  const Config& c = r.config;
+  EXPECT_EQ(c.output_template, "/tmp/x-%p-%h.trace");
+  EXPECT_EQ(c.buffer_size, 4u << 20);
+  EXPECT_EQ(c.flush_interval_ms, 50u);
+  EXPECT_EQ(c.domains_include, (std::vector<std::string>{"a", "b", "default"}));
+  EXPECT_TRUE(c.DomainEnabled("a"));
+  EXPECT_FALSE(c.DomainEnabled("b"));  // exclude wins
+  EXPECT_FALSE(c.DomainEnabled("c"));  // not included
+  EXPECT_TRUE(c.DomainEnabled("default"));
+  EXPECT_EQ(c.capture_range, "step");
+  EXPECT_EQ(c.capture_start, 3u);
+  EXPECT_EQ(c.capture_stop, 5u);
+  EXPECT_EQ(c.log_level, LogLevel::kDebug);
+  EXPECT_EQ(c.fork, ForkMode::kNone);
+  EXPECT_EQ(c.activities, kActivityKernel | kActivityGraph);
+  EXPECT_EQ(c.cupti_buffer_size, 16u << 20);
+  EXPECT_EQ(c.cupti_buffer_count, 8u);
+  EXPECT_FALSE(c.cuda);
+  EXPECT_EQ(c.pm_metrics, (std::vector<std::string>{"sm__throughput", "dram__bytes"}));
+  EXPECT_EQ(c.pm_interval_ns, 50000u);
+  EXPECT_EQ(EffectiveValue(c, "TRACER_DOMAINS_INCLUDE"), "a,b,default");
+  EXPECT_EQ(EffectiveValue(c, "TRACER_FORK"), "none");
+}
+
+TEST(ConfigTest, CaptureStopDefaultsToStartAndZeroMeansNever) {
+  FakeEnv env;
+  env.vars = {{"TRACER_CAPTURE_RANGE", "step"}, {"TRACER_CAPTURE_START", "4"}};
+  ConfigResult r = ParseConfig(env.fn());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.capture_stop, 4u);
+  env.vars["TRACER_CAPTURE_STOP"] = "0";
+  r = ParseConfig(env.fn());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.capture_stop, 0u);
+}
+
+TEST(ConfigTest, EnableZeroDisablesWithoutError) {
+  for (const char* v : {"0", "false", "off", "no"}) {
+    FakeEnv env;
+    env.vars = {{"TRACER_ENABLE", v}};
+    ConfigResult r = ParseConfig(env.fn());
+    EXPECT_TRUE(r.ok()) << v;
+    EXPECT_FALSE(r.config.enabled) << v;
+  }
+}
+
+struct BadCase {
+  const char* var;
+  const char* value;
+  std::vector<std::pair<const char*, const char*>> extra;
+};
+
+TEST(ConfigTest, EveryBadValueNamesTheVariableAndValue) {
+  const BadCase cases[] = {
+      {"TRACER_ENABLE", "maybe", {}},
+      {"TRACER_OUTPUT", "x-%z.trace", {}},
+      {"TRACER_OUTPUT", "x-%q.trace", {}},
+      {"TRACER_OUTPUT", "x-%", {}},
+      {"TRACER_OUTPUT", "", {}},
+      {"TRACER_BUFFER_SIZE", "12Q", {}},
+      {"TRACER_BUFFER_SIZE", "", {}},
+      {"TRACER_BUFFER_SIZE", "100", {}},  // below 4K
+      {"TRACER_BUFFER_SIZE", "99999999999999999999", {}},
+      {"TRACER_FLUSH_INTERVAL_MS", "0", {}},
+      {"TRACER_FLUSH_INTERVAL_MS", "fast", {}},
+      {"TRACER_CAPTURE_START", "0", {{"TRACER_CAPTURE_RANGE", "step"}}},
+      {"TRACER_CAPTURE_START", "-1", {{"TRACER_CAPTURE_RANGE", "step"}}},
+      {"TRACER_CAPTURE_START", "2", {}},  // no range to count
+      {"TRACER_CAPTURE_STOP", "x", {{"TRACER_CAPTURE_RANGE", "step"}}},
+      {"TRACER_CAPTURE_STOP",
+       "2",
+       {{"TRACER_CAPTURE_RANGE", "step"}, {"TRACER_CAPTURE_START", "5"}}},
+      {"TRACER_LOG_LEVEL", "loud", {}},
+      {"TRACER_FORK", "parent", {}},
+      {"TRACER_ACTIVITIES", "kernel,gpu", {}},
+      {"TRACER_CUPTI_BUFFER_SIZE", "1K", {}},
+      {"TRACER_CUPTI_BUFFER_SIZE", "lots", {}},
+      {"TRACER_CUPTI_BUFFER_COUNT", "1", {}},
+      {"TRACER_CUPTI_BUFFER_COUNT", "many", {}},
+      {"TRACER_CUDA", "2", {}},
+      {"TRACER_PM_INTERVAL_NS", "10", {}},
+      {"TRACER_PM_INTERVAL_NS", "often", {}},
+  };
+  for (const BadCase& c : cases) {
+    FakeEnv env;
+    env.vars[c.var] = c.value;
+    for (const auto& [k, v] : c.extra) env.vars[k] = v;
+    ConfigResult r = ParseConfig(env.fn());
+    ASSERT_FALSE(r.ok()) << c.var << "=" << c.value;
+    std::string expected = std::string(c.var) + "='";
+    EXPECT_NE(r.error.find(expected), std::string::npos) << r.error;
+    if (std::string(c.var) != "TRACER_CAPTURE_STOP" || c.extra.size() < 2) {
+      EXPECT_NE(r.error.find(std::string("'") + c.value + "'"), std::string::npos) << r.error;
+    }
+    EXPECT_NE(r.error.find("tracing disabled"), std::string::npos) << r.error;
+    EXPECT_EQ(r.error.find('\n'), std::string::npos) << "one line: " << r.error;
+  }
+}
+
+TEST(ConfigTest, ParseSizeSuffixes) {
+  uint64_t v = 0;
+  EXPECT_TRUE(ParseSize("4096", &v));
+  EXPECT_EQ(v, 4096u);
+  EXPECT_TRUE(ParseSize("64k", &v));
+  EXPECT_EQ(v, 64u << 10);
+  EXPECT_TRUE(ParseSize("4M", &v));
+  EXPECT_EQ(v, 4u << 20);
+  EXPECT_TRUE(ParseSize("2GB", &v));
+  EXPECT_EQ(v, 2ull << 30);
+  EXPECT_FALSE(ParseSize("M", &v));
+  EXPECT_FALSE(ParseSize("4X", &v));
+  EXPECT_FALSE(ParseSize("-4M", &v));
+}
+
+TEST(ConfigTest, OutputTemplateExpansion) {
+  FakeEnv env;
+  env.vars = {{"RANK", "3"}, {"JOB", "j42"}};
+  std::string out, err;
+  ASSERT_TRUE(
+      ExpandOutputTemplate("r%r-%h-%p-%q{JOB}-%%.trace", 1234, "node7", env.fn(), &out, &err))
+      << err;
+  EXPECT_EQ(out, "r3-node7-1234-j42-%.trace");
+  // LOCAL_RANK when RANK is absent; 0 when neither is set; unset %q is empty.
+  FakeEnv local;
+  local.vars = {{"LOCAL_RANK", "5"}};
+  ASSERT_TRUE(ExpandOutputTemplate("%r", 1, "h", local.fn(), &out, &err));
+  EXPECT_EQ(out, "5");
+  FakeEnv none;
+  ASSERT_TRUE(ExpandOutputTemplate("%r-%q{NOPE}x", 1, "h", none.fn(), &out, &err));
+  EXPECT_EQ(out, "0-x");
+  EXPECT_EQ(RankFromEnv(none.fn()), -1);
+  EXPECT_EQ(RankFromEnv(env.fn()), 3);
+  EXPECT_FALSE(ExpandOutputTemplate("%y", 1, "h", none.fn(), &out, &err));
+  EXPECT_NE(err.find("%y"), std::string::npos);
+  EXPECT_FALSE(ExpandOutputTemplate("%q{}", 1, "h", none.fn(), &out, &err));
+}
+
+}  // namespace
+}  // namespace tracer

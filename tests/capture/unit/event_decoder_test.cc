@@ -1,0 +1,212 @@
+#include "libtracer/capture/event_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tracer {
+namespace {
+
+// Collects what the decoder emits, standing in for the writer.
+struct Collector : EventDecoder::Output {
+  std::vector<RangeRecord> ranges;
+  std::vector<MarkRecord> marks;
+  std::vector<LaunchRecord> launches;
+  std::vector<GraphNodeSnapshotRecord> graph_nodes;
+  std::map<uint32_t, uint32_t> thread_names;
+  std::map<std::string, uint64_t> counts;
+  void Range(const RangeRecord& r) override { ranges.push_back(r); }
+  void Mark(const MarkRecord& r) override { marks.push_back(r); }
+  void Launch(const LaunchRecord& r) override { launches.push_back(r); }
+  void GraphNode(const GraphNodeSnapshotRecord& r) override { graph_nodes.push_back(r); }
+  void ThreadName(uint32_t t, uint32_t n) override { thread_names[t] = n; }
+  void Count(std::string_view c, uint64_t d) override { counts[std::string(c)] += d; }
+  const RangeRecord* Find(uint64_t id) const {
+    for (const auto& r : ranges) {
+      if (r.id == id) return &r;
+    }
+    return nullptr;
+  }
+};
+
+Event Ev(EventType type, uint64_t time, uint64_t a = 0, uint32_t name = 0, uint64_t b = 0) {
+  Event e;
+  e.type = type;
+  e.time = time;
+  e.a = a;
+  e.name = name;
+  e.b = b;
+  return e;
+}
+
+Event Payload(PayloadValue::Type type, uint64_t bits) {
+  Event e;
+  e.type = EventType::kPayload;
+  e.flags = static_cast<uint8_t>(type);
+  e.a = bits;
+  return e;
+}
+
+TEST(EventDecoderTest, PairsPushPopWithParentsAndDepth) {
+  Collector out;
+  EventDecoder d(&out);
+  d.Consume(1, Ev(EventType::kPush, 10, 100, 1, 7 | (0xFF112233ull << 32)));
+  d.Consume(1, Ev(EventType::kPush, 20, 101, 2));
+  d.Consume(1, Ev(EventType::kPush, 30, 102, 3));
+  d.Consume(1, Ev(EventType::kPop, 40, 102));
+  d.Consume(1, Ev(EventType::kPop, 50, 101));
+  d.Consume(1, Ev(EventType::kPush, 60, 103, 2));
+  d.Consume(1, Ev(EventType::kPop, 70, 103));
+  d.Consume(1, Ev(EventType::kPop, 80, 100));
+  ASSERT_EQ(out.ranges.size(), 4u);
+  const RangeRecord* outer = out.Find(100);
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->parent_id, 0u);
+  EXPECT_EQ(outer->depth, 0u);
+  EXPECT_EQ(outer->start_ns, 10u);
+  EXPECT_EQ(outer->end_ns, 80u);
+  EXPECT_EQ(outer->category, 7u);
+  EXPECT_EQ(outer->color, 0xFF112233u);
+  EXPECT_EQ(out.Find(101)->parent_id, 100u);
+  EXPECT_EQ(out.Find(101)->depth, 1u);
+  EXPECT_EQ(out.Find(102)->parent_id, 101u);
+  EXPECT_EQ(out.Find(102)->depth, 2u);
+  EXPECT_EQ(out.Find(103)->parent_id, 100u);
+  EXPECT_EQ(out.Find(103)->depth, 1u);
+  EXPECT_EQ(d.Finish(100), 0u);
+}
+
+TEST(EventDecoderTest, ThreadsHaveSeparateStacks) {
+  Collector out;
+  EventDecoder d(&out);
+  d.Consume(1, Ev(EventType::kPush, 1, 10, 1));
+  d.Consume(2, Ev(EventType::kPush, 2, 20, 1));
+  d.Consume(2, Ev(EventType::kPush, 3, 21, 2));
+  d.Consume(1, Ev(EventType::kPop, 4, 10));
+  d.Consume(2, Ev(EventType::kPop, 5, 21));
+  d.Consume(2, Ev(EventType::kPop, 6, 20));
+  ASSERT_EQ(out.ranges.size(), 3u);
+  EXPECT_EQ(out.Find(21)->parent_id, 20u);
+  EXPECT_EQ(out.Find(21)->thread, 2u);
+  EXPECT_EQ(out.Find(10)->thread, 1u);
+}
+
+TEST(EventDecoderTest, StartEndAcrossThreadsInEitherDrainOrder) {
+  Collector out;
+  EventDecoder d(&out);
+  // Drained in order: start, then end on another thread.
+  d.Consume(1, Ev(EventType::kStart, 10, 500, 9));
+  d.Consume(2, Ev(EventType::kEnd, 30, 500));
+  // The end's thread drained before the start's thread.
+  d.Consume(3, Ev(EventType::kEnd, 60, 501));
+  EXPECT_EQ(out.ranges.size(), 1u);
+  d.Consume(1, Ev(EventType::kStart, 40, 501, 9));
+  ASSERT_EQ(out.ranges.size(), 2u);
+  for (uint64_t id : {500u, 501u}) {
+    const RangeRecord* r = out.Find(id);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->kind, RangeKind::kStartEnd);
+    EXPECT_EQ(r->thread, 1u);
+    EXPECT_GT(r->end_ns, r->start_ns);
+  }
+  EXPECT_EQ(out.Find(500)->end_thread, 2u);
+  EXPECT_EQ(out.Find(501)->end_thread, 3u);
+  EXPECT_EQ(out.Find(501)->end_ns, 60u);
+}
+
+TEST(EventDecoderTest, PayloadsAttachToPushStartAndMark) {
+  Collector out;
+  EventDecoder d(&out);
+  Event push = Ev(EventType::kPush, 1, 10, 1);
+  push.flags = kEventHasPayload;
+  d.Consume(1, push);
+  d.Consume(1, Payload(PayloadValue::Type::kI64, static_cast<uint64_t>(-5)));
+  Event mark = Ev(EventType::kMark, 2, 0, 3, 4);
+  mark.flags = kEventHasPayload;
+  d.Consume(1, mark);
+  double v = 2.5;
+  uint64_t bits;
+  memcpy(&bits, &v, 8);
+  d.Consume(1, Payload(PayloadValue::Type::kF64, bits));
+  d.Consume(1, Ev(EventType::kPop, 3, 10));
+  Event start = Ev(EventType::kStart, 4, 11, 2);
+  start.flags = kEventHasPayload;
+  d.Consume(2, start);
+  d.Consume(2, Payload(PayloadValue::Type::kU64, 77));
+  d.Consume(2, Ev(EventType::kEnd, 5, 11));
+  ASSERT_EQ(out.ranges.size(), 2u);
+  EXPECT_EQ(out.Find(10)->payload.type, PayloadValue::Type::kI64);
+  EXPECT_EQ(out.Find(10)->payload.i64, -5);
+  EXPECT_EQ(out.Find(11)->payload.type, PayloadValue::Type::kU64);
+  EXPECT_EQ(out.Find(11)->payload.u64, 77u);
+  ASSERT_EQ(out.marks.size(), 1u);
+  EXPECT_EQ(out.marks[0].payload.type, PayloadValue::Type::kF64);
+  EXPECT_EQ(out.marks[0].payload.f64, 2.5);
+  EXPECT_EQ(out.marks[0].category, 4u);
+  EXPECT_TRUE(out.counts.empty());
+}
+
+TEST(EventDecoderTest, LaunchesGraphNodesAndThreadNames) {
+  Collector out;
+  EventDecoder d(&out);
+  Event launch = Ev(EventType::kLaunch, 7, 1234, 211, 99);
+  launch.flags = static_cast<uint8_t>(ApiDomain::kDriver);
+  d.Consume(4, launch);
+  d.Consume(4, Ev(EventType::kGraphNode, 8, 55, 0, 99));
+  d.Consume(4, Payload(PayloadValue::Type::kU64, 66));
+  d.Consume(4, Ev(EventType::kGraphNode, 9, 56, 0, 98));  // its payload never comes
+  d.Consume(4, Ev(EventType::kThreadName, 10, 0, 42));
+  ASSERT_EQ(out.launches.size(), 1u);
+  EXPECT_EQ(out.launches[0].correlation_id, 1234u);
+  EXPECT_EQ(out.launches[0].range_id, 99u);
+  EXPECT_EQ(out.launches[0].cbid, 211u);
+  EXPECT_EQ(out.launches[0].thread, 4u);
+  EXPECT_EQ(out.launches[0].domain, ApiDomain::kDriver);
+  ASSERT_EQ(out.graph_nodes.size(), 2u);
+  EXPECT_EQ(out.graph_nodes[0].graph_id, 55u);
+  EXPECT_EQ(out.graph_nodes[0].graph_node_id, 66u);
+  EXPECT_EQ(out.graph_nodes[0].range_id, 99u);
+  EXPECT_EQ(out.graph_nodes[1].graph_node_id, 0u);
+  EXPECT_EQ(out.counts["nvtx_payload_missing"], 1u);
+  EXPECT_EQ(out.thread_names[4], 42u);
+}
+
+TEST(EventDecoderTest, FinishClosesOpenRangesAsUnclosed) {
+  Collector out;
+  EventDecoder d(&out);
+  d.Consume(1, Ev(EventType::kPush, 10, 1, 1));
+  d.Consume(1, Ev(EventType::kPush, 20, 2, 2));
+  d.Consume(2, Ev(EventType::kStart, 30, 3, 3));
+  d.Consume(2, Ev(EventType::kEnd, 40, 999));  // never started
+  d.Consume(1, Ev(EventType::kPop, 50, 77));   // unknown id
+  EXPECT_EQ(d.open_ranges(), 3u);
+  EXPECT_EQ(d.Finish(100), 3u);
+  ASSERT_EQ(out.ranges.size(), 3u);
+  EXPECT_EQ(out.ranges[0].id, 2u);  // innermost first
+  for (const auto& r : out.ranges) {
+    EXPECT_EQ(r.flags & kRangeFlagUnclosed, kRangeFlagUnclosed);
+    EXPECT_EQ(r.end_ns, 100u);
+  }
+  EXPECT_EQ(out.Find(2)->parent_id, 1u);
+  EXPECT_EQ(out.counts["nvtx_end_without_start"], 1u);
+  EXPECT_EQ(out.counts["nvtx_pop_unmatched"], 1u);
+  EXPECT_EQ(d.open_ranges(), 0u);
+}
+
+TEST(EventDecoderTest, DomainPopBelowOtherDomainsRange) {
+  Collector out;
+  EventDecoder d(&out);
+  d.Consume(1, Ev(EventType::kPush, 1, 1, 1));
+  d.Consume(1, Ev(EventType::kPush, 2, 2, 2));
+  d.Consume(1, Ev(EventType::kPop, 3, 1));  // closes the outer one (other domain)
+  d.Consume(1, Ev(EventType::kPop, 4, 2));
+  ASSERT_EQ(out.ranges.size(), 2u);
+  EXPECT_EQ(out.Find(1)->end_ns, 3u);
+  EXPECT_EQ(out.Find(2)->end_ns, 4u);
+  EXPECT_TRUE(out.counts.empty());
+}
+
+}  // namespace
+}  // namespace tracer

@@ -1,0 +1,142 @@
+#include "libtracer/capture/thread_state.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+namespace tracer {
+namespace {
+
+Event PushEvent(uint64_t id) {
+  Event e;
+  e.type = EventType::kPush;
+  e.a = id;
+  return e;
+}
+
+// Records a push the way the NVTX handler does: append (with room for its
+// pop) and put it on the stack.
+bool RecordPush(ThreadState& ts, uint16_t domain = 0) {
+  uint64_t id = ts.NextInstanceId();
+  Event e = PushEvent(id);
+  bool ok = ts.AppendPush(&e, 1);
+  ts.PushOpen(id, domain, ok ? ThreadState::kRecorded : 0);
+  return ok;
+}
+
+bool RecordPop(ThreadState& ts, uint16_t domain = 0) {
+  ThreadState::OpenRange r;
+  if (!ts.PopOpen(domain, &r)) return false;
+  if (!(r.flags & ThreadState::kRecorded)) return false;
+  Event e;
+  e.type = EventType::kPop;
+  e.a = r.id;
+  return ts.AppendPop(e);
+}
+
+TEST(ThreadRingTest, CapacityIsPowerOfTwoOfEvents) {
+  EXPECT_EQ(ThreadRing(4096).capacity(), 128u);
+  EXPECT_EQ(ThreadRing(5000).capacity(), 128u);
+  EXPECT_EQ(ThreadRing(1).capacity(), 16u);
+}
+
+TEST(ThreadStateTest, RingFullDropsCountsAndKeepsRoomForEveryPop) {
+  ThreadState ts(1, 4096, 0, 0);  // 128 events
+  int recorded = 0, attempted = 0;
+  // Nest deeper than the ring can hold: each recorded push reserves its pop.
+  for (int i = 0; i < 200; ++i) {
+    ++attempted;
+    if (RecordPush(ts)) ++recorded;
+  }
+  EXPECT_EQ(recorded, 64);  // 64 pushes + 64 reserved pops = 128 slots
+  EXPECT_EQ(ts.counters().ring_full.load(), static_cast<uint64_t>(attempted - recorded));
+  // Stack overflow: 200 < kMaxDepth, so nothing counted there.
+  EXPECT_EQ(ts.counters().stack_overflow.load(), 0u);
+  int pops = 0;
+  for (int i = 0; i < 200; ++i) {
+    if (RecordPop(ts)) ++pops;
+  }
+  EXPECT_EQ(pops, recorded);  // every recorded push got its pop, dropped ones none
+  std::vector<Event> drained;
+  ts.ring().Drain([&](const Event& e) { drained.push_back(e); });
+  ASSERT_EQ(drained.size(), 128u);
+  // Pops close the pushes in reverse order.
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(drained[i].type, EventType::kPush);
+    EXPECT_EQ(drained[127 - i].type, EventType::kPop);
+    EXPECT_EQ(drained[127 - i].a, drained[i].a);
+  }
+  // After the drain there is room again.
+  EXPECT_TRUE(RecordPush(ts));
+}
+
+TEST(ThreadStateTest, DroppedPushMakesItsPopDroppedToo) {
+  ThreadState ts(1, 4096, 0, 0);
+  Event filler;
+  filler.type = EventType::kMark;
+  int marks = 0;
+  while (ts.Append(filler)) ++marks;
+  EXPECT_EQ(marks, 128);
+  EXPECT_FALSE(RecordPush(ts));  // dropped
+  std::vector<Event> drained;
+  ts.ring().Drain([&](const Event& e) { drained.push_back(e); });
+  EXPECT_FALSE(RecordPop(ts));  // its pop is not written although there is room now
+  EXPECT_EQ(ts.ring().SizeApprox(), 0u);
+  EXPECT_EQ(ts.counters().ring_full.load(), 2u);  // the failed mark and the push
+}
+
+TEST(ThreadStateTest, InstanceIdsEncodeThreadAndAreUnique) {
+  ThreadState a(1, 4096, 0, 0), b(2, 4096, 0, 0);
+  std::set<uint64_t> ids;
+  for (int i = 0; i < 1000; ++i) {
+    ids.insert(a.NextInstanceId());
+    ids.insert(b.NextInstanceId());
+  }
+  EXPECT_EQ(ids.size(), 2000u);
+  EXPECT_EQ(a.NextInstanceId() >> 40, 1u);
+  EXPECT_EQ(b.NextInstanceId() >> 40, 2u);
+  EXPECT_EQ(a.NextInstanceId() & kRangeIdNotRecorded, 0u);
+}
+
+TEST(ThreadStateTest, InnermostRangeSkipsUnrecordedEntries) {
+  ThreadState ts(1, 4096, 0, 0);
+  EXPECT_EQ(ts.innermost_range_id(), 0u);
+  ts.PushOpen(11, 0, ThreadState::kRecorded);
+  ts.PushOpen(12, 0, 0);  // outside the capture window, say
+  EXPECT_EQ(ts.innermost_range_id(), 11u);
+  ts.PushOpen(13, 0, ThreadState::kRecorded);
+  EXPECT_EQ(ts.innermost_range_id(), 13u);
+}
+
+TEST(ThreadStateTest, DomainPopClosesInnermostOfThatDomain) {
+  ThreadState ts(1, 4096, 0, 0);
+  ts.PushOpen(1, 0, 0);
+  ts.PushOpen(2, 5, 0);
+  ts.PushOpen(3, 0, 0);
+  ThreadState::OpenRange r;
+  ASSERT_TRUE(ts.PopOpen(5, &r));
+  EXPECT_EQ(r.id, 2u);
+  ASSERT_TRUE(ts.PopOpen(0, &r));
+  EXPECT_EQ(r.id, 3u);
+  EXPECT_FALSE(ts.PopOpen(5, &r));  // none left in domain 5
+  EXPECT_EQ(ts.counters().pop_without_push.load(), 1u);
+  ASSERT_TRUE(ts.PopOpen(0, &r));
+  EXPECT_EQ(r.id, 1u);
+  EXPECT_FALSE(ts.PopOpen(0, &r));
+  EXPECT_EQ(ts.counters().pop_without_push.load(), 2u);
+}
+
+TEST(ThreadStateTest, StackOverflowIsCountedAndItsPopsIgnored) {
+  ThreadState ts(1, 1 << 20, 0, 0);
+  for (int i = 0; i < ThreadState::kMaxDepth + 5; ++i) RecordPush(ts);
+  EXPECT_EQ(ts.counters().stack_overflow.load(), 5u);
+  EXPECT_EQ(ts.depth(), ThreadState::kMaxDepth);
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(RecordPop(ts));
+  EXPECT_EQ(ts.depth(), ThreadState::kMaxDepth);  // the overflowed pops did not touch the stack
+  EXPECT_TRUE(RecordPop(ts));
+  EXPECT_EQ(ts.depth(), ThreadState::kMaxDepth - 1);
+}
+
+}  // namespace
+}  // namespace tracer

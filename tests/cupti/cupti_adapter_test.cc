@@ -1,0 +1,328 @@
+// The CUPTI adapter against an in-process CuptiApi (standing for libcupti):
+// the order and set of calls it makes, its degraded modes when any call
+// fails, the buffer pool under pressure, flushes, and the capture window.
+#include "libtracer/capture/cupti_adapter.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "libtracer/capture/config.h"
+#include "tests/cupti/activity_records.h"
+#include "tests/cupti/in_process_cupti.h"
+#include "tests/cupti/recording_sink.h"
+
+namespace tracer {
+namespace {
+
+using testing::InProcessCupti;
+using testing::MakeKernel;
+using testing::RecordingSink;
+
+class CuptiAdapterTest : public ::testing::Test {
+ protected:
+  CuptiAdapter::Options Options(uint32_t activities = kDefaultActivities) {
+    CuptiAdapter::Options o;
+    o.activities = activities;
+    o.buffer_size = 64 * 1024;
+    o.buffer_count = 4;
+    o.log = [this](const std::string& line) { lines_.push_back(line); };
+    return o;
+  }
+  std::unique_ptr<CuptiAdapter> Make(CuptiAdapter::Options o) {
+    return std::make_unique<CuptiAdapter>(&api_, std::move(o));
+  }
+  int CallIndex(const std::string& name) {
+    auto it = std::find(api_.calls.begin(), api_.calls.end(), name);
+    return it == api_.calls.end() ? -1 : static_cast<int>(it - api_.calls.begin());
+  }
+  // Plays one CUPTI API callback on this thread.
+  void Callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                uint32_t correlation = 1) {
+    CUpti_CallbackData d;
+    std::memset(&d, 0, sizeof(d));
+    d.callbackSite = site;
+    d.correlationId = correlation;
+    api_.callback(api_.userdata, domain, cbid, &d);
+  }
+
+  InProcessCupti api_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(CuptiAdapterTest, StartRegistersClockBeforeEnablingKinds) {
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  EXPECT_TRUE(lines_.empty());
+  ASSERT_GE(CallIndex("cuptiActivityRegisterTimestampCallback"), 0);
+  EXPECT_LT(CallIndex("cuptiActivityRegisterTimestampCallback"), CallIndex("cuptiActivityEnable"));
+  EXPECT_LT(CallIndex("cuptiActivityRegisterCallbacks"), CallIndex("cuptiActivityEnable"));
+  EXPECT_EQ(CallIndex("cuptiSubscribe"), 0);
+  // The registered clock is ours.
+  ASSERT_NE(api_.timestamp, nullptr);
+  EXPECT_EQ(api_.timestamp, &CuptiAdapter::TimestampNs);
+  // Default kinds; graph trace off because it suppresses per-kernel records.
+  const std::set<int> expected = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                  CUPTI_ACTIVITY_KIND_MEMCPY,
+                                  CUPTI_ACTIVITY_KIND_MEMSET,
+                                  CUPTI_ACTIVITY_KIND_RUNTIME,
+                                  CUPTI_ACTIVITY_KIND_DRIVER,
+                                  CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                  CUPTI_ACTIVITY_KIND_OVERHEAD};
+  EXPECT_EQ(api_.enabled_kinds, expected);
+}
+
+TEST_F(CuptiAdapterTest, GraphTraceOnlyWhenAsked) {
+  auto a = Make(Options(kActivityKernel | kActivityGraph));
+  ASSERT_TRUE(a->Start());
+  EXPECT_EQ(api_.enabled_kinds, (std::set<int>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                               CUPTI_ACTIVITY_KIND_GRAPH_TRACE}));
+}
+
+TEST_F(CuptiAdapterTest, EnablesEveryLaunchTypeCallback) {
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  auto has = [&](CUpti_CallbackDomain d, uint32_t cbid) {
+    return api_.enabled_callbacks.count({static_cast<int>(d), cbid}) == 1;
+  };
+  const CUpti_CallbackDomain rt = CUPTI_CB_DOMAIN_RUNTIME_API, drv = CUPTI_CB_DOMAIN_DRIVER_API;
+  // CUDA 13 <<<>>> launches (cupti-notes 2) and the classic ones.
+  for (uint32_t cbid : {505u, 506u, 211u, 214u, 430u, 431u, 269u, 270u, 311u, 312u, 41u, 225u, 51u,
+                        235u, 31u, 509u, 171u, 172u, 164u}) {
+    EXPECT_TRUE(has(rt, cbid)) << "runtime " << cbid;
+  }
+  for (uint32_t cbid : {307u, 442u, 652u, 653u, 477u, 478u, 514u, 515u, 115u, 116u,
+                        117u, 306u, 418u, 277u, 279u, 216u, 220u, 796u, 308u, 309u}) {
+    EXPECT_TRUE(has(drv, cbid)) << "driver " << cbid;
+  }
+  EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+  EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  // Not a launch: not enabled, so it costs nothing.
+  EXPECT_FALSE(has(rt, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
+}
+
+TEST_F(CuptiAdapterTest, NoDriverIsOneClearLine) {
+  api_.FailCall("cuptiSubscribe", CUPTI_ERROR_UNKNOWN);
+  auto a = Make(Options());
+  EXPECT_FALSE(a->Start());
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_NE(lines_[0].find("CUPTI unavailable (no CUDA driver?)"), std::string::npos) << lines_[0];
+  EXPECT_NE(lines_[0].find("tracing NVTX only"), std::string::npos);
+  EXPECT_EQ(CallIndex("cuptiActivityEnable"), -1);
+}
+
+TEST_F(CuptiAdapterTest, AnotherSubscriberIsNamed) {
+  api_.FailCall("cuptiSubscribe", CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+  api_.other_subscriber = "CUPTI for Nsight Systems";
+  auto a = Make(Options());
+  EXPECT_FALSE(a->Start());
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_NE(lines_[0].find("another CUPTI client is attached (CUPTI for Nsight Systems)"),
+            std::string::npos)
+      << lines_[0];
+}
+
+// Every call the adapter makes, made to fail in turn: one line, no crash,
+// and whatever still works keeps working.
+class CuptiAdapterErrorTest : public CuptiAdapterTest,
+                              public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(CuptiAdapterErrorTest, OneLineAndDegrade) {
+  const std::string call = GetParam();
+  api_.FailCall(call, CUPTI_ERROR_NOT_INITIALIZED);
+  auto a = Make(Options());
+  const bool started = a->Start();
+  EXPECT_EQ(started, call != "cuptiSubscribe");
+  // Buffers, drains and shutdown all survive the failure.
+  RecordingSink sink;
+  if (api_.requested != nullptr) {
+    api_.DeliverBuffer([](fake_cupti::BufferWriter& w) {
+      static const char kName[] = "k";
+      w.Append(MakeKernel(kName, 10, 20, 1, 1));
+    });
+  }
+  a->Drain(sink, false);
+  a->Stop();
+  a->Drain(sink, true);
+  int mentions = 0;
+  for (const std::string& l : lines_)
+    mentions += l.find(call == "cuptiSubscribe" ? "cuptiSubscribe" : call) != std::string::npos;
+  const bool silent_by_design =
+      call == "cuptiGetCallbackName" || call == "cuptiActivityGetNumDroppedRecords";
+  EXPECT_EQ(lines_.size(), silent_by_design ? 0u : 1u) << call;
+  EXPECT_EQ(mentions, silent_by_design ? 0 : 1) << call;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryCall, CuptiAdapterErrorTest,
+    ::testing::Values("cuptiSubscribe", "cuptiActivityRegisterTimestampCallback",
+                      "cuptiActivityRegisterCallbacks", "cuptiActivityEnable",
+                      "cuptiEnableCallback", "cuptiActivityDisable", "cuptiActivityFlushAll",
+                      "cuptiActivityGetNumDroppedRecords", "cuptiGetCallbackName"));
+
+TEST_F(CuptiAdapterTest, ClockFailureKeepsCallbacksButNoActivity) {
+  api_.FailCall("cuptiActivityRegisterTimestampCallback", CUPTI_ERROR_UNKNOWN);
+  auto a = Make(Options());
+  EXPECT_TRUE(a->Start());
+  EXPECT_FALSE(a->activity_enabled());
+  EXPECT_TRUE(api_.enabled_kinds.empty());  // never mix CUPTI's clock with ours
+  EXPECT_FALSE(api_.enabled_callbacks.empty());
+}
+
+TEST_F(CuptiAdapterTest, BuffersAreDecodedOnDrainNotInTheCallback) {
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  static const char kName[] = "gemm";
+  ASSERT_TRUE(api_.DeliverBuffer([](fake_cupti::BufferWriter& w) {
+    w.Append(MakeKernel(kName, 10, 20, 1, 5));
+    w.Append(MakeKernel(kName, 30, 40, 2, 6));
+  }));
+  RecordingSink sink;
+  EXPECT_EQ(a->decoder().totals().kernels, 0u);  // the complete callback only queued it
+  api_.dropped = 9;
+  a->Drain(sink, false);
+  EXPECT_EQ(sink.kernels.size(), 2u);
+  EXPECT_EQ(sink.counters["dropped.cupti_dropped"], 9u);
+  EXPECT_EQ(a->pool().outstanding(), 0u);
+}
+
+TEST_F(CuptiAdapterTest, PoolExhaustionDeclinesCountsAndRecovers) {
+  auto o = Options();
+  o.buffer_count = 2;
+  auto a = Make(o);
+  ASSERT_TRUE(a->Start());
+  std::vector<uint8_t*> held;
+  for (int i = 0; i < 1000; ++i) {
+    uint8_t* b = nullptr;
+    size_t size = 0, max = 0;
+    api_.requested(&b, &size, &max);
+    if (b != nullptr) held.push_back(b);
+  }
+  EXPECT_EQ(held.size(), 2u);  // bounded: never grows
+  EXPECT_EQ(a->pool().allocated(), 2u);
+  RecordingSink sink;
+  a->Drain(sink, false);
+  EXPECT_EQ(sink.counters["cupti_buffer_pool_exhausted"], 998u);
+  for (uint8_t* b : held) api_.completed(nullptr, 0, b, 0, 0);
+  a->Drain(sink, false);
+  // Returned buffers are handed out again.
+  EXPECT_TRUE(api_.DeliverBuffer([](fake_cupti::BufferWriter&) {}));
+  EXPECT_EQ(a->pool().allocated(), 2u);
+}
+
+TEST_F(CuptiAdapterTest, ConcurrentStormNeverBlocksAndStaysBounded) {
+  auto o = Options();
+  o.buffer_count = 3;
+  auto a = Make(o);
+  ASSERT_TRUE(a->Start());
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> delivered{0}, declined{0};
+  RecordingSink sink;
+  std::thread writer([&] {
+    while (!done.load()) a->Drain(sink, false);
+    a->Drain(sink, true);
+  });
+  std::vector<std::thread> producers;
+  static const char kName[] = "storm";
+  for (int t = 0; t < 6; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        bool ok = api_.DeliverBuffer(
+            [&](fake_cupti::BufferWriter& w) { w.Append(MakeKernel(kName, 10, 20, t, i + 1)); });
+        (ok ? delivered : declined).fetch_add(1);
+      }
+    });
+  }
+  for (auto& p : producers) p.join();
+  done = true;
+  writer.join();
+  EXPECT_LE(a->pool().allocated(), 3u);
+  EXPECT_EQ(delivered + declined, 12000u);
+  EXPECT_EQ(sink.kernels.size(), delivered.load());
+  EXPECT_EQ(sink.counters["cupti_buffer_pool_exhausted"], declined.load());
+}
+
+TEST_F(CuptiAdapterTest, StopDisablesKindsThenForcesAFlush) {
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  a->Stop();
+  EXPECT_TRUE(api_.enabled_kinds.empty());
+  ASSERT_EQ(api_.flushes.size(), 1u);
+  EXPECT_EQ(api_.flushes[0], static_cast<uint32_t>(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  EXPECT_GT(CallIndex("cuptiActivityFlushAll"), CallIndex("cuptiActivityDisable"));
+  a->Stop();  // once only
+  EXPECT_EQ(api_.flushes.size(), 1u);
+}
+
+TEST_F(CuptiAdapterTest, DeviceResetContextDestroyAndProfilerStopFlush) {
+  std::vector<bool> profiler;
+  auto o = Options();
+  o.on_profiler_active = [&](bool on) { profiler.push_back(on); };
+  auto a = Make(o);
+  ASSERT_TRUE(a->Start());
+  Callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020,
+           CUPTI_API_ENTER);
+  EXPECT_EQ(api_.flushes.size(), 1u);
+  CUpti_ResourceData r;
+  std::memset(&r, 0, sizeof(r));
+  api_.callback(api_.userdata, CUPTI_CB_DOMAIN_RESOURCE,
+                CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &r);
+  EXPECT_EQ(api_.flushes.size(), 2u);
+  Callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, CUPTI_API_ENTER);
+  EXPECT_EQ(api_.flushes.size(), 3u);
+  Callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+           CUPTI_API_EXIT);
+  EXPECT_EQ(profiler, (std::vector<bool>{false, true}));
+  for (uint32_t f : api_.flushes)
+    EXPECT_EQ(f, static_cast<uint32_t>(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+}
+
+TEST_F(CuptiAdapterTest, ProfilerWindowGatesDecodedRecords) {
+  auto o = Options();
+  o.gated = true;
+  auto a = Make(o);
+  ASSERT_TRUE(a->Start());
+  const uint64_t before_stop = CuptiAdapter::TimestampNs();
+  Callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, CUPTI_API_ENTER);
+  const uint64_t stopped_at = CuptiAdapter::TimestampNs();
+  Callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, CUPTI_API_EXIT);
+  const uint64_t started_at = CuptiAdapter::TimestampNs();
+  static const char kName[] = "k";
+  api_.DeliverBuffer([&](fake_cupti::BufferWriter& w) {
+    w.Append(MakeKernel(kName, before_stop, before_stop + 1, 1, 1));    // before the stop
+    w.Append(MakeKernel(kName, stopped_at + 1, stopped_at + 2, 1, 2));  // while stopped
+    w.Append(MakeKernel(kName, started_at + 1, started_at + 2, 1, 3));  // after the start
+  });
+  RecordingSink sink;
+  a->Drain(sink, false);
+  ASSERT_EQ(sink.kernels.size(), 2u);
+  EXPECT_EQ(sink.kernels[0].correlation_id, 1u);
+  EXPECT_EQ(sink.kernels[1].correlation_id, 3u);
+  EXPECT_EQ(sink.counters["cupti_outside_capture_window"], 1u);
+}
+
+TEST_F(CuptiAdapterTest, CallbacksWithoutATracedThreadDoNothing) {
+  // No session in this process: CurrentThreadState() is null and the launch
+  // callback must simply return.
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  Callback(CUPTI_CB_DOMAIN_RUNTIME_API, 505, CUPTI_API_ENTER);
+  Callback(CUPTI_CB_DOMAIN_RUNTIME_API, 505, CUPTI_API_EXIT);
+  api_.callback(api_.userdata, CUPTI_CB_DOMAIN_RUNTIME_API, 505, nullptr);
+  EXPECT_TRUE(api_.flushes.empty());
+}
+
+TEST_F(CuptiAdapterTest, OnlyOneAdapterPerProcess) {
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  InProcessCupti other_api;
+  CuptiAdapter b(&other_api, Options());
+  EXPECT_FALSE(b.Start());
+  EXPECT_TRUE(other_api.calls.empty());
+}
+
+}  // namespace
+}  // namespace tracer

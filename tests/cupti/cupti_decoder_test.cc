@@ -1,0 +1,277 @@
+// The activity decoder on hand-built CUPTI 13.0 records, walked through the
+// real processing path (CuptiDecoder over a CuptiApi whose iterator behaves
+// like the real cuptiActivityGetNextRecord).
+#include "libtracer/capture/cupti_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "tests/cupti/activity_records.h"
+#include "tests/cupti/in_process_cupti.h"
+#include "tests/cupti/recording_sink.h"
+
+namespace tracer {
+namespace {
+
+using testing::InProcessCupti;
+using testing::MakeApi;
+using testing::MakeKernel;
+using testing::MakeMemcpy;
+using testing::MakeMemset;
+using testing::RecordingSink;
+
+struct Buffer {
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(1 << 16);
+  fake_cupti::BufferWriter writer{bytes.data(), bytes.size()};
+  template <typename R>
+  Buffer& Add(const R& r) {
+    EXPECT_TRUE(writer.Append(r));
+    return *this;
+  }
+};
+
+class CuptiDecoderTest : public ::testing::Test {
+ protected:
+  size_t Decode(Buffer& b, const CuptiCaptureWindow* window = nullptr) {
+    if (decoder_ == nullptr) decoder_ = std::make_unique<CuptiDecoder>(&api_, window);
+    return decoder_->DecodeBuffer(b.bytes.data(), b.writer.used(), sink_);
+  }
+  InProcessCupti api_;
+  RecordingSink sink_;
+  std::unique_ptr<CuptiDecoder> decoder_;
+};
+
+TEST_F(CuptiDecoderTest, KernelFieldsReachTheSink) {
+  static const char kGemm[] = "gemm_kernel";
+  CUpti_ActivityKernel10 k = MakeKernel(kGemm, 1000, 1500, 7, 42, 1, 3);
+  k.gridX = 64;
+  k.blockX = 128;
+  k.blockY = 2;
+  k.staticSharedMemory = 1024;
+  k.dynamicSharedMemory = 2048;
+  k.registersPerThread = 40;
+  k.graphId = 5;
+  k.graphNodeId = 77;
+  Buffer b;
+  b.Add(k);
+  EXPECT_EQ(Decode(b), 1u);
+  ASSERT_EQ(sink_.kernels.size(), 1u);
+  const KernelRecord& r = sink_.kernels[0];
+  EXPECT_EQ(r.start_ns, 1000u);
+  EXPECT_EQ(r.end_ns, 1500u);
+  EXPECT_EQ(sink_.Text(r.name), "gemm_kernel");
+  EXPECT_EQ(r.correlation_id, 42u);
+  EXPECT_EQ(r.graph_id, 5u);
+  EXPECT_EQ(r.graph_node_id, 77u);
+  EXPECT_EQ(sink_.streams.at({1, 3, 7}), r.stream);
+  ASSERT_EQ(sink_.configs.size(), 1u);
+  const LaunchConfigRecord& c = sink_.configs[0];
+  EXPECT_EQ(r.launch_config, c.id);
+  EXPECT_EQ(c.grid[0], 64u);
+  EXPECT_EQ(c.block[0], 128u);
+  EXPECT_EQ(c.block[1], 2u);
+  EXPECT_EQ(c.static_shared_memory, 1024u);
+  EXPECT_EQ(c.dynamic_shared_memory, 2048u);
+  EXPECT_EQ(c.registers_per_thread, 40u);
+}
+
+TEST_F(CuptiDecoderTest, NamesStreamsAndConfigsAreDefinedOnce) {
+  static const char kA[] = "a_kernel";
+  static const char kB[] = "b_kernel";
+  Buffer b;
+  for (int i = 0; i < 10; ++i) {
+    b.Add(MakeKernel(i % 2 ? kA : kB, 100 * i + 1, 100 * i + 50, i % 3, i + 1));
+  }
+  EXPECT_EQ(Decode(b), 10u);
+  EXPECT_EQ(sink_.intern_calls, 2);
+  EXPECT_EQ(sink_.streams.size(), 3u);
+  EXPECT_EQ(sink_.configs.size(), 1u);
+  EXPECT_EQ(sink_.Text(sink_.kernels[1].name), "a_kernel");
+  EXPECT_EQ(sink_.Text(sink_.kernels[2].name), "b_kernel");
+}
+
+TEST_F(CuptiDecoderTest, MemcpyKindBytesFlagsAndCorrelation) {
+  CUpti_ActivityMemcpy6 runtime_copy =
+      MakeMemcpy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096, 10, 20, 7, 101, 100);
+  runtime_copy.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+  runtime_copy.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  runtime_copy.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  CUpti_ActivityMemcpy6 driver_copy =
+      MakeMemcpy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 8, 30, 40, 7, 205, 0);
+  Buffer b;
+  b.Add(runtime_copy).Add(driver_copy);
+  Decode(b);
+  ASSERT_EQ(sink_.memcpys.size(), 2u);
+  EXPECT_EQ(sink_.memcpys[0].copy_kind, 1u);  // proto COPY_HTOD
+  EXPECT_EQ(sink_.memcpys[0].bytes, 4096u);
+  EXPECT_EQ(sink_.memcpys[0].flags, 1u | (CUPTI_ACTIVITY_MEMORY_KIND_PINNED << 8) |
+                                        (CUPTI_ACTIVITY_MEMORY_KIND_DEVICE << 16));
+  // The runtime call's id when there is one, else the driver call's.
+  EXPECT_EQ(sink_.memcpys[0].correlation_id, 100u);
+  EXPECT_EQ(sink_.memcpys[1].correlation_id, 205u);
+  EXPECT_EQ(sink_.memcpys[1].copy_kind, 8u);  // proto COPY_DTOD
+}
+
+TEST_F(CuptiDecoderTest, MemsetAndSyncAndGraphTrace) {
+  CUpti_ActivityMemset4 set = MakeMemset(256, 0xAB, 5, 9, 7, 12);
+  set.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+  CUpti_ActivitySynchronization2 device_sync;
+  std::memset(&device_sync, 0, sizeof(device_sync));
+  device_sync.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  device_sync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  device_sync.start = 50;
+  device_sync.end = 80;
+  device_sync.contextId = 1;
+  device_sync.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  device_sync.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  device_sync.correlationId = 13;
+  CUpti_ActivitySynchronization2 stream_sync = device_sync;
+  stream_sync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  stream_sync.streamId = 7;
+  CUpti_ActivityGraphTrace2 g;
+  std::memset(&g, 0, sizeof(g));
+  g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  g.start = 100;
+  g.end = 300;
+  g.graphId = 9;
+  g.contextId = 1;
+  g.streamId = 7;
+  g.correlationId = 14;
+  Buffer b;
+  b.Add(set).Add(device_sync).Add(stream_sync).Add(g);
+  EXPECT_EQ(Decode(b), 4u);
+  ASSERT_EQ(sink_.memsets.size(), 1u);
+  EXPECT_EQ(sink_.memsets[0].value, 0xABu);
+  EXPECT_EQ(sink_.memsets[0].bytes, 256u);
+  EXPECT_EQ(sink_.memsets[0].flags, 1u);
+  ASSERT_EQ(sink_.syncs.size(), 2u);
+  EXPECT_EQ(sink_.syncs[0].stream, 0u);  // not applicable
+  EXPECT_EQ(sink_.syncs[0].event, 0u);
+  // The sync record has no device; the stream is the one the memset used.
+  EXPECT_EQ(sink_.syncs[1].stream, sink_.memsets[0].stream);
+  ASSERT_EQ(sink_.graph_launches.size(), 1u);
+  EXPECT_EQ(sink_.graph_launches[0].graph_id, 9u);
+  EXPECT_EQ(sink_.graph_launches[0].stream, sink_.memsets[0].stream);
+  EXPECT_EQ(sink_.graph_launches[0].correlation_id, 14u);
+}
+
+TEST_F(CuptiDecoderTest, ApiRecordsGetThreadAndNameInternedOncePerCbid) {
+  Buffer b;
+  b.Add(MakeApi(false, 505, 1, 2, 0xAAAA, 1))
+      .Add(MakeApi(false, 505, 3, 4, 0xBBBB, 2))
+      .Add(MakeApi(true, 307, 5, 6, 0xAAAA, 3));
+  Decode(b);
+  ASSERT_EQ(sink_.apis.size(), 3u);
+  EXPECT_EQ(sink_.apis[0].domain, ApiDomain::kRuntime);
+  EXPECT_EQ(sink_.apis[2].domain, ApiDomain::kDriver);
+  EXPECT_EQ(sink_.apis[0].cbid, 505u);
+  EXPECT_EQ(sink_.Text(sink_.apis[0].name), "runtime_505");
+  EXPECT_EQ(sink_.Text(sink_.apis[2].name), "driver_307");
+  EXPECT_EQ(sink_.apis[0].thread, sink_.threads.at(0xAAAA));
+  EXPECT_EQ(sink_.apis[1].thread, sink_.threads.at(0xBBBB));
+  EXPECT_EQ(sink_.apis[2].thread, sink_.apis[0].thread);
+  int name_lookups = 0;
+  for (const std::string& c : api_.calls) name_lookups += c == "cuptiGetCallbackName";
+  EXPECT_EQ(name_lookups, 2);
+}
+
+TEST_F(CuptiDecoderTest, OverheadDataIsFreedAndThreadMapped) {
+  CUpti_ActivityOverhead3 o;
+  std::memset(&o, 0, sizeof(o));
+  o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+  o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+  o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  o.objectId.pt.threadId = 0xCCCC;
+  o.start = 10;
+  o.end = 20;
+  o.overheadData = std::malloc(16);  // the client must free it (cupti_activity.h)
+  Buffer b;
+  b.Add(o);
+  Decode(b);
+  ASSERT_EQ(sink_.overheads.size(), 1u);
+  EXPECT_EQ(sink_.overheads[0].kind,
+            static_cast<uint32_t>(CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH));
+  EXPECT_EQ(sink_.overheads[0].thread, sink_.threads.at(0xCCCC));
+  const auto* in_buffer = reinterpret_cast<const CUpti_ActivityOverhead3*>(b.bytes.data());
+  EXPECT_EQ(in_buffer->overheadData, nullptr);
+}
+
+TEST_F(CuptiDecoderTest, UnusableTimestampsAreCountedNotEmitted) {
+  static const char kK[] = "k";
+  Buffer b;
+  b.Add(MakeKernel(kK, 0, 0, 1, 1))         // device buffer exhausted
+      .Add(MakeKernel(kK, 500, 0, 1, 2))    // forced flush of a running kernel
+      .Add(MakeKernel(kK, 500, 400, 1, 3))  // end < start
+      .Add(MakeKernel(kK, 500, 600, 1, 4));
+  EXPECT_EQ(Decode(b), 1u);
+  ASSERT_EQ(sink_.kernels.size(), 1u);
+  EXPECT_EQ(sink_.kernels[0].correlation_id, 4u);
+  EXPECT_EQ(sink_.counters["dropped.cupti_invalid_timestamps"], 3u);
+  EXPECT_EQ(decoder_->totals().invalid_timestamps, 3u);
+}
+
+TEST_F(CuptiDecoderTest, UnknownKindsAreSkippedAndCounted) {
+  static const char kK[] = "k";
+  CUpti_ActivityExternalCorrelation ext;
+  std::memset(&ext, 0, sizeof(ext));
+  ext.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  Buffer b;
+  b.Add(ext).Add(MakeKernel(kK, 1, 2, 1, 1));
+  EXPECT_EQ(Decode(b), 1u);
+  EXPECT_EQ(sink_.counters["cupti_unknown_kind"], 1u);
+}
+
+TEST_F(CuptiDecoderTest, InvalidRecordEndsTheBufferKeepingWhatCameBefore) {
+  static const char kK[] = "k";
+  Buffer b;
+  b.Add(MakeKernel(kK, 1, 2, 1, 1));
+  uint8_t zeros[sizeof(CUpti_ActivityKernel10)] = {};  // kind 0: incomplete record
+  b.writer.AppendBytes(zeros, sizeof(zeros));
+  b.Add(MakeKernel(kK, 3, 4, 1, 2));
+  EXPECT_EQ(Decode(b), 1u);
+  EXPECT_EQ(sink_.counters["cupti_buffer_errors"], 1u);
+}
+
+TEST_F(CuptiDecoderTest, TruncatedTailRecordIsIgnored) {
+  static const char kK[] = "k";
+  Buffer b;
+  b.Add(MakeKernel(kK, 1, 2, 1, 1)).Add(MakeKernel(kK, 3, 4, 1, 2));
+  EXPECT_EQ(decoder_ == nullptr, true);
+  decoder_ = std::make_unique<CuptiDecoder>(&api_, nullptr);
+  EXPECT_EQ(decoder_->DecodeBuffer(b.bytes.data(), b.writer.used() - 8, sink_), 1u);
+  EXPECT_EQ(sink_.counters.count("cupti_buffer_errors"), 0u);
+}
+
+TEST_F(CuptiDecoderTest, CaptureWindowDropsRecordsOutsideIt) {
+  static const char kK[] = "k";
+  CuptiCaptureWindow window(/*gated=*/true, /*initially_open=*/false);
+  window.Open(100);
+  window.Close(200);
+  window.Open(300);
+  Buffer b;
+  b.Add(MakeKernel(kK, 50, 60, 1, 1))        // before
+      .Add(MakeKernel(kK, 150, 160, 1, 2))   // inside the first interval
+      .Add(MakeKernel(kK, 250, 260, 1, 3))   // between
+      .Add(MakeKernel(kK, 400, 410, 1, 4));  // inside the open interval
+  EXPECT_EQ(Decode(b, &window), 2u);
+  ASSERT_EQ(sink_.kernels.size(), 2u);
+  EXPECT_EQ(sink_.kernels[0].correlation_id, 2u);
+  EXPECT_EQ(sink_.kernels[1].correlation_id, 4u);
+  EXPECT_EQ(sink_.counters["cupti_outside_capture_window"], 2u);
+}
+
+TEST_F(CuptiDecoderTest, CountersAreReportedAsIncrementsPerBuffer) {
+  static const char kK[] = "k";
+  Buffer b1, b2;
+  b1.Add(MakeKernel(kK, 0, 0, 1, 1));
+  b2.Add(MakeKernel(kK, 0, 0, 1, 2)).Add(MakeKernel(kK, 0, 0, 1, 3));
+  Decode(b1);
+  EXPECT_EQ(sink_.counters["dropped.cupti_invalid_timestamps"], 1u);
+  Decode(b2);
+  EXPECT_EQ(sink_.counters["dropped.cupti_invalid_timestamps"], 3u);
+}
+
+}  // namespace
+}  // namespace tracer

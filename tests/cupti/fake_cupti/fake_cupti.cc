@@ -1,0 +1,1079 @@
+// The fake libcupti: the subset of the CUPTI 13.0 C API that the tracer
+// calls, exported under the real names and built against the real headers'
+// structs, plus the control API of fake_cupti_control.h. It reproduces what
+// a client of the real CUPTI can observe (shared/cupti-notes.md):
+//  - one process-wide correlation counter shared by runtime and driver calls;
+//    ENTER and EXIT callbacks on the calling thread with the same id;
+//  - per-thread activity buffers for API records (requested on the calling
+//    thread), GPU records in separate buffers requested, filled and completed
+//    on the fake's worker thread, so the records of one launch arrive in
+//    different buffers; completed GPU work is written in end-time order, so
+//    kernels of different streams arrive out of launch order;
+//  - timestamps from the registered timestamp callback, passed through as is;
+//  - cuptiActivityFlushAll(0) returns the buffers of completed records only;
+//    FLUSH_FORCED also returns work still running, with end = 0 (it is never
+//    re-delivered, pytorch/pytorch#195844);
+//  - a declined buffer (NULL) drops the record, counted by
+//    cuptiActivityGetNumDroppedRecords (which resets the count);
+//  - one subscriber only; any call can be made to fail on demand.
+#include <cupti.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cupti/fake_cupti/activity_buffer.h"
+#include "tests/cupti/fake_cupti/fake_cupti_control.h"
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace fake_cupti {
+namespace {
+
+uint64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+// Fake CUDA objects behind the opaque handles CUPTI hands its client.
+struct FakeNode {
+  uint64_t id;
+  std::string kernel;
+  uint64_t duration;
+};
+struct FakeGraph {
+  uint32_t id;
+  bool exec;
+  std::vector<std::unique_ptr<FakeNode>> nodes;
+};
+
+struct Buffer {
+  uint8_t* data = nullptr;
+  size_t size = 0;  // usable bytes (client size capped by the buffer limit)
+  size_t used = 0;
+};
+
+// A GPU operation launched and not yet written as a record.
+struct GpuOp {
+  std::vector<uint8_t> record;  // the activity record, end filled at completion
+  uint64_t start = 0, end = 0;
+  uint64_t seq = 0;
+};
+
+struct Job {
+  enum Type { kCompleteOps, kCompleteBuffer, kFlush } type;
+  std::vector<GpuOp> ops;
+  Buffer buffer;
+  bool forced = false;
+  uint64_t id = 0;
+};
+
+class Engine {
+ public:
+  static Engine& Get() {
+    // Leaked on purpose: the tracer flushes from its own exit path, which may
+    // run after this library's static destructors.
+    static Engine* engine = new Engine();
+    return *engine;
+  }
+
+  // ---- error injection ---------------------------------------------------
+  CUptiResult Injected(const char* fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = errors_.find(fn);
+    return it == errors_.end() ? CUPTI_SUCCESS : static_cast<CUptiResult>(it->second);
+  }
+  void SetError(const char* fn, int result) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (result == 0) {
+      errors_.erase(fn);
+    } else {
+      errors_[fn] = result;
+    }
+  }
+  void SetOtherSubscriber(const char* name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    other_subscriber_ = name != nullptr ? name : "";
+  }
+  void SetBufferLimit(size_t bytes) { buffer_limit_ = bytes; }
+  void SetInOrder(bool v) { in_order_ = v; }
+
+  // ---- subscriber and callbacks ------------------------------------------
+  CUptiResult Subscribe(CUpti_SubscriberHandle* sub, CUpti_CallbackFunc cb, void* userdata,
+                        CUpti_SubscriberParams* params) {
+    if (sub == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (subscribed_ || !other_subscriber_.empty()) {
+      const std::string other = subscribed_ ? subscriber_name_ : other_subscriber_;
+      if (params != nullptr && params->oldSubscriberName != nullptr &&
+          params->oldSubscriberSize > 0) {
+        std::snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s", other.c_str());
+      }
+      return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
+    subscribed_ = true;
+    callback_ = cb;
+    userdata_ = userdata;
+    subscriber_name_ =
+        std::string("CUPTI for ") +
+        (params != nullptr && params->subscriberName ? params->subscriberName : "unnamed");
+    *sub = reinterpret_cast<CUpti_SubscriberHandle>(&subscribed_);
+    return CUPTI_SUCCESS;
+  }
+  CUptiResult Unsubscribe(CUpti_SubscriberHandle sub) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!Valid(sub)) return CUPTI_ERROR_INVALID_PARAMETER;
+    subscribed_ = false;
+    callback_ = nullptr;
+    enabled_callbacks_.clear();
+    enabled_domains_.clear();
+    return CUPTI_SUCCESS;
+  }
+  CUptiResult EnableCallback(uint32_t enable, CUpti_SubscriberHandle sub,
+                             CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!Valid(sub) || domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE) {
+      return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+    if (enable) {
+      enabled_callbacks_.insert({domain, cbid});
+    } else {
+      enabled_callbacks_.erase({domain, cbid});
+    }
+    return CUPTI_SUCCESS;
+  }
+  CUptiResult EnableDomain(uint32_t enable, CUpti_SubscriberHandle sub,
+                           CUpti_CallbackDomain domain) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!Valid(sub) || domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE) {
+      return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+    if (enable) {
+      enabled_domains_.insert(domain);
+    } else {
+      enabled_domains_.erase(domain);
+    }
+    return CUPTI_SUCCESS;
+  }
+
+  // ---- activity API -------------------------------------------------------
+  CUptiResult RegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                CUpti_BuffersCallbackCompleteFunc done) {
+    if (req == nullptr || done == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+    std::lock_guard<std::mutex> lock(mu_);
+    request_ = req;
+    complete_ = done;
+    if (!worker_started_) {
+      worker_started_ = true;
+      std::thread([this] { WorkerLoop(); }).detach();
+    }
+    return CUPTI_SUCCESS;
+  }
+  CUptiResult RegisterTimestamp(CUpti_TimestampCallbackFunc f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!enabled_kinds_.empty()) {
+      // Must come before any kind is enabled (cupti_activity.h); the real
+      // library's behaviour otherwise is undocumented: refuse loudly.
+      return CUPTI_ERROR_INVALID_OPERATION;
+    }
+    timestamp_ = f;
+    return CUPTI_SUCCESS;
+  }
+  CUptiResult Enable(CUpti_ActivityKind kind, bool on) {
+    if (RecordSize(kind) == 0 && kind != CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API) {
+      return CUPTI_ERROR_INVALID_KIND;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (on) {
+      enabled_kinds_.insert(kind);
+    } else {
+      enabled_kinds_.erase(kind);
+    }
+    return CUPTI_SUCCESS;
+  }
+  CUptiResult GetNumDropped(size_t* n) {
+    if (n == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+    std::lock_guard<std::mutex> lock(mu_);
+    *n = dropped_;
+    dropped_ = 0;
+    return CUPTI_SUCCESS;
+  }
+  void AddDropped(uint64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped_ += n;
+    stats_.records_dropped += n;
+  }
+
+  CUptiResult FlushAll(uint32_t flag) {
+    uint64_t id;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (request_ == nullptr) return CUPTI_ERROR_INVALID_OPERATION;
+      Job job;
+      job.type = Job::kFlush;
+      job.forced = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
+      if (job.forced && !pending_.empty()) {
+        // Work still running: its records come back incomplete (end = 0).
+        Job ops;
+        ops.type = Job::kCompleteOps;
+        ops.ops.swap(pending_);
+        for (GpuOp& op : ops.ops) op.end = 0;
+        Post(std::move(ops));
+      }
+      // The API records of every thread are complete: hand their buffers over.
+      for (auto& [tid, buf] : thread_buffers_) {
+        if (buf.used > 0) {
+          Job b;
+          b.type = Job::kCompleteBuffer;
+          b.buffer = buf;
+          Post(std::move(b));
+          buf = Buffer();
+        }
+      }
+      id = Post(std::move(job));
+    }
+    // Waits for the worker; bounded so a wedged client cannot hang the host.
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return done_id_ >= id; });
+    return CUPTI_SUCCESS;
+  }
+
+  uint64_t Now() {
+    CUpti_TimestampCallbackFunc f;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      f = timestamp_;
+    }
+    return f != nullptr ? f() : RealtimeNs();
+  }
+
+  // ---- the CUDA work the control API plays --------------------------------
+  struct ApiCall {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+    const char* function;
+    const char* symbol = nullptr;
+    const void* params = nullptr;
+    uint32_t correlation = 0;
+    uint64_t start = 0;
+  };
+
+  void Enter(ApiCall* call) {
+    call->correlation = next_correlation_.fetch_add(1) + 1;
+    call->start = Now();
+    Callback(*call, CUPTI_API_ENTER);
+  }
+  void Exit(const ApiCall& call, uint64_t min_duration = 0) {
+    Callback(call, CUPTI_API_EXIT);
+    uint64_t end = std::max(Now(), call.start + min_duration);
+    const bool driver = call.domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (!KindEnabled(driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME)) return;
+    CUpti_ActivityAPI a;
+    std::memset(&a, 0, sizeof(a));
+    a.kind = driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = call.cbid;
+    a.start = call.start;
+    a.end = end;
+    a.processId = static_cast<uint32_t>(getpid());
+    a.threadId = static_cast<uint32_t>(pthread_self());
+    a.correlationId = call.correlation;
+    WriteThreadRecord(&a, sizeof(a));
+  }
+
+  void Resource(CUpti_CallbackId cbid, void* descriptor) {
+    CUpti_ResourceData data;
+    std::memset(&data, 0, sizeof(data));
+    data.context = FakeContext();
+    data.resourceDescriptor = descriptor;
+    InvokeCallback(CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+  }
+
+  // Queues a GPU op on `stream`: it starts after the launch call and after
+  // the stream's previous op (streams are in-order queues).
+  void QueueOp(std::vector<uint8_t> record, uint32_t stream, uint64_t launch_time,
+               uint64_t duration, uint64_t* start_out = nullptr) {
+    std::vector<GpuOp> overflow;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      uint64_t& stream_end = stream_end_[stream];
+      GpuOp op;
+      op.start = std::max(launch_time + 1000, stream_end + 200);
+      op.end = op.start + std::max<uint64_t>(duration, 1);
+      stream_end = op.end;
+      op.seq = ++op_seq_;
+      op.record = std::move(record);
+      if (start_out != nullptr) *start_out = op.start;
+      pending_.push_back(std::move(op));
+      // The GPU keeps pace with a launch storm: bound what is in flight.
+      if (pending_.size() >= 4096) overflow.swap(pending_);
+      if (!overflow.empty()) {
+        Job job;
+        job.type = Job::kCompleteOps;
+        job.ops.swap(overflow);
+        Post(std::move(job));
+      }
+    }
+  }
+  void CompleteAllOps() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.empty()) return;
+    Job job;
+    job.type = Job::kCompleteOps;
+    job.ops.swap(pending_);
+    Post(std::move(job));
+  }
+
+  bool KindEnabled(CUpti_ActivityKind kind) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return enabled_kinds_.count(kind) != 0;
+  }
+
+  FakeGraph* NewGraph(bool exec) {
+    std::lock_guard<std::mutex> lock(mu_);
+    graphs_.push_back(std::make_unique<FakeGraph>());
+    graphs_.back()->id = ++graph_ids_;
+    graphs_.back()->exec = exec;
+    return graphs_.back().get();
+  }
+  FakeGraph* FindGraph(uint64_t handle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& g : graphs_) {
+      if (reinterpret_cast<uint64_t>(g.get()) == handle) return g.get();
+    }
+    return nullptr;
+  }
+  uint64_t NextNodeId() { return ++node_ids_; }
+
+  CUcontext FakeContext() { return reinterpret_cast<CUcontext>(&context_tag_); }
+
+  void Stats(FakeCuptiStats* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    *out = stats_;
+    out->pending_ops = pending_.size();
+  }
+
+  void WriteThreadRecordPublic(const void* record, size_t size) { WriteThreadRecord(record, size); }
+
+ private:
+  Engine() {
+    if (const char* e = std::getenv("FAKE_CUPTI_ERRORS")) {
+      std::string spec(e);
+      size_t pos = 0;
+      while (pos < spec.size()) {
+        size_t comma = spec.find(',', pos);
+        std::string item =
+            spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        size_t eq = item.find('=');
+        if (eq != std::string::npos) errors_[item.substr(0, eq)] = std::atoi(item.c_str() + eq + 1);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    }
+    if (const char* o = std::getenv("FAKE_CUPTI_OTHER_SUBSCRIBER")) other_subscriber_ = o;
+    if (const char* l = std::getenv("FAKE_CUPTI_BUFFER_LIMIT")) buffer_limit_ = std::atoll(l);
+  }
+
+  bool Valid(CUpti_SubscriberHandle sub) const {
+    return subscribed_ &&
+           sub == reinterpret_cast<CUpti_SubscriberHandle>(const_cast<bool*>(&subscribed_));
+  }
+
+  void Callback(const ApiCall& call, CUpti_ApiCallbackSite site) {
+    uint64_t correlation_data = 0;
+    CUpti_CallbackData data;
+    std::memset(&data, 0, sizeof(data));
+    data.callbackSite = site;
+    data.functionName = call.function;
+    data.functionParams = call.params;
+    data.symbolName = call.symbol;
+    data.context = FakeContext();
+    data.contextUid = 1;
+    data.correlationData = &correlation_data;
+    data.correlationId = call.correlation;
+    InvokeCallback(call.domain, call.cbid, &data);
+  }
+
+  void InvokeCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+    CUpti_CallbackFunc cb = nullptr;
+    void* userdata = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!subscribed_ || callback_ == nullptr) return;
+      if (enabled_domains_.count(domain) == 0 && enabled_callbacks_.count({domain, cbid}) == 0) {
+        return;
+      }
+      cb = callback_;
+      userdata = userdata_;
+      ++stats_.callbacks_invoked;
+    }
+    // Never under our lock: the client may call back into CUPTI (FlushAll).
+    cb(userdata, domain, cbid, data);
+  }
+
+  // Asks the client for a buffer; called without the lock held.
+  Buffer RequestBuffer() {
+    CUpti_BuffersCallbackRequestFunc req;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      req = request_;
+      ++stats_.buffers_requested;
+    }
+    Buffer b;
+    if (req == nullptr) return b;
+    size_t max_records = 0;
+    req(&b.data, &b.size, &max_records);
+    if (b.data == nullptr || b.size == 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.buffers_declined;
+      return Buffer();
+    }
+    if (buffer_limit_ > 0) b.size = std::min<size_t>(b.size, buffer_limit_.load());
+    return b;
+  }
+
+  // CPU-side records (API, synchronization) go to the calling thread's buffer.
+  void WriteThreadRecord(const void* record, size_t size) {
+    const uint64_t tid = static_cast<uint64_t>(pthread_self());
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        Buffer& buf = thread_buffers_[tid];
+        if (buf.data != nullptr && buf.used + size <= buf.size) {
+          std::memcpy(buf.data + buf.used, record, size);
+          buf.used += size;
+          ++stats_.records_written;
+          return;
+        }
+        if (buf.data != nullptr) {  // full: the worker completes it
+          Job job;
+          job.type = Job::kCompleteBuffer;
+          job.buffer = buf;
+          Post(std::move(job));
+          buf = Buffer();
+        }
+      }
+      // Per-thread buffers are requested by the producing thread.
+      Buffer fresh = RequestBuffer();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (fresh.data == nullptr) {
+        ++dropped_;
+        ++stats_.records_dropped;
+        return;
+      }
+      thread_buffers_[tid] = fresh;
+    }
+  }
+
+  // ---- worker thread --------------------------------------------------------
+  uint64_t Post(Job job) {  // mu_ held
+    job.id = ++posted_id_;
+    jobs_.push_back(std::move(job));
+    work_cv_.notify_one();
+    return posted_id_;
+  }
+
+  void WorkerLoop() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return !jobs_.empty(); });
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      switch (job.type) {
+        case Job::kCompleteOps:
+          WriteGpuRecords(&job.ops);
+          break;
+        case Job::kCompleteBuffer:
+          Complete(job.buffer);
+          break;
+        case Job::kFlush:
+          if (device_buffer_.used > 0 || job.forced) {
+            Complete(device_buffer_);
+            device_buffer_ = Buffer();
+          }
+          break;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      done_id_ = job.id;
+      done_cv_.notify_all();
+    }
+  }
+
+  void WriteGpuRecords(std::vector<GpuOp>* ops) {
+    if (!in_order_) {
+      // The GPU finishes work of different streams in end-time order, not in
+      // launch order.
+      std::stable_sort(ops->begin(), ops->end(),
+                       [](const GpuOp& a, const GpuOp& b) { return a.end < b.end; });
+    }
+    for (GpuOp& op : *ops) {
+      PatchTimes(&op);
+      if (device_buffer_.data != nullptr &&
+          device_buffer_.used + op.record.size() > device_buffer_.size) {
+        Complete(device_buffer_);
+        device_buffer_ = Buffer();
+      }
+      if (device_buffer_.data == nullptr) device_buffer_ = RequestBuffer();
+      if (device_buffer_.data == nullptr ||
+          device_buffer_.used + op.record.size() > device_buffer_.size) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++dropped_;
+        ++stats_.records_dropped;
+        continue;
+      }
+      std::memcpy(device_buffer_.data + device_buffer_.used, op.record.data(), op.record.size());
+      device_buffer_.used += op.record.size();
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.records_written;
+    }
+  }
+
+  static void PatchTimes(GpuOp* op) {
+    uint32_t kind;
+    std::memcpy(&kind, op->record.data(), sizeof(kind));
+    auto patch = [&](auto* rec) {
+      rec->start = op->start;
+      rec->end = op->end;
+    };
+    uint8_t* p = op->record.data();
+    switch (kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      case CUPTI_ACTIVITY_KIND_KERNEL: {
+        auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(p);
+        patch(k);
+        k->completed = op->end;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        patch(reinterpret_cast<CUpti_ActivityMemcpy6*>(p));
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        patch(reinterpret_cast<CUpti_ActivityMemset4*>(p));
+        break;
+      case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+        patch(reinterpret_cast<CUpti_ActivityGraphTrace2*>(p));
+        break;
+      default:
+        break;
+    }
+  }
+
+  void Complete(const Buffer& b) {
+    if (b.data == nullptr) return;
+    CUpti_BuffersCallbackCompleteFunc done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done = complete_;
+      ++stats_.buffers_completed;
+    }
+    // ctx is always NULL and streamId deprecated (cupti_activity.h).
+    if (done != nullptr) done(nullptr, 0, b.data, b.size, b.used);
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::map<std::string, int> errors_;
+  std::string other_subscriber_;
+  std::atomic<size_t> buffer_limit_{0};
+  std::atomic<bool> in_order_{false};
+  bool subscribed_ = false;
+  std::string subscriber_name_;
+  CUpti_CallbackFunc callback_ = nullptr;
+  void* userdata_ = nullptr;
+  std::set<std::pair<int, uint32_t>> enabled_callbacks_;
+  std::set<int> enabled_domains_;
+  CUpti_BuffersCallbackRequestFunc request_ = nullptr;
+  CUpti_BuffersCallbackCompleteFunc complete_ = nullptr;
+  CUpti_TimestampCallbackFunc timestamp_ = nullptr;
+  std::set<int> enabled_kinds_;
+  std::atomic<uint32_t> next_correlation_{0};
+  size_t dropped_ = 0;
+  std::map<uint64_t, Buffer> thread_buffers_;
+  Buffer device_buffer_;  // worker thread only
+  std::vector<GpuOp> pending_;
+  std::map<uint32_t, uint64_t> stream_end_;
+  uint64_t op_seq_ = 0;
+  std::deque<Job> jobs_;
+  uint64_t posted_id_ = 0, done_id_ = 0;
+  bool worker_started_ = false;
+  std::vector<std::unique_ptr<FakeGraph>> graphs_;
+  uint32_t graph_ids_ = 0;
+  std::atomic<uint64_t> node_ids_{0};
+  int context_tag_ = 0;
+  FakeCuptiStats stats_{};
+};
+
+Engine& E() { return Engine::Get(); }
+
+#define INJECT(fn)                                    \
+  do {                                                \
+    CUptiResult injected_ = E().Injected(#fn);        \
+    if (injected_ != CUPTI_SUCCESS) return injected_; \
+  } while (0)
+
+struct CbidName {
+  int domain;
+  uint32_t cbid;
+  const char* name;
+};
+const CbidName kNames[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 211, "cudaLaunchKernel_v7000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 505, "__cudaLaunchKernel_v13000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 506, "__cudaLaunchKernel_ptsz_v13000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 41, "cudaMemcpyAsync_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 31, "cudaMemcpy_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 51, "cudaMemsetAsync_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 131, "cudaStreamSynchronize_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 164, "cudaDeviceReset_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 165, "cudaDeviceSynchronize_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 171, "cudaProfilerStart_v4000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 172, "cudaProfilerStop_v4000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 286, "cudaGraphCreate_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 289, "cudaGraphAddKernelNode_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 310, "cudaGraphInstantiate_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 311, "cudaGraphLaunch_v10000"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, 307, "cuLaunchKernel"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, 652, "cuLaunchKernelEx"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, 306, "cuMemcpyAsync"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, 216, "cuMemsetD8Async"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, 514, "cuGraphLaunch"},
+};
+
+const char* CallbackName(int domain, uint32_t cbid) {
+  for (const CbidName& n : kNames) {
+    if (n.domain == domain && n.cbid == cbid) return n.name;
+  }
+  return nullptr;
+}
+
+template <typename T>
+std::vector<uint8_t> Bytes(const T& r) {
+  std::vector<uint8_t> v(sizeof(T));
+  std::memcpy(v.data(), &r, sizeof(T));
+  return v;
+}
+
+// Kernel names live as long as the process, like CUPTI's shared strings.
+const char* StableName(const char* name) {
+  static std::mutex mu;
+  static std::set<std::string>* names = new std::set<std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  return names->insert(name != nullptr ? name : "").first->c_str();
+}
+
+}  // namespace
+}  // namespace fake_cupti
+
+using fake_cupti::E;
+
+// ============================== CUPTI C API ==================================
+
+FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* version) {
+  INJECT(cuptiGetVersion);
+  if (version == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *version = CUPTI_API_VERSION;
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb,
+                                       void* userdata) {
+  INJECT(cuptiSubscribe);
+  return E().Subscribe(s, cb, userdata, nullptr);
+}
+FAKE_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb,
+                                          void* userdata, CUpti_SubscriberParams* params) {
+  INJECT(cuptiSubscribe_v2);
+  INJECT(cuptiSubscribe);  // tests name either entry point
+  if (params != nullptr && params->structSize != CUpti_SubscriberParams_STRUCT_SIZE) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  return E().Subscribe(s, cb, userdata, params);
+}
+FAKE_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s) {
+  INJECT(cuptiUnsubscribe);
+  return E().Unsubscribe(s);
+}
+FAKE_EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s,
+                                            CUpti_CallbackDomain d, CUpti_CallbackId cbid) {
+  INJECT(cuptiEnableCallback);
+  return E().EnableCallback(enable, s, d, cbid);
+}
+FAKE_EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle s,
+                                          CUpti_CallbackDomain d) {
+  INJECT(cuptiEnableDomain);
+  return E().EnableDomain(enable, s, d);
+}
+FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                       CUpti_BuffersCallbackCompleteFunc done) {
+  INJECT(cuptiActivityRegisterCallbacks);
+  return E().RegisterCallbacks(req, done);
+}
+FAKE_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) {
+  INJECT(cuptiActivityRegisterTimestampCallback);
+  return E().RegisterTimestamp(f);
+}
+FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  INJECT(cuptiActivityEnable);
+  return E().Enable(kind, true);
+}
+FAKE_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+  INJECT(cuptiActivityDisable);
+  return E().Enable(kind, false);
+}
+FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+  INJECT(cuptiActivityFlushAll);
+  return E().FlushAll(flag);
+}
+FAKE_EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t) {
+  INJECT(cuptiActivityFlushPeriod);
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
+                                                   CUpti_Activity** record) {
+  INJECT(cuptiActivityGetNextRecord);
+  return fake_cupti::NextRecord(buffer, valid, record);
+}
+FAKE_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* n) {
+  INJECT(cuptiActivityGetNumDroppedRecords);
+  return E().GetNumDropped(n);
+}
+FAKE_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) {
+  INJECT(cuptiActivitySetAttribute);
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiGetTimestamp(uint64_t* t) {
+  INJECT(cuptiGetTimestamp);
+  if (t == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *t = E().Now();
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid,
+                                             const char** name) {
+  INJECT(cuptiGetCallbackName);
+  if (name == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *name = fake_cupti::CallbackName(d, cbid);
+  return *name != nullptr ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+FAKE_EXPORT CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
+  INJECT(cuptiGetGraphId);
+  if (graph == nullptr || id == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *id = reinterpret_cast<fake_cupti::FakeGraph*>(graph)->id;
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiGetGraphExecId(CUgraphExec exec, uint32_t* id) {
+  INJECT(cuptiGetGraphExecId);
+  if (exec == nullptr || id == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *id = reinterpret_cast<fake_cupti::FakeGraph*>(exec)->id;
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t* id) {
+  INJECT(cuptiGetGraphNodeId);
+  if (node == nullptr || id == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  *id = reinterpret_cast<fake_cupti::FakeNode*>(node)->id;
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiFinalize(void) {
+  INJECT(cuptiFinalize);
+  return CUPTI_SUCCESS;
+}
+FAKE_EXPORT CUptiResult cuptiGetLastError(void) { return CUPTI_SUCCESS; }
+FAKE_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char** str) {
+  if (str == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  switch (result) {
+#define NAME(x) \
+  case x:       \
+    *str = #x;  \
+    return CUPTI_SUCCESS;
+    NAME(CUPTI_SUCCESS)
+    NAME(CUPTI_ERROR_INVALID_PARAMETER)
+    NAME(CUPTI_ERROR_INVALID_OPERATION)
+    NAME(CUPTI_ERROR_NOT_COMPATIBLE)
+    NAME(CUPTI_ERROR_NOT_INITIALIZED)
+    NAME(CUPTI_ERROR_QUEUE_EMPTY)
+    NAME(CUPTI_ERROR_INVALID_KIND)
+    NAME(CUPTI_ERROR_NOT_SUPPORTED)
+    NAME(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+    NAME(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED)
+    NAME(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    NAME(CUPTI_ERROR_MAX_LIMIT_REACHED)
+    NAME(CUPTI_ERROR_UNKNOWN)
+#undef NAME
+    default:
+      *str = nullptr;
+      return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+}
+
+// ============================== control API ==================================
+
+namespace {
+using fake_cupti::Engine;
+
+Engine::ApiCall Call(int driver, uint32_t cbid, const char* symbol = nullptr,
+                     const void* params = nullptr) {
+  Engine::ApiCall c;
+  c.domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  c.cbid = cbid;
+  c.function = fake_cupti::CallbackName(c.domain, cbid);
+  if (c.function == nullptr) c.function = "fakeCudaCall";
+  c.symbol = symbol;
+  c.params = params;
+  return c;
+}
+}  // namespace
+
+FAKE_EXPORT void fakeCuptiSetError(const char* function, int result) {
+  E().SetError(function, result);
+}
+FAKE_EXPORT void fakeCuptiSetOtherSubscriber(const char* name) { E().SetOtherSubscriber(name); }
+FAKE_EXPORT void fakeCuptiSetBufferLimit(size_t bytes) { E().SetBufferLimit(bytes); }
+FAKE_EXPORT void fakeCuptiSetInOrder(int in_order) { E().SetInOrder(in_order != 0); }
+
+FAKE_EXPORT uint32_t fakeCuptiLaunchKernel(const FakeKernelLaunch* l) {
+  const uint32_t cbid = l->cbid != 0 ? l->cbid : (l->driver ? 307u : 505u);
+  const char* name = fake_cupti::StableName(l->name);
+  auto call = Call(l->driver, cbid, name);
+  E().Enter(&call);
+  if (E().KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
+      E().KindEnabled(CUPTI_ACTIVITY_KIND_KERNEL)) {
+    CUpti_ActivityKernel10 k;
+    std::memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = name;
+    k.deviceId = l->device;
+    k.contextId = l->context;
+    k.streamId = l->stream;
+    k.correlationId = call.correlation;
+    k.gridX = l->grid[0] ? l->grid[0] : 1;
+    k.gridY = l->grid[1] ? l->grid[1] : 1;
+    k.gridZ = l->grid[2] ? l->grid[2] : 1;
+    k.blockX = l->block[0] ? l->block[0] : 1;
+    k.blockY = l->block[1] ? l->block[1] : 1;
+    k.blockZ = l->block[2] ? l->block[2] : 1;
+    k.staticSharedMemory = l->static_smem;
+    k.dynamicSharedMemory = l->dynamic_smem;
+    k.registersPerThread = l->registers;
+    E().QueueOp(fake_cupti::Bytes(k), l->stream, E().Now(), l->duration_ns);
+  }
+  E().Exit(call);
+  return call.correlation;
+}
+
+FAKE_EXPORT uint32_t fakeCuptiMemcpy(int driver, int copy_kind, uint64_t bytes, uint32_t stream,
+                                     uint64_t duration_ns) {
+  auto outer = Call(driver, driver ? 306u : 41u);
+  E().Enter(&outer);
+  uint32_t runtime_corr = 0, driver_corr = outer.correlation;
+  Engine::ApiCall inner;
+  if (!driver) {  // the runtime call makes a driver call inside it
+    runtime_corr = outer.correlation;
+    inner = Call(1, 306);
+    E().Enter(&inner);
+    driver_corr = inner.correlation;
+  }
+  if (E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMCPY)) {
+    CUpti_ActivityMemcpy6 m;
+    std::memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = static_cast<uint8_t>(copy_kind);
+    m.srcKind = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+                                                             : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.dstKind = copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+                                                             : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+    m.bytes = bytes;
+    m.contextId = 1;
+    m.streamId = stream;
+    m.correlationId = driver_corr;
+    m.runtimeCorrelationId = runtime_corr;
+    m.copyCount = 1;
+    E().QueueOp(fake_cupti::Bytes(m), stream, E().Now(), duration_ns);
+  }
+  if (!driver) E().Exit(inner);
+  E().Exit(outer);
+  return outer.correlation;
+}
+
+FAKE_EXPORT uint32_t fakeCuptiMemset(int driver, uint64_t bytes, uint32_t value, uint32_t stream,
+                                     uint64_t duration_ns) {
+  auto call = Call(driver, driver ? 216u : 51u);
+  E().Enter(&call);
+  if (E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMSET)) {
+    CUpti_ActivityMemset4 m;
+    std::memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.value = value;
+    m.bytes = bytes;
+    m.contextId = 1;
+    m.streamId = stream;
+    m.correlationId = call.correlation;
+    m.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+    E().QueueOp(fake_cupti::Bytes(m), stream, E().Now(), duration_ns);
+  }
+  E().Exit(call);
+  return call.correlation;
+}
+
+FAKE_EXPORT uint32_t fakeCuptiApiCall(int driver, uint32_t cbid, uint64_t duration_ns) {
+  auto call = Call(driver, cbid);
+  E().Enter(&call);
+  E().Exit(call, duration_ns);
+  return call.correlation;
+}
+
+FAKE_EXPORT uint32_t fakeCuptiSynchronize(void) {
+  auto call = Call(0, 165);
+  E().Enter(&call);
+  E().CompleteAllOps();
+  E().Exit(call);
+  if (E().KindEnabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) {
+    CUpti_ActivitySynchronization2 s;
+    std::memset(&s, 0, sizeof(s));
+    s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    s.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+    s.start = call.start;
+    s.end = E().Now();
+    s.correlationId = call.correlation;
+    s.contextId = 1;
+    s.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    // Sync records are CPU-side: they travel with the API records.
+    E().WriteThreadRecordPublic(&s, sizeof(s));
+  }
+  return call.correlation;
+}
+
+namespace {
+// cudaGraphLaunch_v10000_params / cuGraphLaunch_params: exec first
+// (generated_cuda_runtime_api_meta.h, generated_cuda_meta.h).
+struct GraphLaunchParams {
+  CUgraphExec exec;
+  CUstream stream;
+};
+}  // namespace
+
+FAKE_EXPORT uint64_t fakeCuptiGraphCreate(int nodes, const char* kernel, uint64_t duration_ns) {
+  auto create = Call(0, 286);
+  E().Enter(&create);
+  fake_cupti::FakeGraph* g = E().NewGraph(false);
+  E().Exit(create);
+  for (int i = 0; i < nodes; ++i) {
+    auto add = Call(0, 289);
+    E().Enter(&add);
+    auto node = std::make_unique<fake_cupti::FakeNode>();
+    node->id = E().NextNodeId();
+    node->kernel =
+        std::string(kernel != nullptr ? kernel : "graph_kernel") + "_" + std::to_string(i);
+    node->duration = duration_ns;
+    CUpti_GraphData data;
+    std::memset(&data, 0, sizeof(data));
+    data.graph = reinterpret_cast<CUgraph>(g);
+    data.node = reinterpret_cast<CUgraphNode>(node.get());
+    data.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+    g->nodes.push_back(std::move(node));
+    // GRAPHNODE_CREATED fires between the creating call's ENTER and EXIT.
+    E().Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &data);
+    E().Exit(add);
+  }
+  return reinterpret_cast<uint64_t>(g);
+}
+
+FAKE_EXPORT uint64_t fakeCuptiGraphInstantiate(uint64_t graph) {
+  fake_cupti::FakeGraph* g = E().FindGraph(graph);
+  if (g == nullptr || g->exec) return 0;
+  auto call = Call(0, 310);
+  E().Enter(&call);
+  // The executable graph's nodes are clones (GRAPHNODE_CLONED, new ids);
+  // kernels replayed from it carry the clone's graph and node ids (inferred,
+  // cupti-notes 2).
+  fake_cupti::FakeGraph* exec = E().NewGraph(true);
+  for (auto& original : g->nodes) {
+    auto clone = std::make_unique<fake_cupti::FakeNode>(*original);
+    clone->id = E().NextNodeId();
+    CUpti_GraphData data;
+    std::memset(&data, 0, sizeof(data));
+    data.graph = reinterpret_cast<CUgraph>(exec);
+    data.originalGraph = reinterpret_cast<CUgraph>(g);
+    data.node = reinterpret_cast<CUgraphNode>(clone.get());
+    data.originalNode = reinterpret_cast<CUgraphNode>(original.get());
+    data.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+    data.graphExec = reinterpret_cast<CUgraphExec>(exec);
+    exec->nodes.push_back(std::move(clone));
+    E().Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &data);
+  }
+  E().Exit(call);
+  return reinterpret_cast<uint64_t>(exec);
+}
+
+FAKE_EXPORT uint32_t fakeCuptiGraphLaunch(uint64_t exec_handle, uint32_t stream) {
+  fake_cupti::FakeGraph* exec = E().FindGraph(exec_handle);
+  if (exec == nullptr || !exec->exec) return 0;
+  GraphLaunchParams params{reinterpret_cast<CUgraphExec>(exec),
+                           reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream))};
+  auto call = Call(0, 311, nullptr, &params);
+  E().Enter(&call);
+  const uint64_t now = E().Now();
+  if (E().KindEnabled(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)) {
+    // One record for the whole launch instead of per-kernel records.
+    uint64_t total = 0;
+    for (auto& n : exec->nodes) total += n->duration;
+    CUpti_ActivityGraphTrace2 t;
+    std::memset(&t, 0, sizeof(t));
+    t.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+    t.correlationId = call.correlation;
+    t.graphId = exec->id;
+    t.contextId = 1;
+    t.streamId = stream;
+    E().QueueOp(fake_cupti::Bytes(t), stream, now, total);
+  } else if (E().KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    for (auto& n : exec->nodes) {
+      CUpti_ActivityKernel10 k;
+      std::memset(&k, 0, sizeof(k));
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.name = fake_cupti::StableName(n->kernel.c_str());
+      k.contextId = 1;
+      k.streamId = stream;
+      k.correlationId = call.correlation;  // every kernel of the launch
+      k.gridX = k.gridY = k.gridZ = 1;
+      k.blockX = 128;
+      k.blockY = k.blockZ = 1;
+      k.graphId = exec->id;
+      k.graphNodeId = n->id;
+      E().QueueOp(fake_cupti::Bytes(k), stream, now, n->duration);
+    }
+  }
+  E().Exit(call);
+  return call.correlation;
+}
+
+FAKE_EXPORT uint32_t fakeCuptiProfilerStart(void) { return fakeCuptiApiCall(0, 171, 0); }
+FAKE_EXPORT uint32_t fakeCuptiProfilerStop(void) { return fakeCuptiApiCall(0, 172, 0); }
+FAKE_EXPORT uint32_t fakeCuptiDeviceReset(void) {
+  E().CompleteAllOps();  // a reset waits for the device
+  return fakeCuptiApiCall(0, 164, 0);
+}
+FAKE_EXPORT void fakeCuptiContextDestroy(void) {
+  E().CompleteAllOps();
+  E().Resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, nullptr);
+}
+FAKE_EXPORT void fakeCuptiAddDropped(uint64_t records) { E().AddDropped(records); }
+FAKE_EXPORT void fakeCuptiGetStats(FakeCuptiStats* out) {
+  if (out != nullptr) E().Stats(out);
+}

@@ -1,0 +1,81 @@
+/* Control API of the fake libcupti (libfake_cupti.so), for the fake driver
+ * that plays libcuda and for tests. Each call plays one CUDA API call the way
+ * the real driver + CUPTI would present it to a CUPTI client: a fresh
+ * process-wide correlation id, ENTER/EXIT callbacks on the calling thread, an
+ * API activity record in the calling thread's buffer, and the GPU record
+ * later, on the fake's worker thread. Functions return the correlation id of
+ * the outermost API call. */
+#ifndef TRACER_TESTS_FAKE_CUPTI_CONTROL_H_
+#define TRACER_TESTS_FAKE_CUPTI_CONTROL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  int driver;       /* 0: runtime API launch (cbid default 505), 1: driver (307) */
+  uint32_t cbid;    /* 0 = the default for the domain */
+  const char* name; /* kernel (mangled) name */
+  uint32_t device, context, stream;
+  uint64_t duration_ns;
+  int32_t grid[3], block[3];
+  int32_t static_smem, dynamic_smem;
+  uint16_t registers;
+} FakeKernelLaunch;
+
+typedef struct {
+  uint64_t buffers_requested, buffers_declined, buffers_completed;
+  uint64_t records_written, records_dropped;
+  uint64_t callbacks_invoked;
+  uint64_t pending_ops;
+} FakeCuptiStats;
+
+/* Make `function` (e.g. "cuptiSubscribe") return `result` from now on; 0
+ * clears. Also read at load from FAKE_CUPTI_ERRORS="name=code,name=code". */
+void fakeCuptiSetError(const char* function, int result);
+/* Another tool already holds CUPTI (FAKE_CUPTI_OTHER_SUBSCRIBER). */
+void fakeCuptiSetOtherSubscriber(const char* name);
+/* Use at most this many bytes of each client buffer, so records of one run
+ * spread over many buffers (FAKE_CUPTI_BUFFER_LIMIT); 0 = whole buffer. */
+void fakeCuptiSetBufferLimit(size_t bytes);
+/* Complete pending GPU work in launch order instead of by end time. */
+void fakeCuptiSetInOrder(int in_order);
+
+uint32_t fakeCuptiLaunchKernel(const FakeKernelLaunch* launch);
+/* copy_kind: CUpti_ActivityMemcpyKind. Runtime copies nest a driver call. */
+uint32_t fakeCuptiMemcpy(int driver, int copy_kind, uint64_t bytes, uint32_t stream,
+                         uint64_t duration_ns);
+uint32_t fakeCuptiMemset(int driver, uint64_t bytes, uint32_t value, uint32_t stream,
+                         uint64_t duration_ns);
+/* A non-launch API call (e.g. cudaStreamSynchronize), to exercise the shared
+ * correlation counter and API records. */
+uint32_t fakeCuptiApiCall(int driver, uint32_t cbid, uint64_t duration_ns);
+/* cudaDeviceSynchronize: the GPU finishes every launched op (records then
+ * reach the worker thread's buffers) and a synchronization record is made. */
+uint32_t fakeCuptiSynchronize(void);
+
+/* CUDA graphs: a graph of `nodes` kernel nodes (cudaGraphAddKernelNode each,
+ * GRAPHNODE_CREATED between its ENTER and EXIT), its instantiation
+ * (GRAPHNODE_CLONED per node) and launches (cudaGraphLaunch; every kernel of
+ * one launch carries the launch's correlation id). Handles are > 0. */
+uint64_t fakeCuptiGraphCreate(int nodes, const char* kernel, uint64_t duration_ns);
+uint64_t fakeCuptiGraphInstantiate(uint64_t graph);
+uint32_t fakeCuptiGraphLaunch(uint64_t exec, uint32_t stream);
+
+uint32_t fakeCuptiProfilerStart(void);
+uint32_t fakeCuptiProfilerStop(void);
+uint32_t fakeCuptiDeviceReset(void);
+void fakeCuptiContextDestroy(void);
+/* Records CUPTI lost on its own (device buffer full). */
+void fakeCuptiAddDropped(uint64_t records);
+
+void fakeCuptiGetStats(FakeCuptiStats* out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACER_TESTS_FAKE_CUPTI_CONTROL_H_ */

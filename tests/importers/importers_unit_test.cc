@@ -1,0 +1,509 @@
+// Unit tests of the importers on small synthetic inputs written by the tests
+// themselves: exact microsecond -> ns conversion, range nesting, format
+// detection, output naming, and the clear errors on inputs that are not (or
+// no longer) what they claim to be.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "libtracer/analysis/importers/import_file.h"
+#include "libtracer/analysis/importers/kineto_event.h"
+#include "libtracer/analysis/importers/kineto_json_importer.h"
+#include "libtracer/analysis/importers/nsys_sqlite_importer.h"
+#include "libtracer/analysis/importers/range_nesting.h"
+#include "libtracer/analysis/importers/stream_writer.h"
+
+namespace tracer::analysis::importers {
+namespace {
+
+// A scratch file removed at the end of the test.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& suffix) {
+    path_ =
+        (std::filesystem::temp_directory_path() / ("tracer_importers_" + std::to_string(getpid()) +
+                                                   "_" + std::to_string(counter_++) + suffix))
+            .string();
+    std::filesystem::remove(path_);
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+};
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+void WriteGzip(const std::string& path, const std::string& text) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())),
+            static_cast<int>(text.size()));
+  gzclose(f);
+}
+
+// Runs SQL statements on a new SQLite file.
+void MakeDb(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err != nullptr ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+uint64_t Ns(const std::string& text) {
+  uint64_t ns = 0;
+  EXPECT_TRUE(MicrosTextToNs(text.data(), text.size(), &ns)) << text;
+  return ns;
+}
+
+TEST(MicrosTextToNsTest, KeepsNanosecondsThatADoubleWouldLose) {
+  // As a double this epoch value has a 0.25 us resolution.
+  EXPECT_EQ(Ns("1712195495505543.2"), 1712195495505543200ull);
+  EXPECT_EQ(Ns("1712195495505543.217"), 1712195495505543217ull);
+  EXPECT_EQ(Ns("63.813"), 63813u);
+  EXPECT_EQ(Ns("41"), 41000u);
+  EXPECT_EQ(Ns("0.5"), 500u);
+  EXPECT_EQ(Ns("1.2345"), 1235u);  // a 4th decimal rounds
+  EXPECT_EQ(Ns("1.2344"), 1234u);
+  uint64_t ns = 0;
+  EXPECT_FALSE(MicrosTextToNs("-1.0", 4, &ns));
+  EXPECT_FALSE(MicrosTextToNs("1e3", 3, &ns));
+  EXPECT_FALSE(MicrosTextToNs("", 0, &ns));
+  EXPECT_FALSE(MicrosTextToNs("99999999999999999999", 20, &ns));  // overflows as ns
+}
+
+RangeRecord Range(uint32_t thread, uint64_t start, uint64_t end, uint32_t name,
+                  RangeKind kind = RangeKind::kPushPop) {
+  RangeRecord r;
+  r.thread = thread;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.name = name;
+  r.kind = kind;
+  return r;
+}
+
+TEST(RangeNestingTest, ParentsByTimePerThreadAndPartialOverlapsCounted) {
+  std::vector<RangeRecord> ranges = {
+      Range(1, 60, 120, 4),  // D: starts inside A, ends after it (partial overlap)
+      Range(1, 20, 30, 3),   // C inside B
+      Range(1, 0, 100, 1),   // A
+      Range(2, 15, 25, 5),   // E: other thread, top level
+      Range(1, 10, 50, 2),   // B inside A
+      Range(1, 10, 50, 6, RangeKind::kStartEnd),  // start/end: never nested
+  };
+  const NestingResult result = AssignRangeIdsAndNesting(&ranges);
+  EXPECT_EQ(result.partial_overlaps, 1u);
+  std::map<uint32_t, const RangeRecord*> by_name;
+  for (const RangeRecord& r : ranges) by_name[r.name] = &r;
+  // Ids follow start order, the enclosing range first on ties.
+  EXPECT_EQ(by_name[1]->id, 1u);
+  EXPECT_EQ(by_name[1]->parent_id, 0u);
+  EXPECT_EQ(by_name[2]->parent_id, by_name[1]->id);
+  EXPECT_EQ(by_name[3]->parent_id, by_name[2]->id);
+  EXPECT_EQ(by_name[3]->depth, 2u);
+  EXPECT_EQ(by_name[4]->parent_id, by_name[1]->id);  // open at D's start
+  EXPECT_EQ(by_name[5]->parent_id, 0u);
+  EXPECT_EQ(by_name[6]->parent_id, 0u);
+  EXPECT_EQ(by_name[6]->depth, 0u);
+  std::set<uint64_t> ids;
+  for (const RangeRecord& r : ranges) ids.insert(r.id);
+  EXPECT_EQ(ids.size(), ranges.size());
+  EXPECT_EQ(ids.count(0), 0u);
+}
+
+TEST(ImportFormatTest, DetectsByContentNotExtension) {
+  EXPECT_EQ(DetectImportFormat(std::string_view("SQLite format 3\0xxxx", 20)),
+            ImportFormat::kNsysSqlite);
+  EXPECT_EQ(DetectImportFormat("\x1f\x8b\x08"), ImportFormat::kKinetoJson);
+  EXPECT_EQ(DetectImportFormat("  \n {\"traceEvents\""), ImportFormat::kKinetoJson);
+  EXPECT_EQ(DetectImportFormat("[{"), ImportFormat::kKinetoJson);
+  EXPECT_EQ(DetectImportFormat(std::string_view("TRACER\0\1", 8)), ImportFormat::kUnknown);
+  EXPECT_EQ(DetectImportFormat("hello"), ImportFormat::kUnknown);
+  EXPECT_EQ(DetectImportFormat(""), ImportFormat::kUnknown);
+}
+
+TEST(ImportFormatTest, UnknownFileIsAClearError) {
+  TempFile f(".txt");
+  WriteText(f.path(), "hello world\n");
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ImportFile(f.path(), &trace, &error));
+  EXPECT_NE(error.find("unknown format"), std::string::npos) << error;
+  EXPECT_FALSE(ImportFile(f.path() + ".missing", &trace, &error));
+  EXPECT_NE(error.find("cannot open"), std::string::npos) << error;
+  EXPECT_TRUE(trace.processes.empty());
+}
+
+TEST(StreamWriterTest, OutputPathPerProcess) {
+  EXPECT_EQ(ProcessOutputPath("out.trace", 7, 1), "out.trace");
+  EXPECT_EQ(ProcessOutputPath("out.trace", 7, 2), "out.7.trace");
+  EXPECT_EQ(ProcessOutputPath("out", 7, 2), "out.7");
+  EXPECT_EQ(ProcessOutputPath("run-%p.trace", 7, 2), "run-7.trace");
+  EXPECT_EQ(ProcessOutputPath("run-%p.trace", 7, 1), "run-7.trace");
+}
+
+// --- nsys ------------------------------------------------------------------
+
+// The smallest schema-3.x-shaped export the importer accepts: what `nsys
+// export` writes, reduced to the tables and columns the importer reads.
+constexpr char kNsysSchema[] = R"(
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
+  returnValue INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+  gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,
+  staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, registersPerThread INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+)";
+
+// globalTid of pid p, tid t (VM id 1 in the high bits, as in real exports).
+std::string Gid(uint64_t pid, uint64_t tid) {
+  return std::to_string((uint64_t{1} << 48) | (pid << 24) | tid);
+}
+
+TEST(NsysImporterTest, SyntheticExportMapsEveryKind) {
+  TempFile f(".sqlite");
+  const std::string g = Gid(500, 500), w = Gid(500, 501), other = Gid(600, 600);
+  MakeDb(f.path(),
+         std::string(kNsysSchema) +
+             // Sparse ids, as in schema 3.x exports.
+             "INSERT INTO StringIds VALUES (0,'[Unknown]'),(900000,'cudaLaunchKernel_v7000'),"
+             "(900001,'gemm_kernel'),(900002,'registered range'),(900003,'main'),"
+             "(900004,'cuLaunchKernel');"
+             "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100,110,0," +
+             g + ",7,900000,0),(300,320,1," + w + ",8,900004,0),(100,105,0," + other +
+             ",7,900000,0);"
+             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (150,250,1,1,13,7,(" +
+             g + ">>24)<<24,900001,4,1,1,128,1,1,0,0,32),(400,450,1,1,14,8,(" + g +
+             ">>24)<<24,900001,4,1,1,128,1,1,0,0,32),(160,170,0,1,7,7,(" + other +
+             ">>24)<<24,900001,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL);"
+             "INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid,domainId) "
+             "VALUES (10,NULL,75,'mydomain'," +
+             g +
+             ",5);"
+             "INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid,domainId,color) "
+             "VALUES (50,500,59,'outer'," +
+             g + ",5,255),(60,200,59,NULL," + g + ",0,0),(70,80,34,'a mark'," + g +
+             ",0,0);"
+             "UPDATE NVTX_EVENTS SET textId = 900002 WHERE start = 60;"
+             "INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid,endGlobalTid,"
+             "domainId) VALUES (90,NULL,60,'unclosed async'," +
+             g + "," + w +
+             ",0);"
+             "INSERT INTO ThreadNames VALUES (900003,20," +
+             g + ");");
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ImportNsysSqlite(f.path(), &trace, &error)) << error;
+  ASSERT_EQ(trace.processes.size(), 2u);  // pids 500 and 600, in pid order
+  const ProcessTrace& p = trace.processes[0];
+  EXPECT_EQ(p.header.pid, 500u);
+  EXPECT_EQ(trace.processes[1].header.pid, 600u);
+  EXPECT_EQ(p.header.source, "nsys-sqlite");
+
+  ASSERT_EQ(p.api_calls.size(), 2u);
+  EXPECT_EQ(trace.strings.Get(p.api_calls[0].name), "cudaLaunchKernel_v7000");
+  EXPECT_EQ(p.api_calls[0].domain, ApiDomain::kRuntime);
+  EXPECT_EQ(p.api_calls[1].domain, ApiDomain::kDriver);
+  EXPECT_EQ(p.threads[p.api_calls[0].thread].os_tid, 500u);
+  EXPECT_EQ(trace.strings.Get(p.threads[p.api_calls[0].thread].name), "main");
+  EXPECT_EQ(p.threads[p.api_calls[1].thread].os_tid, 501u);
+
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(trace.strings.Get(p.kernels[0].name), "gemm_kernel");
+  EXPECT_EQ(p.kernels[0].correlation_id, 7u);
+  EXPECT_EQ(p.streams[p.kernels[0].stream].device, 1u);
+  EXPECT_EQ(p.streams[p.kernels[0].stream].stream, 13u);
+  EXPECT_NE(p.kernels[0].stream, p.kernels[1].stream);
+  EXPECT_EQ(p.kernels[0].launch_config, p.kernels[1].launch_config);  // deduplicated
+  EXPECT_EQ(p.launch_configs[p.kernels[0].launch_config].block[0], 128u);
+  EXPECT_EQ(p.launch_configs[p.kernels[0].launch_config].registers_per_thread, 32u);
+  EXPECT_EQ(trace.processes[1].kernels.size(), 1u);
+  EXPECT_EQ(trace.processes[1].kernels[0].launch_config, 0u);
+
+  ASSERT_EQ(p.ranges.size(), 3u);
+  const RangeRecord& outer = p.ranges[0];
+  const RangeRecord& inner = p.ranges[1];
+  const RangeRecord& async = p.ranges[2];
+  EXPECT_EQ(trace.strings.Get(outer.name), "outer");
+  EXPECT_EQ(trace.strings.Get(p.domain_names.at(5)), "mydomain");
+  EXPECT_EQ(outer.domain, 5u);
+  EXPECT_EQ(outer.color, 255u);
+  EXPECT_EQ(trace.strings.Get(inner.name), "registered range");  // via textId
+  EXPECT_EQ(inner.parent_id, outer.id);
+  EXPECT_EQ(inner.depth, 1u);
+  EXPECT_EQ(async.kind, RangeKind::kStartEnd);
+  EXPECT_EQ(p.threads[async.end_thread].os_tid, 501u);
+  EXPECT_TRUE(async.flags & kRangeFlagUnclosed);
+  EXPECT_EQ(async.end_ns, 500u) << "an unclosed range ends at the export's last timestamp";
+  EXPECT_EQ(p.counters.at("import_unclosed_ranges"), 1u);
+  ASSERT_EQ(p.marks.size(), 1u);
+  EXPECT_EQ(trace.strings.Get(p.marks[0].name), "a mark");
+}
+
+TEST(NsysImporterTest, MissingColumnIsNamedInTheError) {
+  TempFile f(".sqlite");
+  MakeDb(f.path(),
+         "CREATE TABLE StringIds (id INTEGER, value TEXT);"
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (begin INTEGER, end INTEGER, deviceId INTEGER);");
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ImportNsysSqlite(f.path(), &trace, &error));
+  EXPECT_EQ(error, f.path() +
+                       ": not an nsys export: table CUPTI_ACTIVITY_KIND_KERNEL has no column "
+                       "'start'");
+  EXPECT_TRUE(trace.processes.empty());
+}
+
+TEST(NsysImporterTest, SqliteWithoutNsysTablesIsRejected) {
+  TempFile f(".sqlite");
+  MakeDb(f.path(), "CREATE TABLE people (name TEXT);");
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ImportFile(f.path(), &trace, &error));
+  EXPECT_NE(error.find("not an nsys export: no table StringIds"), std::string::npos) << error;
+
+  TempFile g(".sqlite");
+  MakeDb(g.path(), "CREATE TABLE StringIds (id INTEGER, value TEXT);");
+  EXPECT_FALSE(ImportNsysSqlite(g.path(), &trace, &error));
+  EXPECT_NE(error.find("none of the tables"), std::string::npos) << error;
+  EXPECT_TRUE(trace.processes.empty());
+}
+
+// --- Kineto ----------------------------------------------------------------
+
+// A Kineto-shaped trace: the event shapes of the PyTorch profiler's output,
+// with distributedInfo after traceEvents to check that key order is free.
+constexpr char kKinetoTrace[] = R"json({
+  "schemaVersion": 1,
+  "deviceProperties": [{"id": 0, "name": "GPU"}],
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 10, "tid": 10,
+     "ts": 1000.5, "dur": 100, "args": {"External id": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 10,
+     "ts": 1010, "dur": 20.25, "args": {"External id": 2}},
+    {"ph": "X", "cat": "cpu_op", "name": "overlapping", "pid": 10, "tid": 10,
+     "ts": 1090, "dur": 30},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10,
+     "ts": 1015.125, "dur": 5, "args": {"cbid": 211, "correlation": 77}},
+    {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 10, "tid": 11,
+     "ts": 1050, "dur": 5, "args": {"cbid": 307, "correlation": 78}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+     "ts": 1020, "dur": 3.5, "args": {"device": 0, "context": 1, "stream": 7,
+     "correlation": 77, "grid": [4, 2, 1], "block": [128, 1, 1],
+     "registers per thread": 64, "shared memory": 1024}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
+     "tid": 7, "ts": 1060, "dur": 2, "args": {"device": 0, "stream": 7, "correlation": 78,
+     "bytes": 4096}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7,
+     "ts": 1070, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 79, "bytes": 64}},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "step", "pid": 0, "tid": 7,
+     "ts": 1019, "dur": 60, "args": {}},
+    {"ph": "X", "cat": "python_function", "name": "train.py(1): main", "pid": 10, "tid": 10,
+     "ts": 1000, "dur": 200},
+    {"ph": "s", "id": 77, "pid": 10, "tid": 10, "ts": 1015.125, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "id": 77, "pid": 0, "tid": 7, "ts": 1020, "cat": "ac2g", "name": "ac2g",
+     "bp": "e"},
+    {"name": "thread_name", "ph": "M", "pid": 10, "tid": 10, "args": {"name": "main thread"}},
+    {"ph": "X", "cat": "Trace", "name": "span", "pid": "Spans", "tid": "PyTorch Profiler",
+     "ts": 1, "dur": 2}
+  ],
+  "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 4},
+  "host_name": "node7",
+  "displayTimeUnit": "ns"
+})json";
+
+void CheckKinetoTrace(const Trace& trace) {
+  ASSERT_EQ(trace.processes.size(), 1u);
+  const ProcessTrace& p = trace.processes[0];
+  EXPECT_EQ(p.header.source, "kineto-json");
+  EXPECT_EQ(p.header.rank, 3);
+  EXPECT_EQ(p.header.pid, 10u);
+  EXPECT_EQ(p.header.host, "node7");
+
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const KernelRecord& k = p.kernels[0];
+  EXPECT_EQ(k.start_ns, 1020000u);
+  EXPECT_EQ(k.end_ns, 1023500u);
+  EXPECT_EQ(k.correlation_id, 77u);
+  EXPECT_EQ(trace.strings.Get(k.name), "gemm");
+  EXPECT_EQ(p.streams[k.stream].stream, 7u);
+  EXPECT_EQ(p.streams[k.stream].context, 1u);
+  const LaunchConfigRecord& lc = p.launch_configs[k.launch_config];
+  EXPECT_EQ(lc.grid[0], 4u);
+  EXPECT_EQ(lc.grid[1], 2u);
+  EXPECT_EQ(lc.block[0], 128u);
+  EXPECT_EQ(lc.registers_per_thread, 64u);
+  EXPECT_EQ(lc.static_shared_memory, 1024u);
+
+  ASSERT_EQ(p.memcpys.size(), 1u);
+  EXPECT_EQ(p.memcpys[0].copy_kind, 1u);  // HtoD
+  EXPECT_EQ(p.memcpys[0].bytes, 4096u);
+  ASSERT_EQ(p.memsets.size(), 1u);
+  EXPECT_EQ(p.memsets[0].bytes, 64u);
+
+  ASSERT_EQ(p.api_calls.size(), 2u);
+  EXPECT_EQ(p.api_calls[0].start_ns, 1015125u);
+  EXPECT_EQ(p.api_calls[0].cbid, 211u);
+  EXPECT_EQ(p.api_calls[0].domain, ApiDomain::kRuntime);
+  EXPECT_EQ(trace.strings.Get(p.api_calls[0].name), "cudaLaunchKernel");
+  EXPECT_EQ(p.api_calls[1].domain, ApiDomain::kDriver);
+  EXPECT_EQ(p.threads[p.api_calls[1].thread].os_tid, 11u);
+  EXPECT_EQ(trace.strings.Get(p.threads[p.api_calls[0].thread].name), "main thread");
+
+  // step > aten::mm, and "overlapping" starts inside step but ends after.
+  ASSERT_EQ(p.ranges.size(), 4u);
+  std::map<std::string, const RangeRecord*> cpu;
+  const RangeRecord* gpu = nullptr;
+  for (const RangeRecord& r : p.ranges) {
+    if (r.category == kKinetoCategoryGpuUserAnnotation) {
+      gpu = &r;
+    } else {
+      cpu[std::string(trace.strings.Get(r.name))] = &r;
+    }
+  }
+  ASSERT_EQ(cpu.size(), 3u);
+  EXPECT_EQ(cpu["step"]->start_ns, 1000500u);
+  EXPECT_EQ(cpu["step"]->category, kKinetoCategoryUserAnnotation);
+  EXPECT_EQ(cpu["aten::mm"]->category, kKinetoCategoryCpuOp);
+  EXPECT_EQ(cpu["aten::mm"]->end_ns, 1030250u);
+  EXPECT_EQ(cpu["aten::mm"]->parent_id, cpu["step"]->id);
+  EXPECT_EQ(cpu["overlapping"]->parent_id, cpu["step"]->id);
+  EXPECT_EQ(p.counters.at("import_partially_overlapping_ranges"), 1u);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->domain, kKinetoGpuAnnotationDomain);
+  EXPECT_EQ(trace.strings.Get(p.threads[gpu->thread].name), "GPU 0 stream 7");
+  EXPECT_EQ(trace.strings.Get(p.domain_names.at(kKinetoGpuAnnotationDomain)),
+            "gpu_user_annotation");
+
+  EXPECT_EQ(p.counters.at("import_events_skipped_python_function"), 1u);
+  EXPECT_EQ(p.counters.at("import_flow_events"), 2u);
+}
+
+TEST(KinetoImporterTest, PlainJson) {
+  TempFile f(".json");
+  WriteText(f.path(), kKinetoTrace);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ImportFile(f.path(), &trace, &error)) << error;
+  CheckKinetoTrace(trace);
+}
+
+TEST(KinetoImporterTest, GzippedJson) {
+  TempFile f(".json.gz");
+  WriteGzip(f.path(), kKinetoTrace);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ImportFile(f.path(), &trace, &error)) << error;
+  CheckKinetoTrace(trace);
+}
+
+TEST(KinetoImporterTest, MalformedJsonNamesTheByteOffset) {
+  TempFile f(".json");
+  WriteText(f.path(), R"({"traceEvents": [{"ph": "X", "ts": 1,, }]})");
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ImportKinetoJson(f.path(), &trace, &error));
+  EXPECT_NE(error.find("malformed JSON at byte"), std::string::npos) << error;
+  EXPECT_TRUE(trace.processes.empty());
+}
+
+TEST(KinetoImporterTest, JsonWithoutTraceEventsIsRejected) {
+  TempFile f(".json");
+  WriteText(f.path(), R"({"name": "not a trace", "values": [1, 2, 3]})");
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ImportKinetoJson(f.path(), &trace, &error));
+  EXPECT_NE(error.find("no traceEvents"), std::string::npos) << error;
+}
+
+TEST(KinetoImporterTest, TruncatedGzipIsAnErrorNotACrash) {
+  TempFile full(".json.gz");
+  WriteGzip(full.path(), kKinetoTrace);
+  std::ifstream in(full.path(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TempFile cut(".json.gz");
+  WriteText(cut.path(), bytes.substr(0, bytes.size() / 2));
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ImportFile(cut.path(), &trace, &error));
+  EXPECT_FALSE(error.empty());
+  EXPECT_TRUE(trace.processes.empty());
+}
+
+TEST(KinetoImporterTest, EveryTruncationAndByteFlipFailsCleanly) {
+  // Bad input never crashes: every prefix of a valid trace, and the trace
+  // with one byte replaced at every position, either imports or gives an
+  // error line; a prefix that cuts the document is always an error.
+  const std::string text = kKinetoTrace;
+  TempFile f(".json");
+  size_t errors = 0;
+  for (size_t cut = 0; cut < text.size(); cut += 7) {
+    WriteText(f.path(), text.substr(0, cut));
+    Trace trace;
+    std::string error;
+    const bool ok = ImportKinetoJson(f.path(), &trace, &error);
+    EXPECT_FALSE(ok) << "prefix of " << cut << " bytes";
+    EXPECT_FALSE(error.empty());
+    errors += ok ? 0 : 1;
+  }
+  EXPECT_GT(errors, 100u);
+  for (size_t at = 0; at < text.size(); at += 3) {
+    for (char c : {'"', '{', ']', '\\', '\0'}) {
+      std::string bad = text;
+      bad[at] = c;
+      WriteText(f.path(), bad);
+      Trace trace;
+      std::string error;
+      if (!ImportKinetoJson(f.path(), &trace, &error)) EXPECT_FALSE(error.empty());
+    }
+  }
+}
+
+TEST(NsysImporterTest, CorruptDatabaseIsAnErrorNotACrash) {
+  TempFile good(".sqlite");
+  MakeDb(good.path(), std::string(kNsysSchema) +
+                          "INSERT INTO StringIds VALUES (1,'k');"
+                          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start,end,deviceId,contextId,"
+                          "streamId,correlationId,globalPid,demangledName) VALUES "
+                          "(1,2,0,1,7,1,16777216,1);");
+  std::ifstream in(good.path(), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 4096u);
+  TempFile bad(".sqlite");
+  // Zero the second half of the file (the table pages), then cut it short.
+  for (const std::string& damaged :
+       {bytes.substr(0, bytes.size() / 2) + std::string(bytes.size() - bytes.size() / 2, '\0'),
+        bytes.substr(0, 100)}) {
+    WriteText(bad.path(), damaged);
+    Trace trace;
+    std::string error;
+    if (!ImportFile(bad.path(), &trace, &error)) {
+      EXPECT_FALSE(error.empty());
+      EXPECT_TRUE(trace.processes.empty());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tracer::analysis::importers

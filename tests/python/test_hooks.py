@@ -1,0 +1,330 @@
+"""tracer.torch hooks with a recording NVTX shim: balanced, properly nested
+push/pop on the thread that runs each module, forward and backward.
+
+The shim (Recorder) stands for an NVTX client: it logs push(name) / pop()
+with the calling thread instead of calling NVTX, so the test sees exactly
+the sequence libtracer would receive.
+"""
+
+import importlib.util
+import threading
+import unittest
+
+import tracer_testing
+
+tracer_testing.need_torch()
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+import tracer.torch as tt  # noqa: E402
+from tracer import _nvtx  # noqa: E402
+
+
+class Recorder(_nvtx.Backend):
+    name = "recorder"
+
+    def __init__(self):
+        self.events = []  # (thread ident, "push", name) / (thread ident, "pop", None)
+        self._lock = threading.Lock()
+
+    def make_push(self, name):
+        def push():
+            with self._lock:
+                self.events.append((threading.get_ident(), "push", name))
+
+        return push
+
+    def pop(self):
+        with self._lock:
+            self.events.append((threading.get_ident(), "pop", None))
+
+
+class Node:
+    def __init__(self, name, parent):
+        self.name, self.parent, self.children = name, parent, []
+
+    def descendants(self):
+        for c in self.children:
+            yield c
+            yield from c.descendants()
+
+
+def replay(events):
+    """Rebuilds each thread's range tree; fails on a pop without push or a
+    range left open. Returns {thread: root Node}."""
+    roots, stacks = {}, {}
+    for tid, op, name in events:
+        stack = stacks.setdefault(tid, [roots.setdefault(tid, Node("<root>", None))])
+        if op == "push":
+            node = Node(name, stack[-1])
+            stack[-1].children.append(node)
+            stack.append(node)
+        else:
+            if len(stack) == 1:
+                raise AssertionError(f"pop without push on thread {tid}")
+            stack.pop()
+    for tid, stack in stacks.items():
+        if len(stack) != 1:
+            raise AssertionError(f"thread {tid} left open: {[n.name for n in stack[1:]]}")
+    return roots
+
+
+def load_sample():
+    spec = importlib.util.spec_from_file_location("lora_finetune", tracer_testing.SAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SAMPLE = load_sample()
+
+
+def tiny_model(layers=2, adapters=2):
+    cfg = SAMPLE.parse_args(
+        ["--layers", str(layers), "--adapters", str(adapters), "--hidden", "32", "--heads", "2",
+         "--seq", "8", "--vocab", "64"]
+    )
+    torch.manual_seed(0)
+    return cfg, SAMPLE.TinyLlama(cfg)
+
+
+def batch(cfg):
+    g = torch.Generator().manual_seed(1)
+    rows = torch.randint(0, cfg.vocab, (cfg.batch, cfg.seq + 1), generator=g)
+    return rows[:, :-1], rows[:, 1:]
+
+
+class HookTest(unittest.TestCase):
+    def setUp(self):
+        self.rec = Recorder()
+        tt.set_backend(self.rec)
+        tt.set_enabled(True)
+
+    def tearDown(self):
+        tt.set_backend(None)
+        tt.set_enabled(None)
+
+    def run_step(self, model, cfg):
+        tokens, targets = batch(cfg)
+        with tt.step(0):
+            with tt.forward():
+                loss = model(tokens, targets)
+            with tt.backward():
+                loss.backward()
+        return loss
+
+    def test_forward_and_backward_balanced_and_nested(self):
+        cfg, model = tiny_model()
+        handle = tt.annotate(model, warn_shared_names=False)
+        self.assertTrue(handle.active)
+        self.run_step(model, cfg)
+        handle.remove()
+        roots = replay(self.rec.events)
+        # CPU autograd runs backward on the calling thread.
+        self.assertEqual(list(roots), [threading.get_ident()])
+        root = roots[threading.get_ident()]
+        (step,) = root.children
+        self.assertEqual(step.name, "step")
+        fwd, bwd = step.children
+        self.assertEqual((fwd.name, bwd.name), ("forward", "backward"))
+        fnames = {n.name for n in fwd.descendants()}
+        bnames = {n.name for n in bwd.descendants()}
+        self.assertTrue(all(n.startswith("f_") for n in fnames), fnames)
+        self.assertTrue(all(n.startswith("b_") for n in bnames), bnames)
+        for layer in range(cfg.layers):
+            for a in cfg.adapter_names:
+                for part in ("lora_split", "dropout", "lora_a", "lora_b", "scaling", "lora_add"):
+                    self.assertIn(f"f_{part}_{a}_{layer}", fnames)
+                    self.assertIn(f"b_{part}_{a}_{layer}", bnames)
+            for part in ("q", "k", "v", "o", "attention", "w1", "w2", "w3", "w1_m_w3",
+                         "silu_w2", "ffn_norm", "q_rope", "k_rope"):
+                self.assertIn(f"f_{part}_{layer}", fnames)
+                self.assertIn(f"b_{part}_{layer}", bnames)
+        self.assertIn("f_embedding", fnames)
+        self.assertNotIn("b_embedding", bnames)  # indices: no backward range
+
+    def test_module_ranges_contain_their_children(self):
+        cfg, model = tiny_model(layers=1)
+        handle = tt.annotate(model, warn_shared_names=False)
+        self.run_step(model, cfg)
+        handle.remove()
+        root = replay(self.rec.events)[threading.get_ident()]
+        by_name = {}
+        for n in root.descendants():
+            by_name.setdefault(n.name, []).append(n)
+        for prefix in ("f_", "b_"):
+            (q,) = by_name[prefix + "q_0"]
+            inside = {n.name for n in q.descendants()}
+            self.assertIn(prefix + "linear_wq_0", inside)
+            self.assertIn(prefix + "lora_a_alpaca_0", inside)
+            self.assertIn(prefix + "lora_b_gsm_0", inside)
+            self.assertNotIn(prefix + "linear_wk_0", inside)
+            (rot,) = by_name[prefix + "rotary_emb_0"]
+            self.assertEqual({n.name for n in rot.children}, {prefix + "q_rope_0", prefix + "k_rope_0"})
+        # Backward runs in reverse: the loss first, the first layer's norm last.
+        bwd_order = [n.name for n in root.descendants() if n.name.startswith("b_")]
+        self.assertLess(bwd_order.index("b_calc_loss"), bwd_order.index("b_w2_0"))
+        self.assertLess(bwd_order.index("b_w2_0"), bwd_order.index("b_q_0"))
+
+    def test_exception_in_forward_still_pops(self):
+        class Boom(nn.Module):
+            def forward(self, x):
+                raise ValueError("boom")
+
+        model = nn.Sequential(nn.Linear(4, 4), Boom())
+        handle = tt.annotate(model)
+        with self.assertRaises(ValueError):
+            model(torch.ones(2, 4))
+        handle.remove()
+        replay(self.rec.events)  # raises if unbalanced
+        self.assertEqual([e[2] for e in self.rec.events if e[1] == "push"], ["f_0", "f_1"])
+
+    def test_remove_and_filters(self):
+        cfg, model = tiny_model(layers=2)
+        handle = tt.annotate(model, include=["layers.*"], exclude=["lora_*", nn.Dropout],
+                             max_depth=3, warn_shared_names=False)
+        paths = set(handle.ranges)
+        self.assertIn("layers.1.q", paths)
+        self.assertIn("layers.0.q", paths)
+        self.assertNotIn("layers.0.q.linear_wq", paths)  # depth 4
+        self.assertNotIn("embedding", paths)
+        self.assertFalse(any(".lora_" in p or ".dropout" in p for p in paths), paths)
+        self.assertFalse(any(p.count(".") >= 3 for p in paths), paths)
+        handle.remove()
+        self.rec.events.clear()
+        tokens, targets = batch(cfg)
+        model(tokens, targets).backward()
+        self.assertEqual(self.rec.events, [])
+
+    def test_name_fn_and_root(self):
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        handle = tt.annotate(model, include_root=True,
+                             name_fn=lambda path, m: None if isinstance(m, nn.ReLU) else
+                             (path or "root").upper())
+        self.assertEqual(handle.ranges, {"": ("f_ROOT", "b_ROOT"), "0": ("f_0", "b_0")})
+        handle.remove()
+
+    def test_inplace_module_and_siblings_are_forward_only(self):
+        model = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True)), nn.Linear(4, 1))
+        handle = tt.annotate(model)
+        self.assertEqual(handle.ranges["0.0"], ("f_0_0", None))
+        self.assertEqual(handle.ranges["0.1"], ("f_1_0", None))
+        self.assertEqual(handle.ranges["1"], ("f_1", "b_1"))
+        x = torch.ones(2, 4, requires_grad=True)
+        model(x).sum().backward()  # would raise with backward hooks on 0.0
+        handle.remove()
+        replay(self.rec.events)
+        pushes = sorted(e[2] for e in self.rec.events if e[1] == "push")
+        self.assertEqual(pushes, ["b_0", "b_1", "f_0", "f_0_0", "f_1", "f_1_0"])
+
+    def test_frozen_input_range_waits_for_weight_gradient(self):
+        # Input needs no gradient: torch fires the full backward hook before
+        # the weight gradient is made; the range must still contain it.
+        lin = nn.Linear(4, 4)
+        lin.weight.register_hook(lambda g: self.rec.events.append((threading.get_ident(), "mark", "wgrad")))
+        handle = tt.annotate(nn.Sequential(lin), force=True)
+        for _ in range(2):
+            lin(torch.ones(2, 4)).sum().backward()
+        handle.remove()
+        seq = [(e[1], e[2]) for e in self.rec.events]
+        marks = [i for i, x in enumerate(seq) if x == ("mark", "wgrad")]
+        self.assertEqual(len(marks), 2)
+        for i in marks:
+            self.assertEqual(seq[i - 1], ("push", "b_0"))
+            self.assertEqual(seq[i + 1], ("pop", None))
+        replay([e for e in self.rec.events if e[1] != "mark"])
+
+    def test_parameter_without_gradient_still_balances(self):
+        class TwoWeights(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.used = nn.Parameter(torch.ones(4))
+                self.unused = nn.Parameter(torch.ones(4))  # never gets a gradient
+
+            def forward(self, x):
+                return x * self.used
+
+        m = nn.Sequential(TwoWeights())
+        handle = tt.annotate(m)
+        for _ in range(3):
+            m(torch.ones(2, 4)).sum().backward()
+        handle.remove()
+        events = list(self.rec.events)
+        # The last backward's pop is still owed (no later backward pays it).
+        self.assertEqual(sum(e[1] == "push" for e in events) - sum(e[1] == "pop" for e in events), 1)
+        self.assertEqual([e[2] for e in events if e[1] == "push"].count("b_0"), 3)
+
+    def test_backward_on_another_thread_pairs_on_that_thread(self):
+        # Stands for the GPU case, where backward runs on engine threads:
+        # the pre-hook (push) and hook (pop) must land on the same thread.
+        cfg, model = tiny_model(layers=1)
+        handle = tt.annotate(model, warn_shared_names=False)
+        tokens, targets = batch(cfg)
+        loss = model(tokens, targets)
+        worker = threading.Thread(target=loss.backward)
+        worker.start()
+        worker.join()
+        handle.remove()
+        roots = replay(self.rec.events)
+        self.assertIn(worker.ident, roots)
+        names = {n.name for n in roots[worker.ident].descendants()}
+        self.assertIn("b_q_0", names)
+        self.assertFalse(any(n.startswith("f_") for n in names))
+
+
+class DisabledTest(unittest.TestCase):
+    def tearDown(self):
+        tt.set_enabled(None)
+        tt.set_backend(None)
+
+    def test_no_tracer_no_hooks(self):
+        tt.set_enabled(False)
+        _, model = tiny_model(layers=1)
+        handle = tt.annotate(model)
+        self.assertFalse(handle.active)
+        for m in model.modules():
+            self.assertFalse(m._forward_pre_hooks or m._forward_hooks or m._backward_hooks
+                             or m._backward_pre_hooks)
+        self.assertIs(tt.step(1), tt.forward())  # one shared no-op
+
+    def test_detection_from_environment(self):
+        self.assertFalse(_nvtx.tracer_attached({}))
+        self.assertTrue(_nvtx.tracer_attached({"NVTX_INJECTION64_PATH": "/x/libtracer.so"}))
+        self.assertTrue(_nvtx.tracer_attached({"LD_PRELOAD": "/opt/lib/libtracer.so"}))
+        self.assertFalse(_nvtx.tracer_attached({"LD_PRELOAD": "/usr/lib/libjemalloc.so"}))
+
+    def test_force_registers_hooks(self):
+        tt.set_enabled(False)
+        rec = Recorder()
+        model = nn.Sequential(nn.Linear(2, 2))
+        handle = tt.annotate(model, force=True, backend=rec)
+        model(torch.ones(1, 2))
+        handle.remove()
+        self.assertEqual([e[1:] for e in rec.events], [("push", "f_0"), ("pop", None)])
+
+
+class BackendTest(unittest.TestCase):
+    def test_real_clients_without_a_tool(self):
+        # Both real NVTX clients must be callable when no tool is attached
+        # (they are then no-ops inside NVTX).
+        for choice in ("torch", "nvtx"):
+            backend = _nvtx.select_backend(choice)
+            if backend.name != choice:
+                continue  # that client is not installed here
+            push = backend.make_push("x")
+            push()
+            backend.pop()
+
+    def test_record_function_backend_under_profiler(self):
+        model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+        handle = tt.annotate(model, force=True, backend=tt.RecordFunctionBackend())
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            model(torch.ones(2, 4, requires_grad=True)).sum().backward()
+        handle.remove()
+        keys = {e.key for e in prof.key_averages()}
+        self.assertTrue({"f_0", "f_1", "b_0", "b_1"} <= keys, keys)
+
+
+if __name__ == "__main__":
+    tracer_testing.main()

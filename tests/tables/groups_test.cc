@@ -1,0 +1,242 @@
+#include "libtracer/analysis/reports/groups.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "libtracer/analysis/reports/group_rules.h"
+#include "libtracer/analysis/reports/natural_order.h"
+#include "libtracer/analysis/reports/regex_rules.h"
+#include "tests/tables/trace_fixture.h"
+
+namespace tracer::analysis::reports {
+namespace {
+
+std::string ErrorOf(std::string_view text) {
+  try {
+    ParseGroupRules(text, "g.groups");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GroupRules, ParsesTheSeedsNotation) {
+  const auto rules = ParseGroupRules(
+      "# mLoRA\n"
+      "1. f_embedding\n"
+      "f_lora_{adapter} = f_dropout_{adapter} + f_lora_a_{adapter} + f_lora_b_{adapter} + "
+      "f_scaling_{adapter}\n"
+      "\n"
+      "f_mlp = f_w1 + f_w3 + f_silu_w2 + f_w1_m_w3 + f_w2 + f_w2_add  # comment\n",
+      "g.groups");
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0].group.text(), "f_embedding");
+  ASSERT_EQ(rules[0].terms.size(), 1u);
+  EXPECT_EQ(rules[0].terms[0].text(), "f_embedding");
+  EXPECT_EQ(rules[0].where, "g.groups:2");
+  EXPECT_EQ(rules[1].terms.size(), 4u);
+  EXPECT_EQ(rules[1].terms[1].text(), "f_lora_a_{adapter}");
+  EXPECT_EQ(rules[2].terms.size(), 6u);
+  EXPECT_EQ(rules[2].where, "g.groups:5");
+}
+
+TEST(GroupRules, SyntaxErrorsNameTheLine) {
+  // The seeds' own typo: "+_ f_linear_wv".
+  EXPECT_NE(ErrorOf("f_embedding\nf_linear = f_linear_wq + f_linear_wk +_ f_linear_wv\n")
+                .find("g.groups:2:"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("f_lora_{adapter = f_x\n").find("g.groups:1: '{' without '}'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("f = a + + b\n").find("g.groups:1: empty term"), std::string::npos);
+  EXPECT_NE(ErrorOf("f =\n").find("g.groups:1: nothing after '='"), std::string::npos);
+  EXPECT_NE(ErrorOf("f_{a}{b}\n").find("adjacent placeholders"), std::string::npos);
+  EXPECT_NE(ErrorOf("f_{}\n").find("empty placeholder"), std::string::npos);
+  EXPECT_NE(ErrorOf("f_lora_{adapter} = f_x + f_lora_a_{adapter}\n")
+                .find("g.groups:1: term 'f_x' does not use {adapter}"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("a\n\na = b\n").find("g.groups:3: group 'a' already defined at g.groups:1"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf("a = b + c\n"), "");
+}
+
+TEST(GroupRules, LayerSuffixBindsLayerId) {
+  std::string_view base, layer;
+  ASSERT_TRUE(SplitLayerSuffix("f_lora_a_alpaca_12", &base, &layer));
+  EXPECT_EQ(base, "f_lora_a_alpaca");
+  EXPECT_EQ(layer, "12");
+  EXPECT_FALSE(SplitLayerSuffix("f_w2", &base, &layer));
+  EXPECT_FALSE(SplitLayerSuffix("b_linear_w2_", &base, &layer));
+  EXPECT_FALSE(SplitLayerSuffix("_3", &base, &layer));
+
+  const auto term = NamePattern::Parse("f_lora_a_{adapter}");
+  auto m = MatchTerm(term, "f_lora_a_alpaca_3");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].at("adapter"), "alpaca");
+  EXPECT_EQ(m[0].at("layer_id"), "3");
+  m = MatchTerm(term, "f_lora_a_alpaca");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].count("layer_id"), 0u);
+  EXPECT_TRUE(MatchTerm(term, "f_lora_b_alpaca_3").empty());
+  EXPECT_TRUE(MatchTerm(term, "f_lora_a__3").empty());  // placeholders are non-empty
+
+  // An explicit {layer_id} matches the whole name.
+  m = MatchTerm(NamePattern::Parse("f_w{n}_{layer_id}"), "f_w1_7");
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].at("n"), "1");
+  EXPECT_EQ(m[0].at("layer_id"), "7");
+}
+
+TEST(GroupRules, MatchAllFindsEverySplit) {
+  const auto p = NamePattern::Parse("{a}_{b}");
+  EXPECT_EQ(p.MatchAll("x_y_z").size(), 2u);
+  EXPECT_EQ(p.MatchAll("x_y").size(), 1u);
+  // A repeated placeholder binds one value.
+  const auto q = NamePattern::Parse("{a}_to_{a}");
+  EXPECT_EQ(q.MatchAll("x_to_x").size(), 1u);
+  EXPECT_TRUE(q.MatchAll("x_to_y").empty());
+  EXPECT_EQ(NamePattern::Parse("f_lora_{adapter}").Substitute({{"adapter", "alpaca"}}),
+            "f_lora_alpaca");
+}
+
+TEST(NaturalOrder, NumbersCompareByValue) {
+  EXPECT_TRUE(NaturalLess("layer_2", "layer_10"));
+  EXPECT_FALSE(NaturalLess("layer_10", "layer_2"));
+  EXPECT_TRUE(NaturalLess("a", "b"));
+  EXPECT_TRUE(NaturalLess("a", "a1"));
+  EXPECT_FALSE(NaturalLess("a1", "a1"));
+}
+
+// Two layers of a LoRA block with two adapters, one kernel per leaf range:
+//   f_lora_a_x_<l>: 100 ns kernel, f_lora_b_x_<l>: 200, f_lora_a_y_<l>: 400,
+//   f_w1_<l>: 1000; CPU durations are the range lengths below.
+struct LoraTrace {
+  Trace trace;
+  LoraTrace() {
+    testing::TraceFixture f(&trace);
+    uint64_t t = 0;
+    for (int layer = 0; layer < 2; ++layer) {
+      const std::string l = "_" + std::to_string(layer);
+      const uint64_t block = f.Range("layer" + l, t, t + 10000);
+      const uint64_t a = f.Range("f_lora_a_x" + l, t + 10, t + 60, block);
+      f.Kernel("gemm_a", t + 100, t + 200, a, t + 20);
+      const uint64_t b = f.Range("f_lora_b_x" + l, t + 60, t + 90, block);
+      f.Kernel("gemm_b", t + 200, t + 400, b, t + 70);
+      const uint64_t ay = f.Range("f_lora_a_y" + l, t + 90, t + 120, block);
+      f.Kernel("gemm_ay", t + 400, t + 800, ay, t + 100);
+      const uint64_t w1 = f.Range("f_w1" + l, t + 200, t + 300, block);
+      f.Kernel("gemm_w1", t + 1000, t + 2000, w1, t + 210);
+      t += 20000;
+    }
+  }
+};
+
+std::string S(const Cell& c) { return std::get<std::string>(c); }
+int64_t I(const Cell& c) { return std::get<int64_t>(c); }
+
+TEST(GroupsTable, SumsMembersAcrossLayers) {
+  LoraTrace lt;
+  AnalyzedTrace analyzed(lt.trace, {});
+  ReportModel model(analyzed);
+  const auto rules = ParseGroupRules(
+      "f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\n"
+      "f_mlp = f_w1 + f_w3\n"
+      "f_embedding\n",
+      "t.groups");
+  Table t = GroupsTable(model, rules);
+  ASSERT_EQ(t.rows.size(), 3u);
+  // Columns: group members instances cpu proj busy kernel kernels kernel_pct.
+  EXPECT_EQ(S(t.rows[0][0]), "f_lora_x");
+  EXPECT_EQ(I(t.rows[0][1]), 4);              // f_lora_{a,b}_x_{0,1}: distinct range names
+  EXPECT_EQ(I(t.rows[0][2]), 4);              // 2 names x 2 layers
+  EXPECT_EQ(I(t.rows[0][3]), 2 * (50 + 30));  // CPU
+  EXPECT_EQ(I(t.rows[0][4]), 2 * (100 + 200));
+  EXPECT_EQ(I(t.rows[0][6]), 2 * (100 + 200));
+  EXPECT_EQ(I(t.rows[0][7]), 4);
+  const double all = 2.0 * (100 + 200 + 400 + 1000);
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][8]), 100.0 * 600 / all);
+  EXPECT_EQ(S(t.rows[1][0]), "f_lora_y");
+  EXPECT_EQ(I(t.rows[1][6]), 800);
+  EXPECT_EQ(S(t.rows[2][0]), "f_mlp");
+  EXPECT_EQ(I(t.rows[2][6]), 2000);
+  // f_w3 and f_embedding matched nothing: warnings, not rows.
+  bool w3 = false, emb = false;
+  for (const auto& n : t.notes) {
+    w3 |= n.find("terms that matched no range in t.groups: f_mlp (line 2): f_w3") !=
+          std::string::npos;
+    emb |=
+        n.find("1 rule(s) of t.groups matched no range: f_embedding (line 3)") != std::string::npos;
+  }
+  EXPECT_TRUE(w3);
+  EXPECT_TRUE(emb);
+}
+
+TEST(GroupsTable, ByLayerIdKeepsLayersApart) {
+  LoraTrace lt;
+  AnalyzedTrace analyzed(lt.trace, {});
+  ReportModel model(analyzed);
+  const auto rules =
+      ParseGroupRules("f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\n", "t.groups");
+  Table t = GroupsTable(model, rules, {{"layer_id"}});
+  ASSERT_EQ(t.rows.size(), 4u);
+  EXPECT_EQ(t.columns[1].name, "layer_id");
+  EXPECT_EQ(S(t.rows[0][0]), "f_lora_x");
+  EXPECT_EQ(S(t.rows[0][1]), "0");
+  EXPECT_EQ(S(t.rows[1][0]), "f_lora_x");
+  EXPECT_EQ(S(t.rows[1][1]), "1");
+  EXPECT_EQ(I(t.rows[1][7]), 300);  // one layer's kernel time
+  EXPECT_EQ(S(t.rows[2][0]), "f_lora_y");
+}
+
+TEST(GroupsTable, NestedMembersCountOnceAndAmbiguityIsAnError) {
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  const uint64_t outer = f.Range("f_attention", 0, 1000);
+  const uint64_t inner = f.Range("f_attention_core", 100, 500, outer);
+  f.Kernel("k1", 200, 300, inner, 150);
+  f.Kernel("k2", 600, 700, outer, 600);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  Table t = GroupsTable(model, ParseGroupRules("attn = f_attention + f_attention_core\n", "t"));
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(I(t.rows[0][2]), 1);     // the nested instance is inside its ancestor
+  EXPECT_EQ(I(t.rows[0][3]), 1000);  // CPU of the outer range only
+  EXPECT_EQ(I(t.rows[0][6]), 200);   // k1 once, not twice
+  EXPECT_EQ(I(t.rows[0][7]), 2);
+
+  try {
+    GroupsTable(model, ParseGroupRules("# x\ng_{a} = {a}_{b}\n", "amb.groups"));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("amb.groups:2: ambiguous rule"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(GroupsTable, ExcludedTermsLeaveNamesOut) {
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  f.Kernel("k_lora", 10, 20, f.Range("f_lora_x", 0, 100), 5);
+  f.Kernel("k_add", 110, 140, f.Range("f_lora_add_x", 100, 200), 105);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  Table t = GroupsTable(model, ParseGroupRules("f_lora_{adapter} = f_lora_{adapter} - "
+                                               "f_lora_add_{adapter}\nf_lora_add_{adapter}\n",
+                                               "p.groups"));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(S(t.rows[0][0]), "f_lora_x");
+  EXPECT_EQ(I(t.rows[0][6]), 10);
+  EXPECT_EQ(S(t.rows[1][0]), "f_lora_add_x");
+  EXPECT_EQ(I(t.rows[1][6]), 30);
+}
+
+TEST(GroupsFiles, ShippedFilesParse) {
+  for (const char* name : {"mlora.groups", "peft.groups"}) {
+    const std::string path = std::string(TRACER_SOURCE_DIR "/data/groups/") + name;
+    const auto rules = ParseGroupRules(ReadTextFile(path), path);
+    EXPECT_GE(rules.size(), 26u) << path;
+  }
+}
+
+}  // namespace
+}  // namespace tracer::analysis::reports

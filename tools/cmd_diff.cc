@@ -1,0 +1,144 @@
+// `tracer diff A B`: two runs side by side per range name, group or kernel,
+// with A, B, B-A and B/A, and the rows found on one side only.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/load_input.h"
+#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/reports/diff.h"
+#include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables.h"
+#include "tools/command.h"
+
+namespace tracer::cli {
+namespace {
+
+constexpr const char* kHelpFooter = R"(
+Examples:
+  tracer diff mlora.trace peft.trace                       per range name
+  tracer diff mlora.trace peft.trace --table groups --groups data/groups/peft.groups
+  tracer diff a.trace b.trace --table groups --groups lora.groups --by layer_id
+  tracer diff before.trace after.trace --table kernels --format csv
+
+Tables:
+  ranges    key: range name (and domain); compares instances, CPU total, GPU
+            projected total, kernel time.
+  groups    key: group (and --by keys); compares instances, CPU, GPU
+            projected, GPU busy, kernel time (see `tracer report --help`).
+  kernels   key: kernel name; compares count and total time.
+
+Columns: <value>_a, <value>_b, <value>_delta (B-A), <value>_ratio (B/A, empty
+when A is 0 or missing), and 'In': both, A only or B only. Rows found in one
+trace only are listed after the matched ones. Inputs are anything `tracer
+report` reads (streams, nsys SQLite exports, Kineto JSON).
+)";
+
+struct DiffArgs {
+  std::string a, b;
+  std::string table = "ranges";
+  std::string format = "text";
+  std::string main_thread = "auto";
+  std::string output;
+  analysis::reports::ExtraTableOptions extra;
+};
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tracer diff: %s\n", message.c_str());
+  return 1;
+}
+
+bool Load(const std::string& path, analysis::Trace* trace) {
+  std::string error;
+  if (!analysis::LoadInput(path, trace, &error)) {
+    std::fprintf(stderr, "tracer diff: %s\n", error.c_str());
+    return false;
+  }
+  std::set<std::string> shown;
+  for (const std::string& w : trace->warnings) {
+    if (shown.insert(w).second) std::fprintf(stderr, "tracer diff: warning: %s\n", w.c_str());
+  }
+  return true;
+}
+
+analysis::Table BuildSide(const analysis::AnalyzedTrace& analyzed, const DiffArgs& args) {
+  if (args.table == "groups") {
+    return analysis::reports::BuildExtraTables(analyzed, {"groups"}, args.extra).front();
+  }
+  analysis::ReportOptions options;
+  if (args.table == "kernels") return analysis::KernelsTable(analyzed, options);
+  return analysis::RangesTable(analyzed, options);
+}
+
+int RunDiff(const DiffArgs& args) {
+  analysis::OutputFormat format;
+  if (!analysis::ParseOutputFormat(args.format, &format)) {
+    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
+  }
+  analysis::reports::DiffSpec spec;
+  if (args.table == "ranges") {
+    spec = {{"domain", "range"}, {"instances", "cpu_total_ns", "gpu_proj_total_ns", "kernel_ns"}};
+  } else if (args.table == "kernels") {
+    spec = {{"kernel", "full_name"}, {"count", "total_ns"}};
+  } else if (args.table == "groups") {
+    if (args.extra.groups_file.empty()) return Fail("--table groups needs --groups FILE");
+    spec.keys = {"group"};
+    std::stringstream by(args.extra.by);
+    for (std::string k; std::getline(by, k, ',');) {
+      if (!k.empty()) spec.keys.push_back(k);
+    }
+    spec.values = {"instances", "cpu_ns", "gpu_proj_ns", "gpu_busy_ns", "kernel_ns"};
+  } else {
+    return Fail("--table: unknown table '" + args.table + "' (ranges, groups, kernels)");
+  }
+  analysis::AttributionOptions attribution;
+  if (args.main_thread == "off") {
+    attribution.main_thread = analysis::MainThreadMode::kOff;
+  } else if (args.main_thread != "auto") {
+    return Fail("--main-thread: expected auto or off, got '" + args.main_thread + "'");
+  }
+  analysis::Trace ta, tb;
+  if (!Load(args.a, &ta) || !Load(args.b, &tb)) return Fail("cannot read both inputs");
+  const analysis::AnalyzedTrace aa(ta, attribution), ab(tb, attribution);
+  analysis::Table diff =
+      analysis::reports::DiffTables(BuildSide(aa, args), BuildSide(ab, args), spec);
+  diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
+  const std::string text = analysis::RenderTable(diff, format);
+  if (args.output.empty() || args.output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return 0;
+  }
+  std::ofstream file(args.output, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file) return Fail(args.output + ": cannot write");
+  return 0;
+}
+
+const Registrar kDiff{Command{
+    "diff", "Compare two runs side by side per range, group or kernel (A, B, B-A, B/A)", 30,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto args = std::make_shared<DiffArgs>();
+      sub.add_option("A", args->a, "Baseline trace")->required();
+      sub.add_option("B", args->b, "Trace compared with A")->required();
+      sub.add_option("--table,-t", args->table, "ranges (default), groups or kernels");
+      sub.add_option("--groups", args->extra.groups_file, "Groups file for --table groups");
+      sub.add_option("--by", args->extra.by,
+                     "groups: placeholders kept apart, comma separated (layer_id, adapter)");
+      sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
+      sub.add_option("--main-thread", args->main_thread,
+                     "auto (default) or off (nsys-identical attribution)");
+      sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      sub.footer(kHelpFooter);
+      return [args] { return RunDiff(*args); };
+    }}};
+
+}  // namespace
+}  // namespace tracer::cli

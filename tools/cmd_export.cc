@@ -1,0 +1,116 @@
+// `tracer export FILE... --format chrome [-o out.json]`: converts traces for
+// other viewers. Formats come from analysis/export_registry.h; this file
+// registers "chrome", other files register more (see that header).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "libtracer/analysis/chrome_export.h"
+#include "libtracer/analysis/export_registry.h"
+#include "libtracer/analysis/load_input.h"
+#include "tools/command.h"
+
+namespace tracer::cli {
+namespace {
+
+struct ExportArgs {
+  std::vector<std::string> files;
+  std::string format = "chrome";
+  std::string output;
+};
+
+bool WriteChrome(const analysis::Trace& trace, const std::string& path, std::string* error) {
+  if (path == "-") return analysis::WriteChromeTrace(trace, std::cout, error);
+  std::ofstream out(path, std::ios::binary);
+  if (!out) {
+    *error = path + ": cannot open for writing";
+    return false;
+  }
+  if (!analysis::WriteChromeTrace(trace, out, error)) {
+    *error = path + ": " + *error;
+    return false;
+  }
+  return true;
+}
+
+const analysis::ExportFormatRegistrar kChrome{
+    {"chrome", "Chrome trace JSON for ui.perfetto.dev / chrome://tracing", ".json", WriteChrome}};
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tracer export: %s\n", message.c_str());
+  return 1;
+}
+
+std::string FormatList() {
+  std::string names;
+  for (const auto& f : analysis::ExportFormats()) names += (names.empty() ? "" : ", ") + f.name;
+  return names;
+}
+
+int RunExport(const ExportArgs& args) {
+  const analysis::ExportFormat* format = nullptr;
+  for (const auto& f : analysis::ExportFormats()) {
+    if (f.name == args.format) format = &f;
+  }
+  if (format == nullptr) {
+    return Fail("--format: unknown format '" + args.format + "' (" + FormatList() + ")");
+  }
+  analysis::Trace trace;
+  size_t read = 0;
+  for (const std::string& file : args.files) {
+    std::string error;
+    if (analysis::LoadInput(file, &trace, &error)) {
+      ++read;
+    } else {
+      std::fprintf(stderr, "tracer export: %s\n", error.c_str());
+    }
+  }
+  std::set<std::string> shown;
+  for (const std::string& w : trace.warnings) {
+    if (shown.insert(w).second) std::fprintf(stderr, "tracer export: warning: %s\n", w.c_str());
+  }
+  if (read == 0) return Fail("nothing could be read");
+  std::string output = args.output;
+  if (output.empty()) {
+    output = args.files.front();
+    const size_t slash = output.find_last_of('/');
+    const size_t dot = output.find_last_of('.');
+    if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) {
+      output.resize(dot);
+    }
+    output += format->extension;
+  }
+  std::string error;
+  if (!format->write(trace, output, &error)) return Fail(error);
+  if (output != "-") std::fprintf(stderr, "tracer export: wrote %s\n", output.c_str());
+  return 0;
+}
+
+const Registrar kExport{Command{
+    "export", "Convert traces for other tools (Chrome/Perfetto JSON, ...)", 40,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto args = std::make_shared<ExportArgs>();
+      sub.add_option("files", args->files, "Trace files (several are merged)")->required();
+      sub.add_option("--format,-f", args->format, "Output format (default: chrome)");
+      sub.add_option("--output,-o", args->output,
+                     "Output file ('-' = stdout; default: the first input with the format's "
+                     "extension)");
+      std::string formats = "\nFormats:\n";
+      for (const auto& f : analysis::ExportFormats()) {
+        formats += "  " + f.name + std::string(f.name.size() < 10 ? 10 - f.name.size() : 1, ' ') +
+                   f.description + "\n";
+      }
+      formats +=
+          "\nExamples:\n"
+          "  tracer export run.trace --format chrome -o run.json   (open in ui.perfetto.dev)\n"
+          "  tracer export rank0.trace rank1.trace -o both.json\n";
+      sub.footer(formats);
+      return [args] { return RunExport(*args); };
+    }}};
+
+}  // namespace
+}  // namespace tracer::cli

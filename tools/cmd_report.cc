@@ -1,0 +1,270 @@
+// `tracer report FILE...`: the tables of design.md section 5 from one or more
+// streams (or imported traces), as text, CSV, Markdown or JSON.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/load_input.h"
+#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables.h"
+#include "tools/command.h"
+
+namespace tracer::cli {
+namespace {
+
+using analysis::Table;
+
+constexpr const char* kHelpFooter = R"(
+Examples:
+  tracer report run.trace                      summary + ranges (+ GPU tables when present)
+  tracer report run.trace --table kernels --top 20
+  tracer report run.trace --table range-kernels --filter '^f_lora'
+  tracer report rank0.trace rank1.trace --by-process
+  tracer report run.trace --table all --format csv -o report.csv
+  tracer report nsys_export.sqlite --main-thread off   (nsys-identical attribution)
+
+Tables (--table, comma separated, or 'all'):
+  summary        per process: threads, record counts, dropped records by cause,
+                 GPU ops unattributed / outside any range / inherited.
+  ranges         per NVTX range name: instances, CPU total/avg/med/min/max/stddev,
+                 nesting depth, threads, GPU projected total/avg, GPU busy,
+                 kernel count and time, top kernels.
+  kernels        per kernel: count, total/avg/med/min/max, share of all kernel
+                 time; names demangled and shortened (full name in a column).
+  range-kernels  per (range, kernel): a kernel counts toward EVERY range on its
+                 stack (nsys nvtx_kern_sum), so "step" includes its layers.
+  gpu            per range name: GPU projection statistics over the instances
+                 that launched GPU work (nsys nvtx_gpu_proj_sum).
+  memory         memcpy per direction and memset: count, bytes, time, GB/s.
+  api            CUDA runtime/driver API calls per function: calls, time.
+
+Definitions:
+  CPU time       range end - range start on the thread that opened it.
+  GPU ops        kernels, memcpys and memsets. An op belongs to the ranges open
+                 on the thread that launched it, at launch time (and their
+                 ancestors); CUDA graph kernels to the ranges open when the
+                 graph node was created or the graph launched.
+  projected GPU  per range instance: end of its last GPU op - start of its
+                 first, over all streams (child ranges included, not
+                 subtracted). Ranges without GPU work show '-', not 0.
+  GPU busy       time at least one of the instance's ops was running (the
+                 union of their intervals): projected GPU minus idle gaps.
+  kernel time    sum of kernel durations; concurrent kernels count twice, so it
+                 can exceed busy time.
+  inherited      ops launched on a worker thread (e.g. PyTorch's autograd
+                 threads) also count toward the ranges open at that moment on
+                 the main thread (--main-thread). 'off' gives nsys' numbers.
+
+Several files are merged: rows aggregate across processes by range name;
+--by-process keeps one row per process. Damaged files: every complete record
+is used and one warning per file says what was lost. Exit code 0 when
+something could be read, 1 otherwise.
+)";
+
+struct ReportArgs {
+  std::vector<std::string> files;
+  std::string tables;
+  std::string format = "text";
+  size_t top = 0;
+  std::string sort = "total";
+  std::string filter;
+  std::string domain;
+  std::string main_thread = "auto";
+  bool by_process = false;
+  std::string output;
+  analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
+};
+
+const std::vector<std::string>& AllTables() {
+  static const std::vector<std::string> kAll = {"summary", "ranges", "kernels", "range-kernels",
+                                                "gpu",     "memory", "api"};
+  return kAll;
+}
+
+bool ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
+  if (s == "auto") {
+    o->main_thread = analysis::MainThreadMode::kAuto;
+  } else if (s == "off") {
+    o->main_thread = analysis::MainThreadMode::kOff;
+  } else {
+    char* end = nullptr;
+    const unsigned long long tid = std::strtoull(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0') return false;
+    o->main_thread = analysis::MainThreadMode::kThread;
+    o->main_thread_tid = tid;
+  }
+  return true;
+}
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tracer report: %s\n", message.c_str());
+  return 1;
+}
+
+int RunReport(const ReportArgs& args) {
+  analysis::OutputFormat format;
+  if (!analysis::ParseOutputFormat(args.format, &format)) {
+    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
+  }
+  analysis::ReportOptions options;
+  options.top = args.top;
+  options.filter = args.filter;
+  options.domain = args.domain;
+  options.by_process = args.by_process;
+  if (args.sort == "total")
+    options.sort = analysis::SortKey::kTotal;
+  else if (args.sort == "count")
+    options.sort = analysis::SortKey::kCount;
+  else if (args.sort == "avg")
+    options.sort = analysis::SortKey::kAvg;
+  else if (args.sort == "name")
+    options.sort = analysis::SortKey::kName;
+  else
+    return Fail("--sort: unknown key '" + args.sort + "' (total, count, avg, name)");
+  if (!args.filter.empty()) {
+    try {
+      std::regex check(args.filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return Fail("--filter: invalid regular expression '" + args.filter + "'");
+    }
+  }
+  analysis::AttributionOptions attribution;
+  if (!ParseMainThread(args.main_thread, &attribution)) {
+    return Fail("--main-thread: expected auto, off or an OS thread id, got '" + args.main_thread +
+                "'");
+  }
+  std::vector<std::string> tables;
+  const bool explicit_tables = !args.tables.empty();
+  for (const std::string& t : SplitComma(args.tables)) {
+    if (t == "all") {
+      tables = AllTables();
+      break;
+    }
+    if (std::find(AllTables().begin(), AllTables().end(), t) == AllTables().end() &&
+        !analysis::reports::IsExtraTable(t)) {
+      return Fail("--table: unknown table '" + t +
+                  "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
+                  "timeline, phases, categories, gaps, top, all)");
+    }
+    tables.push_back(t);
+  }
+
+  analysis::Trace trace;
+  size_t read = 0;
+  for (const std::string& file : args.files) {
+    std::string error;
+    if (analysis::LoadInput(file, &trace, &error)) {
+      ++read;
+    } else {
+      std::fprintf(stderr, "tracer report: %s\n", error.c_str());
+    }
+  }
+  std::set<std::string> shown;
+  for (const std::string& w : trace.warnings) {
+    if (shown.insert(w).second) std::fprintf(stderr, "tracer report: warning: %s\n", w.c_str());
+  }
+  if (read == 0) return Fail("nothing could be read");
+
+  if (!explicit_tables) {
+    tables = {"summary", "ranges"};
+    bool kernels = false, memory = false, api = false;
+    for (const auto& p : trace.processes) {
+      kernels |= !p.kernels.empty();
+      memory |= !p.memcpys.empty() || !p.memsets.empty();
+      api |= !p.api_calls.empty();
+    }
+    if (kernels) tables.insert(tables.end(), {"kernels", "gpu"});
+    if (memory) tables.push_back("memory");
+    if (api) tables.push_back("api");
+  }
+
+  const analysis::AnalyzedTrace analyzed(trace, attribution);
+  std::vector<Table> out;
+  for (const std::string& t : tables) {
+    if (t == "summary") out.push_back(analysis::SummaryTable(analyzed, options));
+    if (t == "ranges") out.push_back(analysis::RangesTable(analyzed, options));
+    if (t == "kernels") out.push_back(analysis::KernelsTable(analyzed, options));
+    if (t == "range-kernels") out.push_back(analysis::RangeKernelsTable(analyzed, options));
+    if (t == "gpu") out.push_back(analysis::GpuProjectionTable(analyzed, options));
+    if (t == "memory") out.push_back(analysis::MemoryOpsTable(analyzed, options));
+    if (t == "api") out.push_back(analysis::ApiTable(analyzed, options));
+    if (analysis::reports::IsExtraTable(t)) {
+      auto extra = args.extra;
+      if (args.top > 0) extra.top = args.top;
+      for (auto& x : analysis::reports::BuildExtraTables(analyzed, {t}, extra)) {
+        out.push_back(std::move(x));
+      }
+    }
+  }
+  const std::string text = analysis::RenderTables(out, format);
+  if (args.output.empty() || args.output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return 0;
+  }
+  std::ofstream file(args.output, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file) return Fail(args.output + ": cannot write");
+  return 0;
+}
+
+const Registrar kReport{Command{
+    "report", "Print per-range, per-kernel and GPU tables from trace files", 20,
+    [](CLI::App& sub) -> std::function<int()> {
+      auto args = std::make_shared<ReportArgs>();
+      sub.add_option("files", args->files,
+                     "Trace files (.trace streams; several are merged per process)")
+          ->required();
+      sub.add_option("--table,-t", args->tables,
+                     "Tables, comma separated: summary,ranges,kernels,range-kernels,gpu,memory,"
+                     "api or all (default: summary,ranges + GPU tables when the trace has GPU "
+                     "data)");
+      sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
+      sub.add_option("--top", args->top, "Keep the first N rows of each table (0 = all)");
+      sub.add_option("--sort", args->sort, "Row order: total (default), count, avg or name");
+      sub.add_option("--filter", args->filter,
+                     "Only ranges whose name matches this regular expression (ECMAScript)");
+      sub.add_option("--domain", args->domain, "Only ranges of this NVTX domain");
+      sub.add_option("--main-thread", args->main_thread,
+                     "Thread whose open ranges worker-thread launches inherit: auto (default), "
+                     "an OS thread id, or off (nsys-identical attribution)");
+      sub.add_flag("--by-process", args->by_process,
+                   "One row per process instead of aggregating processes by name");
+      sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      sub.add_option("--groups", args->extra.groups_file,
+                     "Groups file for --table groups (e.g. data/groups/mlora.groups)");
+      sub.add_option("--by", args->extra.by,
+                     "groups: placeholders kept apart, comma separated (layer_id, adapter, ...)");
+      sub.add_option("--step-range", args->extra.step_range,
+                     "timeline/phases: name of the step range (default: the most frequent "
+                     "top-level range)");
+      sub.add_option("--iteration", args->extra.iteration, "timeline: step index, 0-based");
+      sub.add_option("--phase-rules", args->extra.phase_rules_file,
+                     "phases: rules file '<regex> -> <phase>' (default: data/phases.rules)");
+      sub.add_option("--category-rules", args->extra.category_rules_file,
+                     "categories: rules '<regex> -> <category>' tried before the built-in ones");
+      sub.footer(std::string(kHelpFooter) + std::string(analysis::reports::ExtraTablesHelp()));
+      return [args] { return RunReport(*args); };
+    }}};
+
+}  // namespace
+}  // namespace tracer::cli

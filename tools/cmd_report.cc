@@ -255,8 +255,8 @@ const Registrar kReport{Command{
       sub.add_option("--by", args->extra.by,
                      "groups: placeholders kept apart, comma separated (layer_id, adapter, ...)");
       sub.add_option("--step-range", args->extra.step_range,
-                     "timeline/phases: name of the step range (default: the most frequent "
-                     "top-level range)");
+                     "timeline/phases: name of the step range (default: the repeated top-level "
+                     "range covering the most time)");
       sub.add_option("--iteration", args->extra.iteration, "timeline: step index, 0-based");
       sub.add_option("--phase-rules", args->extra.phase_rules_file,
                      "phases: rules file '<regex> -> <phase>' (default: data/phases.rules)");

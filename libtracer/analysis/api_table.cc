@@ -1,4 +1,5 @@
 // CUDA runtime / driver API calls per function name.
+#include <algorithm>
 #include <map>
 #include <tuple>
 

@@ -19,8 +19,11 @@ std::string Demangle(std::string_view name) {
 }
 
 std::string ShortKernelName(std::string_view name) {
+  // Names arrive mangled (CUPTI) or already demangled (nsys exports, Kineto):
+  // both are shortened; a name without a template or parameter list is a
+  // plain kernel name ("ampere_sgemm_128x64_nn") and stays as it is.
   const std::string full = Demangle(name);
-  if (full.size() == name.size() && full == name) return full;
+  if (full.find_first_of("(<") == std::string::npos) return full;
 
   // 1. Drop template arguments (nested <...>), keeping "operator<" style
   //    names intact is not needed for kernels.

@@ -3,7 +3,8 @@
 // and the return type:
 //   "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)"
 //     -> "at::native::vectorized_elementwise_kernel"
-// Names that do not demangle ("ampere_sgemm_128x64_nn", "(anonymous)") are
+// Already demangled names (nsys, Kineto) are shortened the same way; names
+// without a template or parameter list ("ampere_sgemm_128x64_nn") are
 // returned as they are.
 #pragma once
 

@@ -1,5 +1,6 @@
 // GPU projection per range name (nsys nvtx_gpu_proj_sum): statistics over the
 // instances that have GPU work; instances without any are not counted.
+#include <algorithm>
 #include <map>
 #include <tuple>
 

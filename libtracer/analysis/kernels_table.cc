@@ -1,5 +1,6 @@
 // Kernels table: one row per kernel name (mangled name as captured; shown
 // demangled and shortened).
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 

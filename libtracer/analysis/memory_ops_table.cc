@@ -1,4 +1,5 @@
 // Memory operations: memcpy per copy kind, and memset.
+#include <algorithm>
 #include <map>
 
 #include "libtracer/analysis/table_util.h"

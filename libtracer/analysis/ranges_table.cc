@@ -1,5 +1,6 @@
 // Ranges table (design.md section 5): one row per range name (+ domain, +
 // process with --by-process).
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>

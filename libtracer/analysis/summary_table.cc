@@ -1,5 +1,6 @@
 // Summary: one row per process (what was read, what was lost, how GPU ops
 // were attributed), with the explanations as notes.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -41,7 +42,7 @@ bool HasGpuData(const Trace& trace) {
   return false;
 }
 
-Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& o) {
+Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
   const Trace& trace = t.trace();
   Table table;
   table.name = "summary";
@@ -86,6 +87,10 @@ Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& o) {
          Int(p.api_calls.size()), Int(c.unattributed), Int(c.outside_ranges), Int(c.inherited),
          main ? Text(ThreadLabel(trace, p, main)) : Text("-"), Int(dropped_total)});
     const std::string who = t.ProcessLabel(pi) + ": ";
+    if (t.options().main_thread == MainThreadMode::kThread && main == 0) {
+      table.notes.push_back(who + "--main-thread " + std::to_string(t.options().main_thread_tid) +
+                            ": no thread with that OS id; no launch inherits ranges");
+    }
     if (!p.footer && p.header.source == "tracer") {
       table.notes.push_back(who +
                             "no footer: the program was killed or is still running; every "
@@ -113,7 +118,6 @@ Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& o) {
       }
     }
   }
-  (void)o;
   return table;
 }
 

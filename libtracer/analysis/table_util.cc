@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <stdexcept>
 
 namespace tracer::analysis {
@@ -38,10 +39,16 @@ DurationStats ComputeStats(std::vector<int64_t>* values) {
   return s;
 }
 
+struct RangeFilter::Regex {
+  std::regex re;
+};
+
+RangeFilter::~RangeFilter() = default;
+
 RangeFilter::RangeFilter(const ReportOptions& o) : domain_(o.domain) {
   if (!o.filter.empty()) {
     try {
-      regex_ = std::make_unique<std::regex>(o.filter, std::regex::ECMAScript);
+      regex_ = std::make_unique<Regex>(Regex{std::regex(o.filter, std::regex::ECMAScript)});
     } catch (const std::regex_error& e) {
       throw std::invalid_argument("--filter: invalid regular expression '" + o.filter +
                                   "': " + e.what());
@@ -53,7 +60,7 @@ bool RangeFilter::Accepts(const AnalyzedTrace& t, size_t process, const RangeRec
   if (!domain_.empty() && t.DomainName(process, r.domain) != domain_) return false;
   if (regex_) {
     const std::string_view name = t.RangeName(r);
-    if (!std::regex_search(name.begin(), name.end(), *regex_)) return false;
+    if (!std::regex_search(name.begin(), name.end(), regex_->re)) return false;
   }
   return true;
 }

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,14 +30,17 @@ struct DurationStats {
 DurationStats ComputeStats(std::vector<int64_t>* values);
 
 // Selects ranges by --filter and --domain.
+// Throws std::invalid_argument on a bad regular expression.
 class RangeFilter {
  public:
   explicit RangeFilter(const ReportOptions& o);
+  ~RangeFilter();
   bool Accepts(const AnalyzedTrace& t, size_t process, const RangeRecord& r) const;
 
  private:
+  struct Regex;  // keeps <regex> out of this header
   std::string domain_;
-  std::unique_ptr<std::regex> regex_;
+  std::unique_ptr<Regex> regex_;
 };
 
 // Sorts rows by a column (total / count / avg / name chosen by the caller

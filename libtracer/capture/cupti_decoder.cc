@@ -131,19 +131,46 @@ uint32_t CuptiDecoder::Stream(uint32_t device, uint32_t context, uint32_t stream
   return it->second;
 }
 
-CuptiDecoder::NameSlot& CuptiDecoder::KernelName(const char* name, RecordSink& sink) {
-  NameSlot& slot = name_slots_[(reinterpret_cast<uintptr_t>(name) >> 3) % kNameSlots];
-  if (slot.name == name && name != nullptr) return slot;
-  uint32_t id = 0;
-  if (name != nullptr) {
-    auto it = kernel_names_.find(name);
-    if (it == kernel_names_.end()) it = kernel_names_.emplace(name, sink.InternString(name)).first;
-    id = it->second;
+namespace {
+inline size_t PointerHash(const char* p) {
+  // Fibonacci hashing: names often sit at a fixed stride in memory.
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(p) * 0x9E3779B97F4A7C15ull) >> 32);
+}
+}  // namespace
+
+inline CuptiDecoder::NameSlot& CuptiDecoder::KernelName(const char* name, RecordSink& sink) {
+  if (name == nullptr) return no_name_;  // id 0; only its config memo is used
+  const size_t mask = name_table_.size() - 1;
+  for (size_t i = PointerHash(name) & mask;; i = (i + 1) & mask) {
+    NameSlot& slot = name_table_[i];
+    if (slot.name == name) return slot;
+    if (slot.name == nullptr) return AddName(name, sink);
   }
-  slot = NameSlot();
+}
+
+// The first record of a kernel name: out of line, off the common path.
+CuptiDecoder::NameSlot& CuptiDecoder::AddName(const char* name, RecordSink& sink) {
+  if ((names_used_ + 1) * 2 > name_table_.size()) GrowNameTable();
+  const size_t mask = name_table_.size() - 1;
+  size_t i = PointerHash(name) & mask;
+  while (name_table_[i].name != nullptr) i = (i + 1) & mask;
+  NameSlot& slot = name_table_[i];
   slot.name = name;
-  slot.id = id;
+  slot.id = sink.InternString(name);
+  ++names_used_;
   return slot;
+}
+
+void CuptiDecoder::GrowNameTable() {
+  std::vector<NameSlot> old(name_table_.size() * 2);
+  old.swap(name_table_);
+  const size_t mask = name_table_.size() - 1;
+  for (const NameSlot& s : old) {
+    if (s.name == nullptr) continue;
+    size_t i = PointerHash(s.name) & mask;
+    while (name_table_[i].name != nullptr) i = (i + 1) & mask;
+    name_table_[i] = s;
+  }
 }
 
 uint32_t CuptiDecoder::LaunchConfig(const ConfigKey& key, RecordSink& sink) {

@@ -72,6 +72,7 @@ class CuptiDecoder {
   bool Keep(uint64_t start, uint64_t end);
   uint32_t Stream(uint32_t device, uint32_t context, uint32_t stream, RecordSink& sink);
   NameSlot& KernelName(const char* name, RecordSink& sink);
+  NameSlot& AddName(const char* name, RecordSink& sink);
   uint32_t ApiName(bool driver, uint32_t cbid, RecordSink& sink);
   uint32_t LaunchConfig(const ConfigKey& key, RecordSink& sink);
 
@@ -82,24 +83,28 @@ class CuptiDecoder {
   Totals reported_;  // what has been passed to sink.Count() already
 
   // CUPTI's kernel names are shared, never-freed strings (cupti_activity.h),
-  // so their address identifies them.
-  std::unordered_map<const char*, uint32_t> kernel_names_;
+  // so their address identifies them (name_table_ below).
   std::unordered_map<StreamKey, uint32_t, StreamKeyHash> streams_;
   std::unordered_map<ConfigKey, uint32_t, ConfigKeyHash> configs_;
   std::unordered_map<uint32_t, uint32_t> context_device_;  // sync records lack a device
   std::vector<uint32_t> api_names_[2];                     // [driver][cbid]; 0 = not looked up
-  // Direct-mapped caches in front of the maps: a real run has tens of kernel
-  // names, a few streams and configs, so nearly every record hits here and
-  // the decoder stays near the memory bandwidth of the buffer walk.
-  static constexpr size_t kNameSlots = 64, kStreamSlots = 16, kConfigSlots = 64;
-  // A kernel is nearly always launched with the same configuration, so the
-  // name's slot also remembers its last one.
+  // Kernel names: an open-addressing table keyed by the name's address
+  // (linear probing, at most half full), so the common record costs one hash
+  // and one or two probes, never a string hash. A kernel is nearly always
+  // launched with the same configuration, so its entry also remembers its
+  // last one.
   struct NameSlot {
-    const char* name = nullptr;
+    const char* name = nullptr;  // nullptr = empty
     uint32_t id = 0;
     uint32_t config_id = 0;  // 0 = none yet
     ConfigKey config{};
   };
+  std::vector<NameSlot> name_table_ = std::vector<NameSlot>(64);
+  size_t names_used_ = 0;
+  NameSlot no_name_;  // kernels without a name
+  // Direct-mapped caches in front of the stream and config maps: a run has a
+  // few streams and configs.
+  static constexpr size_t kStreamSlots = 16, kConfigSlots = 64;
   struct StreamSlot {
     StreamKey key{~0ull, ~0ull};
     uint32_t id = 0;
@@ -108,9 +113,9 @@ class CuptiDecoder {
     ConfigKey key{};
     uint32_t id = 0;  // 0 = empty
   };
-  NameSlot name_slots_[kNameSlots];
   StreamSlot stream_slots_[kStreamSlots];
   ConfigSlot config_slots_[kConfigSlots];
+  void GrowNameTable();
 };
 
 }  // namespace tracer

@@ -48,6 +48,15 @@ class ThreadRing {
     head_.store(head + n, std::memory_order_release);
   }
 
+  // Producer, in-place variant of PushUnchecked (no staging copy): the i-th
+  // slot after the head, then Publish(n). The caller checked HasRoom(n, ...).
+  Event* SlotAfterHead(size_t i) noexcept {
+    return slots_.get() + ((head_.load(std::memory_order_relaxed) + i) & mask_);
+  }
+  void Publish(size_t n) noexcept {
+    head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
+
   // Consumer: calls fn(const Event&) for every event available now, in order.
   template <typename Fn>
   size_t Drain(Fn&& fn) {

@@ -64,6 +64,21 @@ class ThreadState {
     return AppendKeeping(events, n, reserved_pops_ + 1);
   }
 
+  // In-place hot-path variants (push/pop): the caller fills the returned slot
+  // and publishes it. nullptr when full (counted, like AppendPush).
+  Event* BeginPush() noexcept {
+    if (__builtin_expect(ring_.HasRoom(1, reserved_pops_ + 1), 1)) return ring_.SlotAfterHead(0);
+    ThreadCounters::Bump(counters_.ring_full);
+    return nullptr;
+  }
+  Event* BeginPop() noexcept {
+    if (reserved_pops_ > 0) --reserved_pops_;
+    if (__builtin_expect(ring_.HasRoom(1, reserved_pops_), 1)) return ring_.SlotAfterHead(0);
+    ThreadCounters::Bump(counters_.ring_full);
+    return nullptr;
+  }
+  void Publish1() noexcept { ring_.Publish(1); }
+
   uint64_t NextInstanceId() noexcept { return (static_cast<uint64_t>(id_) << 40) | ++sequence_; }
 
   // Range stack. PushOpen returns the nesting level (0-based) or -1 when

@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+
 #include "libtracer/core/wire_writer.h"
 
 namespace tracer {
@@ -12,28 +14,30 @@ using wire::AppendUint;
 using Enc = ColumnBatch::Encoding;
 
 ColumnBatch::ColumnBatch(std::vector<Encoding> encodings)
-    : encodings_(std::move(encodings)),
-      columns_(encodings_.size()),
-      previous_(encodings_.size(), 0) {}
+    : encodings_(std::move(encodings)), previous_(encodings_.size(), 0) {}
 
 void ColumnBatch::AddRow(const uint64_t* values) {
-  for (size_t c = 0; c < columns_.size(); ++c) {
+  const size_t n = encodings_.size();
+  const size_t base = rows_ * n;
+  if (base + n > cells_.size()) cells_.resize(std::max<size_t>(cells_.size() * 2, 64 * n));
+  uint64_t* out = cells_.data() + base;
+  for (size_t c = 0; c < n; ++c) {
     if (encodings_[c] == Enc::kDelta) {
-      columns_[c].push_back(wire::ZigZag(static_cast<int64_t>(values[c] - previous_[c])));
+      out[c] = wire::ZigZag(static_cast<int64_t>(values[c] - previous_[c]));
       previous_[c] = values[c];
     } else {
-      columns_[c].push_back(values[c]);
+      out[c] = values[c];
     }
   }
   ++rows_;
 }
 
 void ColumnBatch::SerializeAndClear(std::string* out) {
-  for (size_t c = 0; c < columns_.size(); ++c) {
-    auto& col = columns_[c];
+  const size_t n = encodings_.size();
+  for (size_t c = 0; c < n; ++c) {
     bool all_zero = true;
-    for (uint64_t v : col) {
-      if (v != 0) {
+    for (size_t r = 0; r < rows_; ++r) {
+      if (cells_[r * n + c] != 0) {
         all_zero = false;
         break;
       }
@@ -43,9 +47,10 @@ void ColumnBatch::SerializeAndClear(std::string* out) {
     if (!all_zero) {
       // Varints straight into a pre-sized buffer: one append per value costs
       // more than the encoding itself (bench/cupti decode+encode).
-      scratch_.resize(col.size() * 10);
+      scratch_.resize(rows_ * 10);
       char* p = scratch_.data();
-      for (uint64_t v : col) {
+      for (size_t r = 0; r < rows_; ++r) {
+        uint64_t v = cells_[r * n + c];
         while (v >= 0x80) {
           *p++ = static_cast<char>((v & 0x7F) | 0x80);
           v >>= 7;
@@ -55,7 +60,6 @@ void ColumnBatch::SerializeAndClear(std::string* out) {
       scratch_.resize(static_cast<size_t>(p - scratch_.data()));
       AppendBytes(out, static_cast<uint32_t>(c + 1), scratch_);
     }
-    col.clear();
     previous_[c] = 0;
   }
   rows_ = 0;

@@ -33,7 +33,10 @@ class ColumnBatch {
 
  private:
   std::vector<Encoding> encodings_;
-  std::vector<std::vector<uint64_t>> columns_;
+  // Row-major cells (rows_ x columns): one contiguous append per row; the
+  // columns are gathered when serialized. Its size is the capacity in use
+  // (rows_ x columns are valid), kept across chunks.
+  std::vector<uint64_t> cells_;
   std::vector<uint64_t> previous_;
   std::string scratch_;
   size_t rows_ = 0;

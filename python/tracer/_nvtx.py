@@ -22,6 +22,9 @@ import os
 import warnings
 from typing import Callable, Optional
 
+# The mark annotate() leaves when it starts the tool.
+TOOL_START_MARK = "tracer.torch"
+
 Push = Callable[[], object]
 Pop = Callable[[], object]
 
@@ -37,6 +40,10 @@ class Backend:
     def pop(self) -> object:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def start_tool(self) -> None:
+        """Makes the NVTX client load its tool now (one mark), not at the
+        first range, which may come after DataLoader workers have forked."""
+
 
 class TorchBackend(Backend):
     name = "torch"
@@ -44,6 +51,10 @@ class TorchBackend(Backend):
     def __init__(self, nvtx_module) -> None:
         self._push = nvtx_module.rangePushA
         self.pop = nvtx_module.rangePop
+        self._mark = nvtx_module.markA
+
+    def start_tool(self) -> None:
+        self._mark(TOOL_START_MARK)
 
     def make_push(self, name: str) -> Push:
         return functools.partial(self._push, name)
@@ -57,6 +68,10 @@ class NvtxPackageBackend(Backend):
         # domain when no tool is attached; that still works, just silently.
         self._domain = nvtx_package.get_domain(None)
         self.pop = self._domain.pop_range
+        self._mark = nvtx_package.mark
+
+    def start_tool(self) -> None:
+        self._mark(TOOL_START_MARK)
 
     def make_push(self, name: str) -> Push:
         attributes = self._domain.get_event_attributes(message=name)

@@ -96,3 +96,40 @@ TEST_F(ProjectionTest, WithoutInheritanceStepLosesTheWorkerKernel) {
 
 }  // namespace
 }  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+TEST(ProjectionOrderTest, OpsOutOfOrderAcrossBuffersGiveTheSameProjection) {
+  // CUPTI delivers kernels of different streams out of order and splits one
+  // launch's records across buffers: here the kernels come newest first, in
+  // a different chunk from their launch records.
+  testing::TraceFileBuilder b;
+  b.Thread(1, 100);
+  b.Range(1, 0, 1, "r", 0, 1000);
+  b.Launch(1, 1, 10, 1);
+  b.Launch(2, 1, 20, 1);
+  b.Launch(3, 1, 30, 1);
+  b.Frame();
+  b.Kernel("c", 1, 400, 500, 3);
+  b.Frame();
+  b.Kernel("b", 2, 150, 300, 2);
+  b.Kernel("a", 1, 100, 200, 1);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "ooo.trace", &trace, &error));
+  const ProcessTrace& p = trace.processes[0];
+  const RangeIndex index(p);
+  const Attribution a(p, index, {});
+  const Projection proj(p, a);
+  const InstanceProjection* r = proj.Of(0);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->total.span_ns(), 400u);  // 500 - 100
+  // Union of [100,200], [150,300], [400,500] = [100,300] + [400,500] = 300.
+  EXPECT_EQ(r->total.busy_ns, 300u);
+  EXPECT_EQ(r->streams[0].busy_ns, 200u);  // stream 1: 100 + 100
+  EXPECT_EQ(r->streams[1].busy_ns, 150u);
+}
+
+}  // namespace
+}  // namespace tracer::analysis

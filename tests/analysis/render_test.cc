@@ -173,6 +173,11 @@ TEST(DemangleTest, ShortNamesDropTemplatesParametersAndReturnType) {
   EXPECT_EQ(ShortKernelName("ampere_sgemm_128x64_nn"), "ampere_sgemm_128x64_nn");
   EXPECT_EQ(ShortKernelName("i"), "i");
   EXPECT_EQ(ShortKernelName("_Zgarbage"), "_Zgarbage");
+  // Demangled already (as nsys and Kineto store them).
+  EXPECT_EQ(ShortKernelName("void gen_sequenced<curandStateXORWOW, double>(curandStateXORWOW*, "
+                            "double*, unsigned long)"),
+            "gen_sequenced");
+  EXPECT_EQ(ShortKernelName("my kernel"), "my kernel");
 }
 
 }  // namespace

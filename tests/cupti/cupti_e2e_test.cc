@@ -282,5 +282,38 @@ TEST(CuptiE2e, ProfilerStartStopGatesGpuRecords) {
   EXPECT_GE(t.counters.at("cupti_outside_capture_window"), 1u);
 }
 
+TEST(CuptiE2e, NvtxCaptureWindowGatesGpuRecords) {
+  ScenarioRun run = RunScenario("capture_range.scn",
+                                {{"TRACER_CAPTURE_RANGE", "step"}, {"TRACER_CAPTURE_START", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const TraceContents& t = run.trace;
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(KernelsNamed(t, "first_step_kernel").size(), 0u);
+  ASSERT_EQ(KernelsNamed(t, "second_step_kernel").size(), 1u);
+  EXPECT_EQ(KernelsNamed(t, "after_kernel").size(), 0u);
+  // The two kernels, plus API and sync records made while it was closed.
+  EXPECT_GE(t.counters.at("cupti_outside_capture_window"), 2u);
+  // NVTX follows the same window: only the second step is recorded.
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.RangeName(t.ranges[0].id()), "step");
+  EXPECT_EQ(t.RangeName(t.LaunchRange(KernelsNamed(t, "second_step_kernel")[0]->correlation)),
+            "step");
+}
+
+TEST(CuptiE2e, GraphTraceKindGivesOneRecordPerLaunch) {
+  // Asked for explicitly: per-launch records replace per-kernel ones.
+  ScenarioRun run =
+      RunScenario("graph_replay.scn", {{"TRACER_ACTIVITIES", "kernel,runtime,graph"}});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const TraceContents& t = run.trace;
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(t.kernels.size(), 0u);
+  ASSERT_EQ(t.graph_launches.size(), 5u);
+  for (const auto& g : t.graph_launches) {
+    EXPECT_EQ(t.RangeName(t.LaunchRange(g.correlation_id())), "replay");
+    EXPECT_EQ(g.end_ns() - g.start_ns(), 150u);  // 3 nodes x 50 ns
+  }
+}
+
 }  // namespace
 }  // namespace tracer::testing

@@ -7,7 +7,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +17,7 @@
 #include "libtracer/analysis/importers/import_file.h"
 #include "libtracer/analysis/importers/kineto_event.h"
 #include "libtracer/analysis/importers/kineto_json_importer.h"
+#include "libtracer/analysis/importers/kineto_tokenizer.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/range_nesting.h"
 #include "libtracer/analysis/importers/stream_writer.h"
@@ -451,33 +454,64 @@ TEST(KinetoImporterTest, TruncatedGzipIsAnErrorNotACrash) {
   EXPECT_TRUE(trace.processes.empty());
 }
 
-TEST(KinetoImporterTest, EveryTruncationAndByteFlipFailsCleanly) {
-  // Bad input never crashes: every prefix of a valid trace, and the trace
-  // with one byte replaced at every position, either imports or gives an
-  // error line; a prefix that cuts the document is always an error.
+// Runs the tokenizer on text delivered `chunk` bytes at a time (so tokens
+// straddle block boundaries). Returns the events seen, -1 on error.
+int TokenizeInChunks(const std::string& text, size_t chunk, std::string* error) {
+  size_t pos = 0;
+  int events = 0;
+  KinetoTraceInfo info;
+  const bool ok = TokenizeKinetoJson(
+      [&](char* out, size_t size) {
+        const size_t n = std::min({size, chunk, text.size() - pos});
+        std::memcpy(out, text.data() + pos, n);
+        pos += n;
+        return n;
+      },
+      [&](const KinetoEvent&) { ++events; }, &info, error);
+  return ok ? events : -1;
+}
+
+TEST(KinetoTokenizerTest, TinyBlocksGiveTheSameEvents) {
   const std::string text = kKinetoTrace;
-  TempFile f(".json");
-  size_t errors = 0;
-  for (size_t cut = 0; cut < text.size(); cut += 7) {
-    WriteText(f.path(), text.substr(0, cut));
-    Trace trace;
-    std::string error;
-    const bool ok = ImportKinetoJson(f.path(), &trace, &error);
-    EXPECT_FALSE(ok) << "prefix of " << cut << " bytes";
-    EXPECT_FALSE(error.empty());
-    errors += ok ? 0 : 1;
+  std::string error;
+  const int whole = TokenizeInChunks(text, text.size(), &error);
+  ASSERT_EQ(whole, 14) << error;
+  for (size_t chunk : {1u, 2u, 3u, 7u, 64u}) {
+    EXPECT_EQ(TokenizeInChunks(text, chunk, &error), whole) << "chunk " << chunk << ": " << error;
   }
-  EXPECT_GT(errors, 100u);
-  for (size_t at = 0; at < text.size(); at += 3) {
-    for (char c : {'"', '{', ']', '\\', '\0'}) {
+}
+
+TEST(KinetoTokenizerTest, EveryTruncationAndByteFlipFailsCleanly) {
+  // Bad input never crashes: every prefix of a valid trace is an error (the
+  // document is cut), and the trace with one byte replaced at any position
+  // either parses or gives an error line.
+  const std::string text = kKinetoTrace;
+  for (size_t cut = 0; cut < text.size(); ++cut) {
+    std::string error;
+    EXPECT_EQ(TokenizeInChunks(text.substr(0, cut), 5, &error), -1) << cut;
+    EXPECT_NE(error.find("at byte"), std::string::npos) << cut << ": " << error;
+  }
+  for (size_t at = 0; at < text.size(); ++at) {
+    for (char c : {'"', '{', ']', '\\', '\0', 'u'}) {
       std::string bad = text;
       bad[at] = c;
-      WriteText(f.path(), bad);
-      Trace trace;
       std::string error;
-      if (!ImportKinetoJson(f.path(), &trace, &error)) EXPECT_FALSE(error.empty());
+      if (TokenizeInChunks(bad, 5, &error) < 0) {
+        EXPECT_FALSE(error.empty());
+      }
     }
   }
+}
+
+TEST(KinetoImporterTest, TruncatedPlainFileIsAnError) {
+  TempFile f(".json");
+  const std::string text = kKinetoTrace;
+  WriteText(f.path(), text.substr(0, text.size() / 3));
+  Trace trace;
+  std::string error;
+  EXPECT_FALSE(ImportKinetoJson(f.path(), &trace, &error));
+  EXPECT_NE(error.find("malformed JSON at byte"), std::string::npos) << error;
+  EXPECT_TRUE(trace.processes.empty());
 }
 
 TEST(NsysImporterTest, CorruptDatabaseIsAnErrorNotACrash) {

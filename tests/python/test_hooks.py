@@ -39,6 +39,9 @@ class Recorder(_nvtx.Backend):
         with self._lock:
             self.events.append((threading.get_ident(), "pop", None))
 
+    def start_tool(self):
+        self.tool_starts = getattr(self, "tool_starts", 0) + 1
+
 
 class Node:
     def __init__(self, name, parent):
@@ -293,6 +296,16 @@ class DisabledTest(unittest.TestCase):
         self.assertTrue(_nvtx.tracer_attached({"NVTX_INJECTION64_PATH": "/x/libtracer.so"}))
         self.assertTrue(_nvtx.tracer_attached({"LD_PRELOAD": "/opt/lib/libtracer.so"}))
         self.assertFalse(_nvtx.tracer_attached({"LD_PRELOAD": "/usr/lib/libjemalloc.so"}))
+
+    def test_tool_started_by_active_annotate_only(self):
+        # annotate() loads the NVTX tool before DataLoader workers can fork
+        # (tests/python/test_fork.py shows why).
+        rec = Recorder()
+        tt.set_enabled(False)
+        tt.annotate(nn.Linear(2, 2), backend=rec)
+        self.assertEqual(getattr(rec, "tool_starts", 0), 0)
+        tt.annotate(nn.Linear(2, 2), backend=rec, force=True).remove()
+        self.assertEqual(rec.tool_starts, 1)
 
     def test_force_registers_hooks(self):
         tt.set_enabled(False)

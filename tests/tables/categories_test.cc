@@ -67,6 +67,18 @@ TEST(KernelCategorizer, ClassifiesTheSeedsKernelNames) {
       {"Memcpy DtoD (Device -> Device)", "memory/copy"},
       {"void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>>", "elementwise"},
       {"my_custom_kernel", "other"},
+      // cuDNN kernels of shared/data's ResNet trace.
+      {"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float, float)",
+       "reduction/norm"},
+      {"void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 128, true, 1, true>",
+       "reduction/norm"},
+      {"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)",
+       "convolution"},
+      {"cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", "convolution"},
+      {"void wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int)", "convolution"},
+      {"void cudnn::winograd_nonfused::winogradForwardOutput4x4<float, float>", "convolution"},
+      {"void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float>",
+       "reduction/norm"},
   };
   KernelCategorizer c;
   for (const auto& [name, category] : expected) {

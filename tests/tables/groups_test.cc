@@ -213,6 +213,23 @@ TEST(GroupsTable, NestedMembersCountOnceAndAmbiguityIsAnError) {
   }
 }
 
+TEST(GroupsTable, NameMatchingTwoTermsDifferentlyIsAmbiguous) {
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  f.Range("x_y_z", 0, 10);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  // x_{a} binds a=y_z, x_y_{a} binds a=z: two rows of one rule.
+  try {
+    GroupsTable(model, ParseGroupRules("g_{a} = x_{a} + x_y_{a}\n", "two.groups"));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("two.groups:1: ambiguous rule: range 'x_y_z'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(GroupsTable, ExcludedTermsLeaveNamesOut) {
   Trace trace;
   testing::TraceFixture f(&trace);

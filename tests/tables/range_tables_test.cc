@@ -94,7 +94,9 @@ TEST(Properties, PartsNeverExceedTheWhole) {
     AnalyzedTrace analyzed(trace, {});
     ReportModel model(analyzed);
     for (const auto& r : model.ranges()) {
-      if (r.has_gpu) ASSERT_LE(r.busy_ns, r.gpu_span_ns());
+      if (r.has_gpu) {
+        ASSERT_LE(r.busy_ns, r.gpu_span_ns());
+      }
     }
     Table g =
         GroupsTable(model,
@@ -106,7 +108,9 @@ TEST(Properties, PartsNeverExceedTheWhole) {
     for (const auto& row : g.rows) {
       ASSERT_LE(static_cast<uint64_t>(I(row[7])), all_kernels);
       if (S(row[0]) != "all") pct_disjoint += D(row[9]);
-      if (S(row[0]) == "all") ASSERT_EQ(static_cast<uint64_t>(I(row[7])), all_kernels);
+      if (S(row[0]) == "all") {
+        ASSERT_EQ(static_cast<uint64_t>(I(row[7])), all_kernels);
+      }
     }
     ASSERT_LE(pct_disjoint, 100.0 + 1e-9);
   }

@@ -48,7 +48,10 @@ SqliteDb::~SqliteDb() {
 
 bool SqliteDb::Open(const std::string& path, std::string* error) {
   path_ = path;
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
+  // NOMUTEX: a connection is used by one thread only; SQLite's per-call
+  // mutexes cost ~10% of an import.
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     *error = path + ": cannot open as SQLite: " +
              (db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));

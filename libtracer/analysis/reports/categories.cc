@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "libtracer/analysis/demangle.h"
+
 namespace tracer::analysis::reports {
 namespace {
 
@@ -120,7 +122,7 @@ Table KernelsByCategoryTable(const ReportModel& model, const KernelCategorizer& 
     }
     t.rows.push_back({categorizer.categories()[c], static_cast<int64_t>(ops[c]),
                       static_cast<int64_t>(by_name[c].size()), static_cast<int64_t>(total[c]),
-                      all ? 100.0 * total[c] / all : 0.0, std::string(model.Name(top))});
+                      all ? 100.0 * total[c] / all : 0.0, ShortKernelName(model.Name(top))});
   }
   t.notes.push_back(
       "Kernels, memcpys and memsets; first matching rule of the category rules wins "

@@ -22,14 +22,19 @@ fmha|flash_?(fwd|bwd|attn)|flash::|flashattn|attention|sdpa|_mha_|xformers -> at
 # Collectives.
 nccl|cross_device_reduce|all_?reduce|all_?gather|reduce_?scatter|alltoall -> communication
 # Copies and fills that move memory rather than compute.
-\[CUDA memcpy|\[CUDA memset|memcpy|memset|CatArrayBatchedCopy|direct_copy|copy_kernel|copy_device_to_device|transpose -> memory/copy
+\[CUDA memcpy|\[CUDA memset|memcpy|memset|CatArrayBatchedCopy|direct_copy|copy_kernel|copy_device_to_device|transpose|nchwToNhwc|nhwcToNchw -> memory/copy
 softmax -> softmax
+# cuDNN batch norm and pooling, before the convolution rules (names start "cudnn").
+cudnn::bn_|bn_fw_|bn_bw_|max_pool|avg_pool|adaptive_.*pool -> reduction/norm
+# Convolutions (cuDNN and friends): a category beyond the design's eight,
+# because convolutional models (shared/data's ResNet) spend most time there.
+scudnn|dgrad|wgrad|winograd|convolve|conv2d|conv3d|_conv_|fprop_|implicit_gemm_conv -> convolution
 # Matrix multiplies: cuBLAS / cuBLASLt / CUTLASS / nvjet / xmma families.
 gemm|cutlass|nvjet|xmma|cublas|matmul|splitKreduce|wgmma|gemv|dot_kernel -> GEMM
 # Norms and reductions.
 layer_?norm|rms_?norm|triton_red|triton_per|batch_?norm|group_?norm|instance_?norm|_norm_|norm_kernel|reduce_kernel|reduction|reduce -> reduction/norm
 # Pointwise work.
-elementwise|multi_tensor_apply|pointwise|triton_poi|unrolled_|vectorized_|FillFunctor|fill_kernel|index_elementwise -> elementwise
+elementwise|multi_tensor_apply|pointwise|scalePackedTensor|triton_poi|unrolled_|vectorized_|FillFunctor|fill_kernel|index_elementwise -> elementwise
 )RULES";
   return std::string_view(kRules, sizeof(kRules) - 1);
 }

@@ -178,7 +178,7 @@ Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
     cells.push_back(any_gpu ? Cell(static_cast<int64_t>(busy)) : Cell());
     cells.push_back(static_cast<int64_t>(kernel_ns));
     cells.push_back(static_cast<int64_t>(kernels));
-    cells.push_back(all_kernel_ns ? 100.0 * kernel_ns / all_kernel_ns : 0.0);
+    cells.push_back(all_kernel_ns ? Cell(100.0 * kernel_ns / all_kernel_ns) : Cell());
     t.rows.push_back(std::move(cells));
   }
   t.notes = {

@@ -34,7 +34,7 @@ std::vector<uint64_t> SplitPhases(uint64_t start, uint64_t end,
                                   const std::vector<PhaseInterval>& intervals, size_t num_phases);
 
 struct PhasesOptions {
-  std::string step_range;  // "" = the most frequent top-level range (steps.h)
+  std::string step_range;  // "" = chosen as steps.h FindSteps says
 };
 
 // One row per step instance and an "all" row: step CPU time and each

@@ -97,7 +97,8 @@ More tables (--table groups,timeline,phases,categories,gaps,top):
                  kernel once per group), defined under the table.
   timeline       the ranges of one step in order, with depth, start offset,
                  CPU and GPU time (--iteration N, 0-based; --step-range NAME,
-                 default: the most frequent top-level range).
+                 default: the repeated top-level range covering the most time;
+                 numbered names such as ProfilerStep#3 count as one).
   phases         forward / backward / optimizer / other share of each step
                  from regex rules (--phase-rules FILE; default data/phases.rules);
                  shares add up to 100 % by construction.

@@ -17,7 +17,7 @@ namespace tracer::analysis::reports {
 struct ExtraTableOptions {
   std::string groups_file;          // --groups FILE (required for "groups")
   std::string by;                   // --by KEY[,KEY]: placeholders kept apart
-  std::string step_range;           // --step-range NAME ("" = most frequent top-level)
+  std::string step_range;           // --step-range NAME ("" = steps.h FindSteps)
   size_t iteration = 0;             // --iteration N (timeline)
   std::string phase_rules_file;     // --phase-rules FILE ("" = built-in)
   std::string category_rules_file;  // --category-rules FILE (tried before built-in)

@@ -12,7 +12,7 @@
 namespace tracer::analysis::reports {
 
 struct TimelineOptions {
-  std::string step_range;  // "" = the most frequent top-level range (steps.h)
+  std::string step_range;  // "" = chosen as steps.h FindSteps says
   size_t iteration = 0;    // 0-based index of the step instance
 };
 

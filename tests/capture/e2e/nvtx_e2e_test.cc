@@ -154,8 +154,10 @@ TEST(CaptureE2E, RingFullDropsAreCountedAndConsistent) {
 
 TEST(CaptureE2E, TruncatedAndCorruptFilesKeepEveryFrameBeforeTheDamage) {
   TempDir dir;
+  // slow 5: five ranges 5 ms apart with a 1 ms flush interval, so the file
+  // holds several frames.
   RunResult r =
-      RunProgram({NVTX_CLIENT, "stress", "2", "3000"},
+      RunProgram({NVTX_CLIENT, "slow", "5"},
                  {{"TRACER_OUTPUT", dir.File("f.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "1"}},
                  LoadPath::kNvtxInjectionEnv);
   ASSERT_EQ(r.exit_code, 0) << r.err;

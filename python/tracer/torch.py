@@ -25,34 +25,38 @@ that, e.g. to trace with another NVTX tool that attaches differently. An
 active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
-Cost (bench/torch/bench_hooks.py, a shared 2-core CPU, CPU time): a forward
-range adds about 5-7 us per module call, a backward range about 70 us
-(torch's full backward hooks wrap each call's inputs and outputs in two
-extra autograd Functions); the tracer's own push/pop is a small fraction of
-either. `backward=False`, `include`, `exclude` and `max_depth` trim that.
+Cost (bench/torch/bench_hooks.py, a shared 2-core CPU, CPU time): forward
+and backward ranges together add about 40 us per module call, forward
+ranges alone about 10 us; torch's full backward hooks, which could do the
+same job, cost twice as much. The tracer's own push/pop is a small fraction
+of either. `backward=False`, `include`, `exclude` and `max_depth` trim it.
 
 Threads: forward hooks run on the thread that calls the model. Backward
-hooks run where the autograd engine runs the module's backward: the calling
-thread on CPU, the device's engine thread on GPU. A module's backward
-pre-hook (push) and its backward hook or, for a module whose inputs need no
-gradient, its parameters' accumulate-grad hooks (pop) run on the same engine
-thread, and the engine runs nodes newest first, so a module's backward
-nodes run together and its range nests properly (tests/python/test_hooks.py checks
+ranges are pushed and popped where the autograd engine runs the module's
+backward: the calling thread on CPU, the device's engine thread on GPU. The
+push (an identity autograd Function on the call's outputs), the module's
+own backward nodes and the pop (one on its inputs, or, when no input needs a
+gradient, its parameters' accumulate-grad hooks) run on that one thread, and
+the engine runs nodes newest first, so a module's backward nodes run
+together and its range nests properly (tests/python/test_hooks.py checks
 both). `tracer report` attributes work on engine threads to the ranges open
 on the main thread (`step`, `backward`): design.md section 3.
 
-Limits: full backward hooks reject in-place changes of a hooked module's
-output or input, so a module with ``inplace=True`` and its siblings (the
-conv and batch norm before an in-place ReLU) get forward ranges only; an
-in-place op on a hooked module's output elsewhere raises in torch: exclude
-that module or pass backward=False. A module whose inputs need no gradient
-and that has no trainable parameter of its own (a container such as the
-first transformer block under a frozen embedding) has a backward range that
-closes at once: its children's ranges still time their work. Embeddings get
-no backward range when frozen (their inputs are indices, so there is no
-work to time). Modules run under torch.compile get their hooks traced into
-the compiled graph (Dynamo supports module hooks) or cause a graph break, as
-torch decides.
+Limits: the backward edges hand the next op a view of a hooked module's
+output, and torch rejects an in-place change of such a view, so a module
+with ``inplace=True`` and its siblings (the conv and batch norm before an
+in-place ReLU) get forward ranges only; an in-place op on a hooked module's
+output elsewhere raises in torch: exclude that module or pass
+backward=False. Only tensors passed positionally, and outputs that are a
+tensor or a tuple/list of tensors, take part (torch's full backward hooks
+have the same rule); a call returning a dict gets no backward range. A
+module whose inputs need no gradient and that has no trainable parameter of
+its own (a container such as the first transformer block under a frozen
+embedding) has a backward range that closes at once: its children's ranges
+still time their work. Frozen embeddings get no backward range (indices in,
+no work to time). Under torch.compile the hooks run eagerly, cutting the
+compiled graph at each annotated module (checked on CPU: balanced ranges,
+forward and backward); annotate fewer modules to keep larger graphs.
 """
 
 from __future__ import annotations
@@ -278,52 +282,129 @@ def _parent(path: str) -> str:
     return path.rpartition(".")[0]
 
 
-def _forward_pre(push):
-    def hook(module, args):
-        push()
-
-    return hook
-
-
-def _forward_post(pop):
-    def hook(module, args, output):
-        pop()
-
-    return hook
+def _eager(hook):
+    """torch.compile must not trace the hooks: a traced _Edge loses its
+    callbacks (pushes without pops). Run eagerly, they cut the compiled
+    graph at each annotated module, as torch's own full backward hooks do."""
+    disable = getattr(getattr(torch, "_dynamo", None), "disable", None)
+    return disable(hook) if disable is not None else hook
 
 
-class _BackwardRange:
-    """The b_<name> range of one module.
+def _nothing() -> None:
+    return None
 
-    A full backward hook fires once the module's input gradients are ready.
-    When no input needs a gradient (the first layer under a frozen
-    embedding, or LoRA A on a frozen input) torch calls it right after the
-    backward pre-hook, before the module's own work: its weight gradients
-    are still to come. A module with trainable parameters of its own then
-    keeps its range open until each of them has been accumulated
-    (post-accumulate-grad hooks, which run on the same engine thread right
-    after the gradient is made). A pop still owed when the module's next
-    backward starts (a parameter that got no gradient) is paid first, so
-    pushes and pops always balance."""
 
-    __slots__ = ("push", "pop", "n_params", "waiting")
+class _Edge(torch.autograd.Function):
+    """Identity over some of a module call's tensors (its inputs, or its
+    outputs) whose backward calls `callback` once, when the gradients of all
+    of them are ready: the start (outputs) or the end (inputs) of that call's
+    backward. This is what torch's full backward hooks do, at a third of
+    their cost (bench/torch/bench_hooks.py)."""
 
-    def __init__(self, push, pop, n_params: int) -> None:
-        self.push, self.pop, self.n_params, self.waiting = push, pop, n_params, 0
+    @staticmethod
+    def forward(ctx, callback, *tensors):
+        ctx.callback = callback
+        ctx.set_materialize_grads(False)  # no zero tensors for unused outputs
+        return tensors
 
-    def pre_hook(self, module, grad_output):
-        if self.waiting:
-            self.waiting = 0
-            self.pop()
-        self.push()
+    @staticmethod
+    def backward(ctx, *grads):
+        ctx.callback()
+        return (None,) + grads
 
-    def hook(self, module, grad_input, grad_output):
-        if self.n_params and all(g is None for g in grad_input):
-            self.waiting = self.n_params
-        else:
-            self.pop()
 
-    def param_hook(self, param):
+class _Call:
+    """The backward range of one forward call of a module."""
+
+    __slots__ = ("hooks", "has_inputs", "armed")
+
+    def __init__(self, hooks: "_ModuleHooks") -> None:
+        self.hooks, self.has_inputs, self.armed = hooks, False, False
+
+    def outputs_ready(self) -> None:
+        h = self.hooks
+        if h.waiting:  # a pop still owed (a parameter got no gradient)
+            h.waiting = 0
+            h.pop()
+        h.push_b()
+        if not self.has_inputs:
+            # No input needs a gradient, so nothing marks the end of this
+            # call's backward: its own weights' gradients do, if it has any.
+            if h.n_params:
+                h.waiting = h.n_params
+            else:
+                h.pop()
+
+    def inputs_done(self) -> None:
+        if self.armed:
+            self.hooks.pop()
+
+
+class _ModuleHooks:
+    """Forward and backward ranges of one module.
+
+    Forward: push in the forward pre-hook, pop in the forward hook (called
+    even when forward raises). Backward: the pre-hook passes the call's
+    inputs that need a gradient through an _Edge whose backward pops, the
+    forward hook passes its outputs through one whose backward pushes. The
+    engine runs the output edge, then the module's own nodes, then the input
+    edge, all on one thread. A module whose inputs need no gradient keeps its
+    range open until each of its own trainable parameters has been
+    accumulated (post-accumulate-grad hooks, same thread, right after)."""
+
+    __slots__ = ("push_f", "pop_f", "push_b", "pop", "backward", "n_params", "waiting", "calls")
+
+    def __init__(self, push_f, push_b, pop, forward: bool, backward: bool, n_params: int):
+        self.push_f = push_f if forward else _nothing
+        self.pop_f = pop if forward else _nothing
+        self.push_b, self.pop, self.backward = push_b, pop, backward
+        self.n_params, self.waiting = n_params, 0
+        self.calls: list = []  # one entry per forward call in progress
+
+    def pre(self, module, args):
+        self.push_f()
+        if not (self.backward and torch.is_grad_enabled()):
+            self.calls.append(None)
+            return None
+        call = _Call(self)
+        self.calls.append(call)
+        if len(args) == 1:  # the common case, kept short: this runs per call
+            a = args[0]
+            if isinstance(a, torch.Tensor) and a.requires_grad:
+                call.has_inputs = True
+                return _Edge.apply(call.inputs_done, a)  # a 1-tuple: the new args
+            return None
+        idx = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+        if not idx:
+            return None
+        call.has_inputs = True
+        new = list(args)
+        for i, t in zip(idx, _Edge.apply(call.inputs_done, *[args[i] for i in idx])):
+            new[i] = t
+        return tuple(new)
+
+    def post(self, module, args, output):
+        self.pop_f()
+        call = self.calls.pop() if self.calls else None
+        if call is None:
+            return None
+        if isinstance(output, torch.Tensor):
+            if not output.requires_grad:
+                return None
+            call.armed = True
+            return _Edge.apply(call.outputs_ready, output)[0]
+        if not isinstance(output, (tuple, list)):
+            return None  # dicts, dataclasses: no backward range for this call
+        idx = [i for i, o in enumerate(output) if isinstance(o, torch.Tensor) and o.requires_grad]
+        if not idx:
+            return None
+        call.armed = True
+        new = list(output)
+        for i, t in zip(idx, _Edge.apply(call.outputs_ready, *[output[i] for i in idx])):
+            new[i] = t
+        return type(output)(new) if isinstance(output, list) else tuple(new)
+
+    def param_hook(self, param) -> None:
         if self.waiting:
             self.waiting -= 1
             if not self.waiting:
@@ -408,9 +489,9 @@ def annotate(
     includes, excludes = _as_patterns(include), _as_patterns(exclude)
     names = module_names(model, adapters)
     seen_modules: set = set()
-    # Full backward hooks hand the next op a view of the module's output, and
-    # an in-place op on it raises ("Output 0 of BackwardHookFunction is a view
-    # and is being modified inplace"). The usual culprit is an inplace=True
+    # The backward edges hand the next op a view of the module's output, and
+    # an in-place op on it raises ("Output 0 of _EdgeBackward is a view and
+    # is being modified inplace"). The usual culprit is an inplace=True
     # sibling (conv -> bn -> ReLU(inplace=True)), so a module next to one gets
     # a forward range only.
     inplace_parents = {
@@ -439,11 +520,6 @@ def annotate(
         fname, bname = prefix_forward + base, prefix_backward + base
         by_range.setdefault(fname, []).append(path)
         handles = result._handles
-        if forward:
-            handles.append(module.register_forward_pre_hook(_forward_pre(backend.make_push(fname))))
-            handles.append(
-                module.register_forward_hook(_forward_post(backend.pop), always_call=True)
-            )
         own = [p for p in module.parameters(recurse=False) if p.requires_grad]
         want_backward = (
             backward
@@ -451,19 +527,17 @@ def annotate(
             and not getattr(module, "inplace", False)
             and _parent(path) not in inplace_parents
         )
-        if want_backward:
-            br = _BackwardRange(backend.make_push(bname), backend.pop, len(own))
-            handles.append(module.register_full_backward_pre_hook(br.pre_hook))
-            handles.append(module.register_full_backward_hook(br.hook))
-            handles.extend(p.register_post_accumulate_grad_hook(br.param_hook) for p in own)
-        result.ranges[path] = (fname, bname if want_backward else None)
-    if backward and result._handles:
-        # A module whose inputs need no gradient (the first layer's norm when
-        # the embedding is frozen) gets an empty backward range, as documented
-        # above; torch would warn about it at every such backward call site.
-        warnings.filterwarnings(
-            "ignore", message="Full backward hook is firing when gradients are computed with"
+        if not (forward or want_backward):
+            continue
+        hooks = _ModuleHooks(
+            backend.make_push(fname), backend.make_push(bname), backend.pop,
+            forward, want_backward, len(own),
         )
+        handles.append(module.register_forward_pre_hook(_eager(hooks.pre)))
+        handles.append(module.register_forward_hook(_eager(hooks.post), always_call=True))
+        if want_backward:
+            handles.extend(p.register_post_accumulate_grad_hook(hooks.param_hook) for p in own)
+        result.ranges[path] = (fname, bname if want_backward else None)
     clashes = {n: p for n, p in by_range.items() if len(p) > 1}
     if clashes and warn_shared_names:
         sample = "; ".join(f"{n}: {', '.join(p[:3])}" for n, p in list(clashes.items())[:3])

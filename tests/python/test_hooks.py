@@ -276,6 +276,25 @@ class HookTest(unittest.TestCase):
         self.assertFalse(any(n.startswith("f_") for n in names))
 
 
+class CompileTest(unittest.TestCase):
+    def test_balanced_under_torch_compile(self):
+        # Dynamo tracing the hooks would drop the backward pops; the "eager"
+        # backend runs Dynamo without compiling code, so this stays fast.
+        rec = Recorder()
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 1))
+        handle = tt.annotate(model, force=True, backend=rec)
+        compiled = torch.compile(model, backend="eager")
+        for _ in range(2):
+            compiled(torch.randn(4, 8, requires_grad=True)).sum().backward()
+        handle.remove()
+        torch._dynamo.reset()
+        replay(rec.events)
+        pushes = [e[2] for e in rec.events if e[1] == "push"]
+        self.assertEqual(sorted(set(pushes)), ["b_0", "b_1", "b_2", "f_0", "f_1", "f_2"])
+        self.assertEqual(len(pushes), 12)
+
+
 class DisabledTest(unittest.TestCase):
     def tearDown(self):
         tt.set_enabled(None)

@@ -1,0 +1,187 @@
+// The fake libcupti against the real CUPTI behaviours it must reproduce
+// (shared/cupti-notes.md), driven through the same loader the tracer uses
+// (RealCuptiApi) plus its control API. A test double that drifted from CUPTI
+// would make every end-to-end test meaningless, so its own contract is
+// checked here.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "libtracer/cupti_api/real_cupti_api.h"
+#include "tests/cupti/fake_cupti/fake_cupti_control.h"
+
+namespace tracer {
+namespace {
+
+struct Seen {
+  std::mutex mu;
+  std::vector<std::pair<int, uint32_t>> callbacks;  // site, correlation
+  std::set<pthread_t> callback_threads, request_threads, complete_threads;
+  std::vector<std::vector<uint8_t>> completed;  // copies of completed buffers
+  std::atomic<int> decline{0};                  // decline the next n requests
+  uint64_t clock = 1000;
+};
+Seen* g_seen = nullptr;
+
+void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* d) {
+  const auto* data = static_cast<const CUpti_CallbackData*>(d);
+  std::lock_guard<std::mutex> lock(g_seen->mu);
+  g_seen->callbacks.push_back({data->callbackSite, data->correlationId});
+  g_seen->callback_threads.insert(pthread_self());
+}
+void CUPTIAPI OnRequest(uint8_t** buffer, size_t* size, size_t* max) {
+  std::lock_guard<std::mutex> lock(g_seen->mu);
+  g_seen->request_threads.insert(pthread_self());
+  *max = 0;
+  if (g_seen->decline > 0) {
+    --g_seen->decline;
+    *buffer = nullptr;
+    *size = 0;
+    return;
+  }
+  *size = 4096;
+  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+}
+void CUPTIAPI OnComplete(CUcontext ctx, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  std::lock_guard<std::mutex> lock(g_seen->mu);
+  EXPECT_EQ(ctx, nullptr);
+  g_seen->complete_threads.insert(pthread_self());
+  g_seen->completed.emplace_back(buffer, buffer + valid);
+  free(buffer);
+}
+uint64_t CUPTIAPI FakeClock() {
+  // Not the real clock: the fake must pass whatever we return through.
+  return g_seen->clock += 10;
+}
+
+class FakeCuptiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    api_ = RealCuptiApi::Load(FAKE_CUPTI_PATH, &error);
+    ASSERT_NE(api_, nullptr) << error;
+    void* h = dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL);
+    launch_ = reinterpret_cast<decltype(launch_)>(dlsym(h, "fakeCuptiLaunchKernel"));
+    sync_ = reinterpret_cast<decltype(sync_)>(dlsym(h, "fakeCuptiSynchronize"));
+    other_ = reinterpret_cast<decltype(other_)>(dlsym(h, "fakeCuptiSetOtherSubscriber"));
+    ASSERT_TRUE(launch_ && sync_ && other_);
+    g_seen = &seen_;
+    ASSERT_EQ(api_->Subscribe(&sub_, OnCallback, nullptr, "test", nullptr, 0), CUPTI_SUCCESS);
+    ASSERT_EQ(api_->ActivityRegisterTimestampCallback(FakeClock), CUPTI_SUCCESS);
+    ASSERT_EQ(api_->ActivityRegisterCallbacks(OnRequest, OnComplete), CUPTI_SUCCESS);
+    ASSERT_EQ(api_->ActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), CUPTI_SUCCESS);
+    ASSERT_EQ(api_->ActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME), CUPTI_SUCCESS);
+    ASSERT_EQ(api_->EnableCallback(1, sub_, CUPTI_CB_DOMAIN_RUNTIME_API, 505), CUPTI_SUCCESS);
+  }
+  void TearDown() override {
+    api_->ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    api_->ActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    api_->Unsubscribe(sub_);
+    g_seen = nullptr;
+  }
+  uint32_t Launch(uint32_t stream, uint64_t dur) {
+    FakeKernelLaunch l{};
+    l.name = "k";
+    l.context = 1;
+    l.stream = stream;
+    l.duration_ns = dur;
+    return launch_(&l);
+  }
+  // Every record of every completed buffer, walked with the CUPTI iterator.
+  std::vector<CUpti_Activity*> Records() {
+    std::vector<CUpti_Activity*> out;
+    for (auto& b : seen_.completed) {
+      CUpti_Activity* r = nullptr;
+      while (api_->ActivityGetNextRecord(b.data(), b.size(), &r) == CUPTI_SUCCESS) out.push_back(r);
+    }
+    return out;
+  }
+
+  Seen seen_;
+  std::unique_ptr<RealCuptiApi> api_;
+  CUpti_SubscriberHandle sub_ = nullptr;
+  uint32_t (*launch_)(const FakeKernelLaunch*) = nullptr;
+  uint32_t (*sync_)() = nullptr;
+  void (*other_)(const char*) = nullptr;
+};
+
+TEST_F(FakeCuptiTest, BehavesLikeCupti) {
+  // One subscriber only: a second one is refused and told who holds CUPTI.
+  {
+    CUpti_SubscriberHandle second = nullptr;
+    char other[64] = {0};
+    EXPECT_EQ(api_->Subscribe(&second, OnCallback, nullptr, "second", other, sizeof(other)),
+              CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED);
+    EXPECT_STREQ(other, "CUPTI for test");
+  }
+
+  // Callbacks on the calling thread, ENTER and EXIT with the same id, one
+  // process-wide increasing counter.
+  const uint32_t c1 = Launch(1, 100000);
+  const uint32_t c2 = Launch(2, 10);
+  EXPECT_GT(c2, c1);
+  ASSERT_EQ(seen_.callbacks.size(), 4u);
+  EXPECT_EQ(seen_.callbacks[0], std::make_pair(static_cast<int>(CUPTI_API_ENTER), c1));
+  EXPECT_EQ(seen_.callbacks[1], std::make_pair(static_cast<int>(CUPTI_API_EXIT), c1));
+  EXPECT_EQ(seen_.callback_threads, std::set<pthread_t>{pthread_self()});
+
+  // FlushAll(0): only completed records (the API records), not running work.
+  ASSERT_EQ(api_->ActivityFlushAll(0), CUPTI_SUCCESS);
+  auto records = Records();
+  ASSERT_EQ(records.size(), 2u);
+  for (auto* r : records) EXPECT_EQ(r->kind, CUPTI_ACTIVITY_KIND_RUNTIME);
+  // Timestamps are ours, passed through.
+  const auto* api_record = reinterpret_cast<const CUpti_ActivityAPI*>(records[0]);
+  EXPECT_GT(api_record->start, 1000u);
+  EXPECT_LT(api_record->end, seen_.clock + 1);
+
+  // After a synchronize the GPU records come, in end-time order (the short
+  // kernel on stream 2 first), completed on the fake's worker thread.
+  sync_();
+  ASSERT_EQ(api_->ActivityFlushAll(0), CUPTI_SUCCESS);
+  std::vector<uint32_t> kernel_order;
+  for (auto* r : Records()) {
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      kernel_order.push_back(reinterpret_cast<CUpti_ActivityKernel10*>(r)->correlationId);
+    }
+  }
+  EXPECT_EQ(kernel_order, (std::vector<uint32_t>{c2, c1}));
+  EXPECT_EQ(seen_.complete_threads.count(pthread_self()), 0u);
+
+  // Forced flush returns running work with end = 0.
+  seen_.completed.clear();
+  const uint32_t c3 = Launch(1, 50);
+  ASSERT_EQ(api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  bool found = false;
+  for (auto* r : Records()) {
+    if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
+    const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
+    EXPECT_EQ(k->correlationId, c3);
+    EXPECT_EQ(k->end, 0u);
+    found = true;
+  }
+  EXPECT_TRUE(found);
+
+  // Declined buffers: the records are dropped and counted, once.
+  size_t dropped = 0;
+  ASSERT_EQ(api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 0u);
+  seen_.decline = 1000;
+  Launch(1, 10);
+  sync_();
+  api_->ActivityFlushAll(0);
+  ASSERT_EQ(api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 3u);  // the launch's API record, its kernel, the sync's API record
+  ASSERT_EQ(api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 0u);  // reset by the read
+  seen_.decline = 0;
+}
+
+}  // namespace
+}  // namespace tracer

@@ -185,7 +185,12 @@ inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domai
   if (r.flags & ThreadState::kCaptureInstance) {
     if (Session* s = Session::Instance()) s->window().OnInstanceEnd();
   }
-  return ts->depth();
+  int depth = ts->depth();
+  if (__builtin_expect(depth == 0 && Session::flush_top_level_ranges(), 0) &&
+      (r.flags & ThreadState::kRecorded)) {
+    if (Session* s = Session::Instance()) s->DrainAfterTopLevelRange();
+  }
+  return depth;
 }
 
 nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) noexcept {

@@ -74,6 +74,7 @@ std::string ChildPath(const std::string& tmpl, const std::string& expanded, uint
 }  // namespace
 
 std::atomic<Session*> Session::instance_{nullptr};
+std::atomic<bool> Session::flush_top_level_{false};
 
 Session::Session(Config config, std::string output_path, uint32_t parent_pid)
     : config_(std::move(config)),
@@ -175,6 +176,7 @@ Session* Session::EnsureStarted() noexcept {
       atexit([] { ShutdownProcess(); });
       InstallForkHandlers();
     }
+    flush_top_level_.store(parent_pid != 0, std::memory_order_relaxed);
     instance_.store(s, std::memory_order_release);
     g_state.store(kRunning, std::memory_order_release);
     return s;
@@ -189,6 +191,19 @@ void Session::AddSource(RecordSource* source) { writer_->AddSource(source); }
 void Session::AddShutdownHook(std::function<void()> hook) {
   std::lock_guard<std::mutex> lock(hooks_mu_);
   shutdown_hooks_.push_back(std::move(hook));
+}
+
+void Session::DrainAfterTopLevelRange() noexcept {
+  if (shut_down_.load(std::memory_order_acquire)) return;
+  std::unique_lock<std::mutex> lock(eager_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  uint64_t now = NowNs();
+  if (now - eager_window_start_ >= 1000000000ull) {
+    eager_window_start_ = now;
+    eager_drains_ = 0;
+  }
+  if (++eager_drains_ > 1000) return;
+  writer_->DrainOnce(false);
 }
 
 void Session::Flush() noexcept {
@@ -255,6 +270,7 @@ void Session::ForkChild() noexcept {
   // child starts its own file lazily, on its first traced call, so a child
   // that only execs writes nothing.
   ResetCurrentThreadStateAfterFork();
+  flush_top_level_.store(false, std::memory_order_relaxed);
   instance_.store(nullptr, std::memory_order_release);
   if (parent && parent->config_.fork == ForkMode::kChild &&
       !parent->shut_down_.load(std::memory_order_acquire)) {

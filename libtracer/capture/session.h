@@ -51,6 +51,16 @@ class Session {
 
   ThreadRegistry& threads() noexcept { return *threads_; }
 
+  // In a forked child (e.g. a DataLoader worker), which typically ends with
+  // _exit() and so never runs atexit handlers, every top-level push/pop
+  // range is written out when it ends: the NVTX handler calls this after a
+  // pop that leaves the thread's stack empty. Bounded to 1000 drains per
+  // second; the writer's periodic drain covers the rest.
+  static bool flush_top_level_ranges() noexcept {
+    return flush_top_level_.load(std::memory_order_relaxed);
+  }
+  void DrainAfterTopLevelRange() noexcept;
+
   // Shuts the running session down (atexit handler and library destructor).
   static void ShutdownProcess() noexcept;
 
@@ -66,6 +76,7 @@ class Session {
   static Session* StartNew(const Config& config, uint32_t parent_pid) noexcept;
 
   static std::atomic<Session*> instance_;
+  static std::atomic<bool> flush_top_level_;
 
   const Config config_;
   const std::string output_path_;
@@ -77,6 +88,9 @@ class Session {
   std::mutex hooks_mu_;
   std::vector<std::function<void()>> shutdown_hooks_;
   std::atomic<bool> shut_down_{false};
+  std::mutex eager_mu_;  // try-locked: concurrent callers skip
+  uint64_t eager_window_start_ = 0;
+  uint32_t eager_drains_ = 0;
 };
 
 }  // namespace tracer

@@ -300,6 +300,16 @@ TEST(CuptiE2e, NvtxCaptureWindowGatesGpuRecords) {
             "step");
 }
 
+TEST(CuptiE2e, TracerCudaOffLeavesCuptiAlone) {
+  ScenarioRun run = RunScenario("nested_ranges.scn", {{"TRACER_CUDA", "0"}});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  EXPECT_EQ(run.TracerLines("CUPTI"), 0) << run.stderr_text;
+  ASSERT_TRUE(run.trace.ok) << run.trace.error;
+  EXPECT_EQ(run.trace.kernels.size(), 0u);
+  EXPECT_EQ(run.trace.launches.size(), 0u);
+  EXPECT_EQ(run.trace.ranges.size(), 4u);
+}
+
 TEST(CuptiE2e, GraphTraceKindGivesOneRecordPerLaunch) {
   // Asked for explicitly: per-launch records replace per-kernel ones.
   ScenarioRun run =

@@ -25,15 +25,30 @@ int ScenarioRun::TracerLines(const std::string& containing) const {
   return n;
 }
 
+namespace {
+// Outputs live until the test process ends (golden tests read the trace
+// again with `tracer report`), then go.
+std::vector<std::string>* g_outputs = nullptr;
+void RemoveOutputs() {
+  for (const std::string& p : *g_outputs) unlink(p.c_str());
+}
+}  // namespace
+
 ScenarioRun RunScenario(const std::string& scenario,
                         const std::map<std::string, std::string>& overrides) {
   static int counter = 0;
+  if (g_outputs == nullptr) {
+    g_outputs = new std::vector<std::string>();
+    std::atexit(RemoveOutputs);
+  }
   ScenarioRun run;
   const std::string dir = ::testing::TempDir();
   const std::string base =
       dir + "/cupti_e2e_" + std::to_string(getpid()) + "_" + std::to_string(++counter);
   run.trace_path = base + ".trace";
   const std::string stderr_path = base + ".stderr";
+  g_outputs->push_back(run.trace_path);
+  g_outputs->push_back(stderr_path);
 
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {

@@ -186,6 +186,9 @@ TEST(GroupsTable, ByLayerIdKeepsLayersApart) {
   EXPECT_EQ(S(t.rows[1][1]), "1");
   EXPECT_EQ(I(t.rows[1][7]), 300);  // one layer's kernel time
   EXPECT_EQ(S(t.rows[2][0]), "f_lora_y");
+  Table typo = GroupsTable(model, rules, {{"adaptor"}});
+  EXPECT_NE(typo.notes.back().find("--by adaptor: no rule has a {adaptor} placeholder"),
+            std::string::npos);
 }
 
 TEST(GroupsTable, NestedMembersCountOnceAndAmbiguityIsAnError) {

@@ -129,8 +129,7 @@ class Writer {
 
   bool Step(sqlite3_stmt* s) {
     const int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
+    sqlite3_reset(s);  // every statement binds all its parameters each row
     if (rc != SQLITE_DONE) {
       error_ = sqlite3_errmsg(db_);
       return false;
@@ -424,7 +423,10 @@ bool WriteSqlite(const Trace& trace, const std::string& path, std::string* error
   bool ok = false;
   {
     Writer w(db);
-    ok = w.Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;") && w.Exec(kSchema);
+    ok = w.Exec(
+             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; "
+             "PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY; BEGIN;") &&
+         w.Exec(kSchema);
     std::unordered_map<uint32_t, std::array<int64_t, 3>> kernel_names;
     for (size_t i = 0; ok && i < trace.processes.size(); ++i) {
       kernel_names.clear();

@@ -199,6 +199,14 @@ Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
     return s;
   };
   const std::string file = rules.empty() ? "" : FileOf(rules.front().where);
+  for (const auto& b : options.by) {
+    const bool used =
+        b == kLayerId || std::any_of(rules.begin(), rules.end(), [&](const GroupRule& r) {
+          return std::any_of(r.terms.begin(), r.terms.end(),
+                             [&](const NamePattern& p) { return p.Has(b); });
+        });
+    if (!used) t.notes.push_back("warning: --by " + b + ": no rule has a {" + b + "} placeholder");
+  }
   if (!unmatched_rules.empty()) {
     t.notes.push_back("warning: " + std::to_string(unmatched_rules.size()) + " rule(s) of " + file +
                       " matched no range: " + join(unmatched_rules, ", "));

@@ -135,6 +135,22 @@ int Fork() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
 
+// fork_exit: like a DataLoader worker, the child records "child_quick" and
+// leaves with _exit(0), which runs no atexit handler.
+int ForkExit() {
+  nvtxRangePushA("parent_range");
+  pid_t pid = fork();
+  if (pid == 0) {
+    nvtxRangePushA("child_quick");
+    nvtxRangePop();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  nvtxRangePop();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
 // exit_open: exit(3) with two pushes and a start still open.
 int ExitOpen() {
   nvtxRangePushA("closed_one");
@@ -166,6 +182,7 @@ int main(int argc, char** argv) {
     return Stress(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atoi(argv[3]) : 1000);
   if (mode == "fork") return Fork();
   if (mode == "exit_open") return ExitOpen();
+  if (mode == "fork_exit") return ForkExit();
   if (mode == "window") return Window(argc > 2 ? atoi(argv[2]) : 5);
   if (mode == "slow") {  // slow N: N ranges "tick", 5 ms apart
     for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 5; i < n; ++i) {

@@ -265,6 +265,23 @@ TEST(CaptureE2E, ForkedChildWithoutPidInTemplateGetsASuffix) {
   EXPECT_EQ(CountByName(parent)["parent_after"], 1u);
 }
 
+// A forked child leaving with _exit() (as multiprocessing workers do) runs no
+// atexit handler: its top-level ranges are written when they end.
+TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
+  TempDir dir;
+  RunResult r = RunProgram({NVTX_CLIENT, "fork_exit"}, {{"TRACER_OUTPUT", dir.File("q-%p.trace")}},
+                           LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto files = dir.List();
+  ASSERT_EQ(files.size(), 2u);
+  ParsedTrace a = ReadTraceFile(dir.File(files[0]));
+  ParsedTrace b = ReadTraceFile(dir.File(files[1]));
+  const ParsedTrace& child = a.header.parent_pid() != 0 ? a : b;
+  ExpectWellFormed(child, /*expect_footer=*/false);
+  EXPECT_FALSE(child.has_footer);  // _exit: no clean close
+  EXPECT_EQ(CountByName(child)["child_quick"], 1u);
+}
+
 TEST(CaptureE2E, ForkNoneChildTracesNothing) {
   TempDir dir;
   RunResult r = RunProgram({NVTX_CLIENT, "fork"},

@@ -279,6 +279,29 @@ class Engine {
     call->start = Now();
     Callback(*call, CUPTI_API_ENTER);
   }
+  // Replay (tests/cupti/replay): an ENTER with a recorded correlation id.
+  void EnterRecorded(ApiCall* call, uint32_t correlation) {
+    call->correlation = correlation;
+    call->start = Now();
+    Callback(*call, CUPTI_API_ENTER);
+  }
+  // Replay: a GPU op with its recorded start and end, kept as they are.
+  void QueueRecorded(std::vector<uint8_t> record, uint64_t start, uint64_t end) {
+    std::lock_guard<std::mutex> lock(mu_);
+    GpuOp op;
+    op.start = start;
+    op.end = end;
+    op.seq = ++op_seq_;
+    op.record = std::move(record);
+    pending_.push_back(std::move(op));
+    if (pending_.size() >= 4096) {
+      Job job;
+      job.type = Job::kCompleteOps;
+      job.ops.swap(pending_);
+      Post(std::move(job));
+    }
+  }
+
   void Exit(const ApiCall& call, uint64_t min_duration = 0) {
     Callback(call, CUPTI_API_EXIT);
     uint64_t end = std::max(Now(), call.start + min_duration);
@@ -657,7 +680,23 @@ const CbidName kNames[] = {
     {CUPTI_CB_DOMAIN_DRIVER_API, 514, "cuGraphLaunch"},
 };
 
+// Names registered by a replay (fakeCuptiReplaySetCallbackName); they win
+// over the built-in table.
+std::mutex& ExtraNamesMu() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
+std::map<std::pair<int, uint32_t>, std::string>& ExtraNames() {
+  static auto* names = new std::map<std::pair<int, uint32_t>, std::string>();
+  return *names;
+}
+
 const char* CallbackName(int domain, uint32_t cbid) {
+  {
+    std::lock_guard<std::mutex> lock(ExtraNamesMu());
+    auto it = ExtraNames().find({domain, cbid});
+    if (it != ExtraNames().end()) return it->second.c_str();
+  }
   for (const CbidName& n : kNames) {
     if (n.domain == domain && n.cbid == cbid) return n.name;
   }
@@ -1077,3 +1116,72 @@ FAKE_EXPORT void fakeCuptiAddDropped(uint64_t records) { E().AddDropped(records)
 FAKE_EXPORT void fakeCuptiGetStats(FakeCuptiStats* out) {
   if (out != nullptr) E().Stats(out);
 }
+
+// ============================== replay API ===================================
+// A recorded trace played back (tests/cupti/replay): recorded correlation
+// ids, cbids and GPU timestamps instead of generated ones.
+
+FAKE_EXPORT void fakeCuptiReplaySetCallbackName(int driver, uint32_t cbid, const char* name) {
+  if (name == nullptr) return;
+  std::lock_guard<std::mutex> lock(fake_cupti::ExtraNamesMu());
+  fake_cupti::ExtraNames()[{driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+                            cbid}] = name;
+}
+
+FAKE_EXPORT void fakeCuptiReplayApiEnter(int driver, uint32_t cbid, uint32_t correlation) {
+  auto call = Call(driver, cbid);
+  E().EnterRecorded(&call, correlation);
+}
+
+FAKE_EXPORT void fakeCuptiReplayApiExit(int driver, uint32_t cbid, uint32_t correlation,
+                                        uint64_t start) {
+  auto call = Call(driver, cbid);
+  call.correlation = correlation;
+  call.start = start;
+  E().Exit(call);
+}
+
+FAKE_EXPORT int fakeCuptiReplayGpuRecord(const void* record, size_t size) {
+  if (record == nullptr || size < sizeof(uint32_t)) return 0;
+  uint32_t kind;
+  std::memcpy(&kind, record, sizeof(kind));
+  if (fake_cupti::RecordSize(kind) != size) return 0;
+  uint64_t start = 0, end = 0;
+  auto times = [&](auto* r) {
+    std::memcpy(r, record, sizeof(*r));
+    start = r->start;
+    end = r->end;
+  };
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+      CUpti_ActivityKernel10 k;
+      times(&k);
+      if (!E().KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) &&
+          !E().KindEnabled(CUPTI_ACTIVITY_KIND_KERNEL)) {
+        return 0;
+      }
+      k.name = fake_cupti::StableName(k.name);
+      E().QueueRecorded(fake_cupti::Bytes(k), start, end);
+      return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+      CUpti_ActivityMemcpy6 m;
+      times(&m);
+      if (!E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMCPY)) return 0;
+      E().QueueRecorded(fake_cupti::Bytes(m), start, end);
+      return 1;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+      CUpti_ActivityMemset4 m;
+      times(&m);
+      if (!E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMSET)) return 0;
+      E().QueueRecorded(fake_cupti::Bytes(m), start, end);
+      return 1;
+    }
+    default:
+      return 0;
+  }
+}
+
+FAKE_EXPORT void fakeCuptiReplayCompleteAll(void) { E().CompleteAllOps(); }

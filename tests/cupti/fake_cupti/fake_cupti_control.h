@@ -74,6 +74,22 @@ void fakeCuptiAddDropped(uint64_t records);
 
 void fakeCuptiGetStats(FakeCuptiStats* out);
 
+/* Replay of a recorded trace (tests/cupti/replay). The caller sets the
+ * tracer's test clock (tracerTestSetClockNs) to the recorded time before each
+ * call, so API records and callbacks carry recorded times. */
+/* The name cuptiGetCallbackName gives for (domain, cbid) from now on. */
+void fakeCuptiReplaySetCallbackName(int driver, uint32_t cbid, const char* name);
+/* ENTER / EXIT callbacks with a recorded correlation id; EXIT also writes the
+ * API activity record [start, now] on the calling thread. */
+void fakeCuptiReplayApiEnter(int driver, uint32_t cbid, uint32_t correlation);
+void fakeCuptiReplayApiExit(int driver, uint32_t cbid, uint32_t correlation, uint64_t start);
+/* Queues a kernel (CUpti_ActivityKernel10), memcpy (Memcpy6) or memset
+ * (Memset4) record with its own start/end; written, in end-time order, when
+ * the pending work completes. Returns 0 when the kind is off or unknown. */
+int fakeCuptiReplayGpuRecord(const void* record, size_t size);
+/* Completes every queued GPU op (like a device synchronize, no API call). */
+void fakeCuptiReplayCompleteAll(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,8 +3,10 @@
 // and catches everything: the host must never notice us failing.
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "injection/tracer_control.h"
 #include "libtracer/capture/nvtx_handler.h"
@@ -66,6 +68,11 @@ __attribute__((constructor)) void TracerPreloadConstructor() noexcept {
     char path[PATH_MAX];
     const char* self = realpath(info.dli_fname, path) ? path : info.dli_fname;
     setenv("NVTX_INJECTION64_PATH", self, 0);
+    // The first preloaded process is the traced program; exec'ed or early
+    // forked descendants are children (TRACER_FORK).
+    char pid[24];
+    snprintf(pid, sizeof(pid), "%d", static_cast<int>(getpid()));
+    setenv("TRACER_ROOT_PID", pid, 0);
     const char* cuda = getenv("TRACER_CUDA");
     if (!(cuda && strcmp(cuda, "0") == 0)) setenv("CUDA_INJECTION64_PATH", self, 0);
   } catch (...) {

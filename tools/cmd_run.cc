@@ -219,6 +219,8 @@ int RunCommand(const RunArgs& args) {
     return 2;
   }
   if (pid == 0) {
+    // Marks the traced program; its descendants are children (TRACER_FORK).
+    setenv("TRACER_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     execvp(argv[0], argv.data());
     std::fprintf(stderr, "tracer run: cannot run '%s': %s\n", argv[0], strerror(errno));
     _exit(127);

@@ -276,6 +276,12 @@ ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
       return result;
     }
   }
+  if (const char* v = get("TRACER_ROOT_PID")) {
+    if (!ParseUint(Trim(v), &c.root_pid)) {
+      result.error = Bad("TRACER_ROOT_PID", v, "is not a process id");
+      return result;
+    }
+  }
   if (const char* v = get("TRACER_ACTIVITIES")) {
     c.activities = 0;
     for (const std::string& item : SplitList(v)) {

@@ -43,6 +43,12 @@ struct Config {
   uint64_t capture_stop = 1;  // TRACER_CAPTURE_STOP; 0 = never stop; defaults to capture_start
   LogLevel log_level = LogLevel::kWarn;  // TRACER_LOG_LEVEL
   ForkMode fork = ForkMode::kChild;      // TRACER_FORK
+  // TRACER_ROOT_PID: the pid of the traced program, set by `tracer run` and
+  // by the LD_PRELOAD constructor. A process with another pid that starts a
+  // session without having inherited one (it forked before the library was
+  // loaded, or it is an exec'ed subprocess) is a child: TRACER_FORK applies
+  // to it and its file gets its own name. 0 = unknown.
+  uint64_t root_pid = 0;
 
   // Read by the CUPTI adapter and the PM sampler.
   uint32_t activities = kDefaultActivities;  // TRACER_ACTIVITIES

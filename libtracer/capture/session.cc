@@ -160,6 +160,15 @@ Session* Session::EnsureStarted() noexcept {
         return nullptr;
       }
       config = std::move(parsed.config);
+      // A descendant of the traced program that inherited no session: it
+      // forked before the library was loaded (a DataLoader worker forked
+      // before the first NVTX call) or it is an exec'ed subprocess. Without
+      // this it would write to the root's file name and clobber it.
+      const auto self = static_cast<uint64_t>(getpid());
+      if (config.root_pid != 0 && config.root_pid != self) {
+        if (config.fork == ForkMode::kNone) config.enabled = false;
+        parent_pid = static_cast<uint32_t>(getppid());
+      }
     }
     SetLogLevel(config.log_level);
     if (!config.enabled) {

@@ -151,6 +151,23 @@ int ForkExit() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
 
+// fork_early: forks BEFORE any NVTX call (as a DataLoader forks its workers
+// before the first step range), so the child inherits no session; then each
+// side records one range.
+int ForkEarly() {
+  pid_t pid = fork();
+  if (pid == 0) {
+    nvtxRangePushA("child_work");
+    nvtxRangePop();
+    exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  nvtxRangePushA("parent_work");
+  nvtxRangePop();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
 // exit_open: exit(3) with two pushes and a start still open.
 int ExitOpen() {
   nvtxRangePushA("closed_one");
@@ -183,6 +200,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") return Fork();
   if (mode == "exit_open") return ExitOpen();
   if (mode == "fork_exit") return ForkExit();
+  if (mode == "fork_early") return ForkEarly();
   if (mode == "window") return Window(argc > 2 ? atoi(argv[2]) : 5);
   if (mode == "slow") {  // slow N: N ranges "tick", 5 ms apart
     for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 5; i < n; ++i) {

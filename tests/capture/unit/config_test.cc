@@ -145,6 +145,7 @@ TEST(ConfigTest, EveryBadValueNamesTheVariableAndValue) {
        {{"TRACER_CAPTURE_RANGE", "step"}, {"TRACER_CAPTURE_START", "5"}}},
       {"TRACER_LOG_LEVEL", "loud", {}},
       {"TRACER_FORK", "parent", {}},
+      {"TRACER_ROOT_PID", "12ab", {}},
       {"TRACER_ACTIVITIES", "kernel,gpu", {}},
       {"TRACER_CUPTI_BUFFER_SIZE", "1K", {}},
       {"TRACER_CUPTI_BUFFER_SIZE", "lots", {}},

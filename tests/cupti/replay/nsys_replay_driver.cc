@@ -17,9 +17,11 @@
 //    with the recorded timestamps; the fake writes them in end-time order on
 //    its own thread, so they arrive out of launch order across streams.
 //
-// usage: nsys_replay_driver EXPORT.sqlite TID_MAP_OUT
-// TID_MAP_OUT receives one "recorded_tid replayed_tid" line per thread, so a
-// test can compare thread columns.
+// usage: nsys_replay_driver EXPORT.sqlite PROCESS_INDEX TID_MAP_OUT
+// Replays the PROCESS_INDEX-th imported process (one process per run, as it
+// was recorded; exit status 3 when there is no such process). TID_MAP_OUT
+// receives one "recorded_tid replayed_tid" line per thread, so a test can
+// compare thread columns.
 #include <cupti_activity.h>
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
@@ -34,6 +36,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,7 +72,7 @@ bool Resolve(void* handle, const char* name, Fn* fn, std::string* error) {
 
 // cuInit's part: load the injection and call its entry point; then the same
 // fake libcupti instance the tracer loaded.
-bool Load(Control* c, std::string* error) {
+bool Load(Control* c, uint64_t start_time, std::string* error) {
   const char* tracer_path = std::getenv("CUDA_INJECTION64_PATH");
   const char* cupti_path = std::getenv("TRACER_CUPTI_LIBRARY");
   if (tracer_path == nullptr || cupti_path == nullptr) {
@@ -82,6 +85,7 @@ bool Load(Control* c, std::string* error) {
     return false;
   }
   if (!Resolve(tracer, "tracerTestSetClockNs", &c->set_clock, error)) return false;
+  c->set_clock(start_time);  // the session header's start time
   int (*init)() = nullptr;
   if (!Resolve(tracer, "InitializeInjection", &init, error)) return false;
   if (init() != 1) {
@@ -227,15 +231,15 @@ class Replayer {
         const auto& api = p_.api_calls[e.index];
         c_.api_exit(api.domain == tracer::ApiDomain::kDriver, plan_.api_cbids[e.index],
                     static_cast<uint32_t>(api.correlation_id), api.start_ns);
-        QueueGpuWork(api.correlation_id);
+        QueueGpuWork(e.index);
         break;
       }
     }
   }
 
   // The GPU records of one launch, queued once its call returned.
-  void QueueGpuWork(uint64_t correlation) {
-    auto range = plan_.gpu_by_correlation.equal_range(correlation);
+  void QueueGpuWork(size_t api_index) {
+    auto range = plan_.gpu_by_api.equal_range(api_index);
     for (auto it = range.first; it != range.second; ++it) {
       const std::vector<uint8_t>& rec = plan_.gpu_records[it->second];
       if (c_.gpu_record(rec.data(), rec.size()) != 0) queued_.fetch_add(1);
@@ -267,36 +271,33 @@ class Replayer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: nsys_replay_driver EXPORT.sqlite TID_MAP_OUT\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: nsys_replay_driver EXPORT.sqlite PROCESS_INDEX TID_MAP_OUT\n");
     return 2;
   }
+  const size_t process = std::strtoul(argv[2], nullptr, 10);
   Trace trace;
   std::string error;
   if (!tracer::analysis::importers::ImportNsysSqlite(argv[1], &trace, &error)) {
     std::fprintf(stderr, "nsys_replay_driver: %s\n", error.c_str());
     return 2;
   }
-  if (trace.processes.size() != 1) {
-    std::fprintf(stderr, "nsys_replay_driver: %s holds %zu processes; one is replayed per run\n",
-                 argv[1], trace.processes.size());
-    return 2;
+  if (process >= trace.processes.size()) {
+    std::fprintf(stderr, "nsys_replay_driver: %s holds %zu processes, no process %zu\n", argv[1],
+                 trace.processes.size(), process);
+    return 3;
   }
-  const ProcessTrace& p = trace.processes[0];
+  const ProcessTrace& p = trace.processes[process];
   Plan plan;
   if (!tracer::replay::BuildPlan(trace, p, CUPTI_INCLUDE_DIR, &plan, &error)) {
     std::fprintf(stderr, "nsys_replay_driver: %s\n", error.c_str());
     return 2;
   }
   Control control;
-  // The session header takes its start time from the clock at first use.
-  Control probe;
-  (void)probe;
-  if (!Load(&control, &error)) {
+  if (!Load(&control, plan.first_time, &error)) {
     std::fprintf(stderr, "nsys_replay_driver: %s\n", error.c_str());
     return 2;
   }
-  control.set_clock(plan.first_time);
   for (const auto& [key, name] : plan.callback_names) {
     control.set_name(key.first, key.second, name.c_str());
   }
@@ -308,7 +309,7 @@ int main(int argc, char** argv) {
   // Ranges still open are closed by the tracer at exit, at the clock's time:
   // the export's last timestamp, where the importer closes them too.
   control.set_clock(plan.last_time);
-  std::ofstream out(argv[2]);
+  std::ofstream out(argv[3]);
   for (const auto& [recorded, real] : tids) out << recorded << ' ' << real << '\n';
   std::fprintf(stderr, "nsys_replay_driver: %zu events on %zu threads, %llu GPU records\n",
                plan.events.size(), plan.threads.size(),

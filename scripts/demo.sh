@@ -15,12 +15,9 @@ if python3 -c 'import torch' 2>/dev/null; then
   trace="$out/lora_finetune.trace"
   "$tracer" run -o "$trace" -- python3 samples/torch/lora_finetune.py --steps 3
   "$tracer" report "$trace"
-  # The seeds/000 metric groups and the step's phases, where this build of
-  # the reporter has them.
-  if "$tracer" report --help 2>&1 | grep -q -- '--groups'; then
-    "$tracer" report "$trace" --table groups,phases --groups samples/torch/lora.groups \
-      --step-range step
-  fi
+  # The seeds/000 metric groups and the step's phases.
+  "$tracer" report "$trace" --table groups,phases --groups samples/torch/lora.groups \
+    --step-range step
 else
   echo "demo: torch is not importable; tracing the C++ sample instead" >&2
   "$tracer" run -o "$out/lora_step.trace" -- ./build/samples/lora_step

@@ -2,11 +2,9 @@
 // with A, B, B-A and B/A, and the rows found on one side only.
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <set>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/analyzed_trace.h"
@@ -15,6 +13,7 @@
 #include "libtracer/analysis/reports/diff.h"
 #include "libtracer/analysis/reports/report_tables.h"
 #include "libtracer/analysis/tables.h"
+#include "tools/cli_util.h"
 #include "tools/command.h"
 
 namespace tracer::cli {
@@ -60,10 +59,7 @@ bool Load(const std::string& path, analysis::Trace* trace) {
     std::fprintf(stderr, "tracer diff: %s\n", error.c_str());
     return false;
   }
-  std::set<std::string> shown;
-  for (const std::string& w : trace->warnings) {
-    if (shown.insert(w).second) std::fprintf(stderr, "tracer diff: warning: %s\n", w.c_str());
-  }
+  PrintWarnings("diff", *trace);
   return true;
 }
 
@@ -89,9 +85,8 @@ int RunDiff(const DiffArgs& args) {
   } else if (args.table == "groups") {
     if (args.extra.groups_file.empty()) return Fail("--table groups needs --groups FILE");
     spec.keys = {"group"};
-    std::stringstream by(args.extra.by);
-    for (std::string k; std::getline(by, k, ',');) {
-      if (!k.empty()) spec.keys.push_back(k);
+    for (std::string& k : analysis::reports::SplitComma(args.extra.by)) {
+      spec.keys.push_back(std::move(k));
     }
     spec.values = {"instances", "cpu_ns", "gpu_proj_ns", "gpu_busy_ns", "kernel_ns"};
   } else {
@@ -110,15 +105,7 @@ int RunDiff(const DiffArgs& args) {
       analysis::reports::DiffTables(BuildSide(aa, args), BuildSide(ab, args), spec);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   const std::string text = analysis::RenderTable(diff, format);
-  if (args.output.empty() || args.output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return 0;
-  }
-  std::ofstream file(args.output, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) return Fail(args.output + ": cannot write");
+  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
 

@@ -5,13 +5,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "libtracer/analysis/chrome_export.h"
 #include "libtracer/analysis/export_registry.h"
 #include "libtracer/analysis/load_input.h"
+#include "tools/cli_util.h"
 #include "tools/command.h"
 
 namespace tracer::cli {
@@ -60,20 +60,7 @@ int RunExport(const ExportArgs& args) {
     return Fail("--format: unknown format '" + args.format + "' (" + FormatList() + ")");
   }
   analysis::Trace trace;
-  size_t read = 0;
-  for (const std::string& file : args.files) {
-    std::string error;
-    if (analysis::LoadInput(file, &trace, &error)) {
-      ++read;
-    } else {
-      std::fprintf(stderr, "tracer export: %s\n", error.c_str());
-    }
-  }
-  std::set<std::string> shown;
-  for (const std::string& w : trace.warnings) {
-    if (shown.insert(w).second) std::fprintf(stderr, "tracer export: warning: %s\n", w.c_str());
-  }
-  if (read == 0) return Fail("nothing could be read");
+  if (LoadInputs("export", args.files, &trace) == 0) return Fail("nothing could be read");
   std::string output = args.output;
   if (output.empty()) {
     output = args.files.front();

@@ -3,11 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <regex>
-#include <set>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/analyzed_trace.h"
@@ -15,6 +13,7 @@
 #include "libtracer/analysis/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
 #include "libtracer/analysis/tables.h"
+#include "tools/cli_util.h"
 #include "tools/command.h"
 
 namespace tracer::cli {
@@ -104,16 +103,6 @@ bool ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
   return true;
 }
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 int Fail(const std::string& message) {
   std::fprintf(stderr, "tracer report: %s\n", message.c_str());
   return 1;
@@ -153,7 +142,7 @@ int RunReport(const ReportArgs& args) {
   }
   std::vector<std::string> tables;
   const bool explicit_tables = !args.tables.empty();
-  for (const std::string& t : SplitComma(args.tables)) {
+  for (const std::string& t : analysis::reports::SplitComma(args.tables)) {
     if (t == "all") {
       tables = AllTables();
       break;
@@ -168,20 +157,7 @@ int RunReport(const ReportArgs& args) {
   }
 
   analysis::Trace trace;
-  size_t read = 0;
-  for (const std::string& file : args.files) {
-    std::string error;
-    if (analysis::LoadInput(file, &trace, &error)) {
-      ++read;
-    } else {
-      std::fprintf(stderr, "tracer report: %s\n", error.c_str());
-    }
-  }
-  std::set<std::string> shown;
-  for (const std::string& w : trace.warnings) {
-    if (shown.insert(w).second) std::fprintf(stderr, "tracer report: warning: %s\n", w.c_str());
-  }
-  if (read == 0) return Fail("nothing could be read");
+  if (LoadInputs("report", args.files, &trace) == 0) return Fail("nothing could be read");
 
   if (!explicit_tables) {
     tables = {"summary", "ranges"};
@@ -215,15 +191,7 @@ int RunReport(const ReportArgs& args) {
     }
   }
   const std::string text = analysis::RenderTables(out, format);
-  if (args.output.empty() || args.output == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return 0;
-  }
-  std::ofstream file(args.output, std::ios::binary);
-  file << text;
-  file.close();
-  if (!file) return Fail(args.output + ": cannot write");
+  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
 

@@ -27,19 +27,16 @@ Table ApiTable(const AnalyzedTrace& t, const ReportOptions& o) {
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"function", ColumnKind::kText, "Function"},
                                              {"api", ColumnKind::kText, "API"},
-                                             {"calls", ColumnKind::kCount, "Calls"},
-                                             {"total_ns", ColumnKind::kDuration, "Total"},
-                                             {"avg_ns", ColumnKind::kDuration, "Avg"},
-                                             {"med_ns", ColumnKind::kDuration, "Med"},
-                                             {"min_ns", ColumnKind::kDuration, "Min"},
-                                             {"max_ns", ColumnKind::kDuration, "Max"}});
+                                             {"calls", ColumnKind::kCount, "Calls"}});
+  AddStatColumns(&table, "", "", WithStddev::kNo);
   for (auto& [key, durations] : groups) {
     const DurationStats s = ComputeStats(&durations);
     std::vector<Cell> row;
     if (o.by_process) row.push_back(Text(t.ProcessLabel(std::get<0>(key))));
     row.push_back(Text(std::get<1>(key)));
     row.push_back(Text(std::get<2>(key)));
-    for (int64_t v : {s.count, s.total, s.avg, s.median, s.min, s.max}) row.push_back(Int(v));
+    row.push_back(Int(s.count));
+    AddStatCells(&row, s, WithStddev::kNo);
     table.rows.push_back(std::move(row));
   }
   SortAndTrim(&table, o, first + 3, first + 2, first + 4, first);

@@ -50,17 +50,13 @@ Table GpuProjectionTable(const AnalyzedTrace& t, const ReportOptions& o) {
                        {{"domain", ColumnKind::kText, "Domain"},
                         {"range", ColumnKind::kText, "Range"},
                         {"instances", ColumnKind::kCount, "Inst"},
-                        {"proj_instances", ColumnKind::kCount, "Inst with GPU"},
-                        {"proj_total_ns", ColumnKind::kDuration, "Proj total"},
-                        {"proj_avg_ns", ColumnKind::kDuration, "Proj avg"},
-                        {"proj_med_ns", ColumnKind::kDuration, "Proj med"},
-                        {"proj_min_ns", ColumnKind::kDuration, "Proj min"},
-                        {"proj_max_ns", ColumnKind::kDuration, "Proj max"},
-                        {"busy_ns", ColumnKind::kDuration, "Busy total"},
-                        {"ops", ColumnKind::kCount, "GPU ops"},
-                        {"kernels", ColumnKind::kCount, "Kernels"},
-                        {"kernel_ns", ColumnKind::kDuration, "Kernel time"},
-                        {"max_streams", ColumnKind::kCount, "Streams"}});
+                        {"proj_instances", ColumnKind::kCount, "Inst with GPU"}});
+  AddStatColumns(&table, "proj_", "Proj", WithStddev::kNo);
+  table.columns.insert(table.columns.end(), {{"busy_ns", ColumnKind::kDuration, "Busy total"},
+                                             {"ops", ColumnKind::kCount, "GPU ops"},
+                                             {"kernels", ColumnKind::kCount, "Kernels"},
+                                             {"kernel_ns", ColumnKind::kDuration, "Kernel time"},
+                                             {"max_streams", ColumnKind::kCount, "Streams"}});
   for (auto& [key, g] : groups) {
     const DurationStats s = ComputeStats(&g.proj);
     const bool gpu = s.count > 0;
@@ -70,8 +66,8 @@ Table GpuProjectionTable(const AnalyzedTrace& t, const ReportOptions& o) {
     row.push_back(Text(std::get<2>(key)));
     row.push_back(Int(g.instances));
     row.push_back(Int(s.count));
-    for (int64_t v : {s.total, s.avg, s.median, s.min, s.max, g.busy, g.ops, g.kernels, g.kernel_ns,
-                      static_cast<int64_t>(g.max_streams)}) {
+    AddStatCells(&row, s, WithStddev::kNo, gpu);
+    for (int64_t v : {g.busy, g.ops, g.kernels, g.kernel_ns, static_cast<int64_t>(g.max_streams)}) {
       row.push_back(IntOrEmpty(gpu, v));
     }
     table.rows.push_back(std::move(row));

@@ -26,30 +26,21 @@ Table KernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
   table.title = "GPU kernels";
   if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
   const int first = static_cast<int>(table.columns.size());
+  table.columns.insert(table.columns.end(), {{"kernel", ColumnKind::kText, "Kernel"},
+                                             {"count", ColumnKind::kCount, "Count"}});
+  AddStatColumns(&table, "", "", WithStddev::kNo);
   table.columns.insert(table.columns.end(),
-                       {{"kernel", ColumnKind::kText, "Kernel"},
-                        {"count", ColumnKind::kCount, "Count"},
-                        {"total_ns", ColumnKind::kDuration, "Total"},
-                        {"avg_ns", ColumnKind::kDuration, "Avg"},
-                        {"med_ns", ColumnKind::kDuration, "Med"},
-                        {"min_ns", ColumnKind::kDuration, "Min"},
-                        {"max_ns", ColumnKind::kDuration, "Max"},
-                        {"share_pct", ColumnKind::kPercent, "Share of GPU kernel time"},
+                       {{"share_pct", ColumnKind::kPercent, "Share of GPU kernel time"},
                         {"full_name", ColumnKind::kText, "Full name"}});
   for (auto& [key, durations] : groups) {
     const DurationStats s = ComputeStats(&durations);
     const std::string_view raw = trace.strings.Get(key.second);
     std::vector<Cell> row;
     if (o.by_process) row.push_back(Text(t.ProcessLabel(key.first)));
-    row.push_back(Text(raw.empty() ? std::string("(unnamed)") : ShortKernelName(raw)));
+    row.push_back(Text(KernelLabel(raw)));
     row.push_back(Int(s.count));
-    row.push_back(Int(s.total));
-    row.push_back(Int(s.avg));
-    row.push_back(Int(s.median));
-    row.push_back(Int(s.min));
-    row.push_back(Int(s.max));
-    row.push_back(DoubleOrEmpty(all > 0, 100.0 * static_cast<double>(s.total) /
-                                             static_cast<double>(std::max<int64_t>(all, 1))));
+    AddStatCells(&row, s, WithStddev::kNo);
+    row.push_back(SharePercent(s.total, all));
     row.push_back(Text(Demangle(raw)));
     table.rows.push_back(std::move(row));
   }

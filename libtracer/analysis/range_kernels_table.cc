@@ -5,7 +5,6 @@
 #include <map>
 #include <unordered_map>
 
-#include "libtracer/analysis/demangle.h"
 #include "libtracer/analysis/table_util.h"
 #include "libtracer/analysis/tables.h"
 
@@ -59,18 +58,12 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
   table.title = "Kernels per range (a kernel counts toward every range on its stack)";
   if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
   const int first = static_cast<int>(table.columns.size());
-  table.columns.insert(table.columns.end(),
-                       {{"range", ColumnKind::kText, "Range"},
-                        {"kernel", ColumnKind::kText, "Kernel"},
-                        {"range_instances", ColumnKind::kCount, "Range inst"},
-                        {"count", ColumnKind::kCount, "Kernel inst"},
-                        {"total_ns", ColumnKind::kDuration, "Total"},
-                        {"avg_ns", ColumnKind::kDuration, "Avg"},
-                        {"med_ns", ColumnKind::kDuration, "Med"},
-                        {"min_ns", ColumnKind::kDuration, "Min"},
-                        {"max_ns", ColumnKind::kDuration, "Max"},
-                        {"stddev_ns", ColumnKind::kDuration, "StdDev"},
-                        {"range_share_pct", ColumnKind::kPercent, "Share of range kernel time"}});
+  table.columns.insert(table.columns.end(), {{"range", ColumnKind::kText, "Range"},
+                                             {"kernel", ColumnKind::kText, "Kernel"},
+                                             {"range_instances", ColumnKind::kCount, "Range inst"},
+                                             {"count", ColumnKind::kCount, "Kernel inst"}});
+  AddStatColumns(&table, "", "", WithStddev::kYes);
+  table.columns.push_back({"range_share_pct", ColumnKind::kPercent, "Share of range kernel time"});
   for (auto& [key, g] : groups) {
     const auto& [proc, range] = name_groups[key >> 32];
     const uint32_t kernel = static_cast<uint32_t>(key & 0xffffffffu);
@@ -82,18 +75,11 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
     if (o.by_process) row.push_back(Text(t.ProcessLabel(proc)));
     row.push_back(Text(range));
     const std::string_view raw = trace.strings.Get(kernel);
-    row.push_back(Text(raw.empty() ? std::string("(unnamed)") : ShortKernelName(raw)));
+    row.push_back(Text(KernelLabel(raw)));
     row.push_back(Int(static_cast<int64_t>(distinct)));
     row.push_back(Int(s.count));
-    row.push_back(Int(s.total));
-    row.push_back(Int(s.avg));
-    row.push_back(Int(s.median));
-    row.push_back(Int(s.min));
-    row.push_back(Int(s.max));
-    row.push_back(Int(s.stddev));
-    row.push_back(
-        DoubleOrEmpty(range_total > 0, 100.0 * static_cast<double>(s.total) /
-                                           static_cast<double>(std::max<int64_t>(range_total, 1))));
+    AddStatCells(&row, s, WithStddev::kYes);
+    row.push_back(SharePercent(s.total, range_total));
     table.rows.push_back(std::move(row));
   }
   SortAndTrim(&table, o, first + 4, first + 3, first + 5, first);

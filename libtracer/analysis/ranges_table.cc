@@ -86,17 +86,12 @@ Table RangesTable(const AnalyzedTrace& t, const ReportOptions& o) {
       "NVTX ranges (CPU time per instance; GPU work attributed to the range and its children)";
   if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
   const size_t first = table.columns.size();
+  table.columns.insert(table.columns.end(), {{"domain", ColumnKind::kText, "Domain"},
+                                             {"range", ColumnKind::kText, "Range"},
+                                             {"instances", ColumnKind::kCount, "Inst"}});
+  AddStatColumns(&table, "cpu_", "CPU", WithStddev::kYes);
   table.columns.insert(table.columns.end(),
-                       {{"domain", ColumnKind::kText, "Domain"},
-                        {"range", ColumnKind::kText, "Range"},
-                        {"instances", ColumnKind::kCount, "Inst"},
-                        {"cpu_total_ns", ColumnKind::kDuration, "CPU total"},
-                        {"cpu_avg_ns", ColumnKind::kDuration, "CPU avg"},
-                        {"cpu_med_ns", ColumnKind::kDuration, "CPU med"},
-                        {"cpu_min_ns", ColumnKind::kDuration, "CPU min"},
-                        {"cpu_max_ns", ColumnKind::kDuration, "CPU max"},
-                        {"cpu_stddev_ns", ColumnKind::kDuration, "CPU stddev"},
-                        {"depth", ColumnKind::kText, "Depth"},
+                       {{"depth", ColumnKind::kText, "Depth"},
                         {"threads", ColumnKind::kText, "Thread(s)"},
                         {"gpu_instances", ColumnKind::kCount, "GPU inst"},
                         {"gpu_proj_total_ns", ColumnKind::kDuration, "GPU proj total"},
@@ -113,12 +108,7 @@ Table RangesTable(const AnalyzedTrace& t, const ReportOptions& o) {
     row.push_back(Text(std::get<1>(key)));
     row.push_back(Text(std::get<2>(key)));
     row.push_back(Int(cpu.count));
-    row.push_back(Int(cpu.total));
-    row.push_back(Int(cpu.avg));
-    row.push_back(Int(cpu.median));
-    row.push_back(Int(cpu.min));
-    row.push_back(Int(cpu.max));
-    row.push_back(Int(cpu.stddev));
+    AddStatCells(&row, cpu, WithStddev::kYes);
     row.push_back(Text(g.min_depth == g.max_depth
                            ? std::to_string(g.min_depth)
                            : std::to_string(g.min_depth) + "-" + std::to_string(g.max_depth)));

@@ -5,6 +5,8 @@
 #include <regex>
 #include <stdexcept>
 
+#include "libtracer/analysis/demangle.h"
+
 namespace tracer::analysis {
 
 DurationStats ComputeStats(std::vector<int64_t>* values) {
@@ -37,6 +39,26 @@ DurationStats ComputeStats(std::vector<int64_t>* values) {
     s.stddev = static_cast<int64_t>(std::llround(std::sqrt(sq / (s.count - 1))));
   }
   return s;
+}
+
+void AddStatColumns(Table* table, std::string_view name_prefix, std::string_view title_prefix,
+                    WithStddev stddev) {
+  static constexpr std::string_view kStats[][3] = {
+      {"total", "Total", "total"}, {"avg", "Avg", "avg"}, {"med", "Med", "med"},
+      {"min", "Min", "min"},       {"max", "Max", "max"}, {"stddev", "StdDev", "stddev"}};
+  const size_t n = stddev == WithStddev::kYes ? 6 : 5;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& [name, title, lower] = kStats[i];
+    table->columns.push_back(
+        {std::string(name_prefix) + std::string(name) + "_ns", ColumnKind::kDuration,
+         title_prefix.empty() ? std::string(title)
+                              : std::string(title_prefix) + " " + std::string(lower)});
+  }
+}
+
+void AddStatCells(std::vector<Cell>* row, const DurationStats& s, WithStddev stddev, bool present) {
+  for (int64_t v : {s.total, s.avg, s.median, s.min, s.max}) row->push_back(IntOrEmpty(present, v));
+  if (stddev == WithStddev::kYes) row->push_back(IntOrEmpty(present, s.stddev));
 }
 
 struct RangeFilter::Regex {
@@ -114,6 +136,15 @@ Cell IntOrEmpty(bool present, int64_t v) {
 Cell DoubleOrEmpty(bool present, double v) {
   if (!present) return Cell();
   return Cell(v);
+}
+
+Cell SharePercent(int64_t part, int64_t whole) {
+  return DoubleOrEmpty(whole > 0, 100.0 * static_cast<double>(part) /
+                                      static_cast<double>(std::max<int64_t>(whole, 1)));
+}
+
+std::string KernelLabel(std::string_view raw) {
+  return raw.empty() ? std::string("(unnamed)") : ShortKernelName(raw);
 }
 
 std::string ThreadLabel(const Trace& trace, const ProcessTrace& p, uint32_t thread) {

@@ -29,6 +29,17 @@ struct DurationStats {
 // Reorders values.
 DurationStats ComputeStats(std::vector<int64_t>* values);
 
+enum class WithStddev { kNo, kYes };
+// Appends the duration-statistics columns total, avg, med, min, max (and
+// stddev): names "<name_prefix>total_ns", ...; titles "Total", ... without a
+// title prefix, else "<title_prefix> total", ....
+void AddStatColumns(Table* table, std::string_view name_prefix, std::string_view title_prefix,
+                    WithStddev stddev);
+// Appends the cells of AddStatColumns for s; empty cells when !present ("no
+// value", not zero).
+void AddStatCells(std::vector<Cell>* row, const DurationStats& s, WithStddev stddev,
+                  bool present = true);
+
 // Selects ranges by --filter and --domain.
 // Throws std::invalid_argument on a bad regular expression.
 class RangeFilter {
@@ -56,6 +67,11 @@ inline Cell Text(std::string_view s) { return Cell(std::string(s)); }
 // GCC 12 warns falsely about a variant built in a conditional expression.
 Cell IntOrEmpty(bool present, int64_t v);
 Cell DoubleOrEmpty(bool present, double v);
+
+// 100 * part / whole, empty when whole is 0.
+Cell SharePercent(int64_t part, int64_t whole);
+// A kernel's short demangled name, "(unnamed)" when it has none.
+std::string KernelLabel(std::string_view raw);
 
 // "123" or "123 (name)" for a thread of a process.
 std::string ThreadLabel(const Trace& trace, const ProcessTrace& p, uint32_t thread);

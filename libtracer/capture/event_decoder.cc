@@ -43,21 +43,27 @@ void EventDecoder::Consume(uint32_t thread, const Event& e) {
   Process(thread, ts, e, nullptr);
 }
 
+RangeRecord EventDecoder::OpenedRange(uint32_t thread, const ThreadStack& ts, const Event& e,
+                                      const Event* payload, RangeKind kind) {
+  RangeRecord r;
+  r.id = e.a;
+  r.parent_id = ts.open.empty() ? 0 : ts.open.back().id;
+  r.depth = static_cast<uint32_t>(ts.open.size());
+  r.thread = thread;
+  r.name = e.name;
+  r.domain = e.domain;
+  r.category = static_cast<uint32_t>(e.b);
+  r.color = static_cast<uint32_t>(e.b >> 32);
+  r.start_ns = e.time;
+  r.kind = kind;
+  SetPayload(&r.payload, payload);
+  return r;
+}
+
 void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, const Event* payload) {
   switch (e.type) {
     case EventType::kPush: {
-      RangeRecord r;
-      r.id = e.a;
-      r.parent_id = ts.open.empty() ? 0 : ts.open.back().id;
-      r.depth = static_cast<uint32_t>(ts.open.size());
-      r.thread = thread;
-      r.name = e.name;
-      r.domain = e.domain;
-      r.category = static_cast<uint32_t>(e.b);
-      r.color = static_cast<uint32_t>(e.b >> 32);
-      r.start_ns = e.time;
-      r.kind = RangeKind::kPushPop;
-      SetPayload(&r.payload, payload);
+      RangeRecord r = OpenedRange(thread, ts, e, payload, RangeKind::kPushPop);
       ts.open.push_back(r);
       break;
     }
@@ -77,18 +83,7 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
       break;
     }
     case EventType::kStart: {
-      RangeRecord r;
-      r.id = e.a;
-      r.parent_id = ts.open.empty() ? 0 : ts.open.back().id;
-      r.depth = static_cast<uint32_t>(ts.open.size());
-      r.thread = thread;
-      r.name = e.name;
-      r.domain = e.domain;
-      r.category = static_cast<uint32_t>(e.b);
-      r.color = static_cast<uint32_t>(e.b >> 32);
-      r.start_ns = e.time;
-      r.kind = RangeKind::kStartEnd;
-      SetPayload(&r.payload, payload);
+      RangeRecord r = OpenedRange(thread, ts, e, payload, RangeKind::kStartEnd);
       auto early = early_ends_.find(r.id);
       if (early != early_ends_.end()) {
         r.end_ns = early->second.time;

@@ -53,6 +53,9 @@ class EventDecoder {
 
   void Process(uint32_t thread, ThreadStack& ts, const Event& e, const Event* payload);
   static void SetPayload(PayloadValue* p, const Event* payload);
+  // The range a push or start event e opens on thread (stack ts), end not set.
+  static RangeRecord OpenedRange(uint32_t thread, const ThreadStack& ts, const Event& e,
+                                 const Event* payload, RangeKind kind);
 
   Output* out_;
   std::unordered_map<uint32_t, ThreadStack> threads_;  // node-based: pointers stay valid

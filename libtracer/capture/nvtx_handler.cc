@@ -193,6 +193,23 @@ inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domai
   return depth;
 }
 
+// Fills ev[0] with type, domain, name and attr's category / color, and
+// ev[1] with attr's payload when it has one; returns the event count (1 or
+// 2). The caller sets ev[0].a and ev[0].time.
+inline __attribute__((always_inline)) int FillAttrEvent(EventType type, const NvtxDomain* domain,
+                                                        uint32_t name, const Attr* attr,
+                                                        Event ev[2]) noexcept {
+  ev[0].type = type;
+  ev[0].domain = domain->id;
+  ev[0].name = name;
+  if (!attr) return 1;
+  ev[0].b = attr->category_color;
+  if (!attr->has_payload) return 1;
+  ev[0].flags = kEventHasPayload;
+  ev[1] = attr->payload;
+  return 2;
+}
+
 nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) noexcept {
   Session* s = Session::Instance();
   if (!s) return kRangeIdNotRecorded;
@@ -203,19 +220,8 @@ nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const At
   }
   if (domain->enabled && s->window().active()) {
     Event ev[2];
-    ev[0].type = EventType::kStart;
-    ev[0].domain = domain->id;
-    ev[0].name = name;
+    const int n = FillAttrEvent(EventType::kStart, domain, name, attr, ev);
     ev[0].a = id & kRangeIdMask;
-    int n = 1;
-    if (attr) {
-      ev[0].b = attr->category_color;
-      if (attr->has_payload) {
-        ev[0].flags = kEventHasPayload;
-        ev[1] = attr->payload;
-        n = 2;
-      }
-    }
     ev[0].time = NowNs();
     if (ts->Append(ev, n)) return id;
   }
@@ -242,18 +248,7 @@ void Mark(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) 
   Session* s = Session::Instance();
   if (!s || !domain->enabled || !s->window().active()) return;
   Event ev[2];
-  ev[0].type = EventType::kMark;
-  ev[0].domain = domain->id;
-  ev[0].name = name;
-  int n = 1;
-  if (attr) {
-    ev[0].b = attr->category_color;
-    if (attr->has_payload) {
-      ev[0].flags = kEventHasPayload;
-      ev[1] = attr->payload;
-      n = 2;
-    }
-  }
+  const int n = FillAttrEvent(EventType::kMark, domain, name, attr, ev);
   ev[0].time = NowNs();
   ts->Append(ev, n);
 }

@@ -47,6 +47,14 @@ class KinetoConverter {
                            static_cast<uint32_t>(e.context < 0 ? 0 : e.context),
                            static_cast<uint64_t>(stream));
   }
+  // start_ns, end_ns, stream and correlation_id of a GPU activity record.
+  template <typename Record>
+  void GpuOpFields(const KinetoEvent& e, Record* r) {
+    r->start_ns = e.ts_ns;
+    r->end_ns = e.ts_ns + e.dur_ns;
+    r->stream = GpuStream(e);
+    r->correlation_id = e.correlation < 0 ? 0 : static_cast<uint64_t>(e.correlation);
+  }
   uint32_t GpuTrack(uint32_t stream_id);
   void AddRange(const KinetoEvent& e, uint32_t thread, uint32_t domain, uint32_t category);
   void NoteCpuPid(int64_t pid) {
@@ -110,11 +118,8 @@ void KinetoConverter::Add(const KinetoEvent& e) {
   const std::string& cat = e.cat;
   if (cat == "kernel"sv) {
     KernelRecord k;
-    k.start_ns = e.ts_ns;
-    k.end_ns = e.ts_ns + e.dur_ns;
     k.name = Name(e.name);
-    k.stream = GpuStream(e);
-    k.correlation_id = e.correlation < 0 ? 0 : static_cast<uint64_t>(e.correlation);
+    GpuOpFields(e, &k);
     if (e.has_grid || e.has_block) {
       LaunchConfigRecord lc;
       for (int i = 0; i < 3; ++i) {
@@ -128,20 +133,14 @@ void KinetoConverter::Add(const KinetoEvent& e) {
     process_.kernels.push_back(k);
   } else if (cat == "gpu_memcpy"sv) {
     MemcpyRecord m;
-    m.start_ns = e.ts_ns;
-    m.end_ns = e.ts_ns + e.dur_ns;
+    GpuOpFields(e, &m);
     m.bytes = e.bytes < 0 ? 0 : static_cast<uint64_t>(e.bytes);
     m.copy_kind = CopyKindFromName(e.name);
-    m.stream = GpuStream(e);
-    m.correlation_id = e.correlation < 0 ? 0 : static_cast<uint64_t>(e.correlation);
     process_.memcpys.push_back(m);
   } else if (cat == "gpu_memset"sv) {
     MemsetRecord m;
-    m.start_ns = e.ts_ns;
-    m.end_ns = e.ts_ns + e.dur_ns;
+    GpuOpFields(e, &m);
     m.bytes = e.bytes < 0 ? 0 : static_cast<uint64_t>(e.bytes);
-    m.stream = GpuStream(e);
-    m.correlation_id = e.correlation < 0 ? 0 : static_cast<uint64_t>(e.correlation);
     process_.memsets.push_back(m);
   } else if (cat == "cuda_runtime"sv || cat == "cuda_driver"sv) {
     NoteCpuPid(e.pid);

@@ -56,6 +56,21 @@ class NsysImporter {
   void Note(uint64_t t) { max_time_ = std::max(max_time_, t); }
   uint64_t Time(const SqliteStatement& st, int col);
 
+  // Imports every row of a CUPTI_ACTIVITY_KIND_* table, when the export has
+  // it. Each row holds start, end, deviceId, contextId, streamId,
+  // correlationId, globalPid (columns 0..6), then the required columns, then
+  // the optional ones (NULL where the table lacks them); row(st, process)
+  // appends the record.
+  template <typename RowFn>
+  bool ImportActivity(std::string_view table, std::initializer_list<std::string_view> required,
+                      std::initializer_list<std::string_view> optional, std::string_view counter,
+                      std::string* error, RowFn row);
+  // Fills start_ns, end_ns and correlation_id from an ImportActivity row.
+  template <typename Record>
+  void ActivityFields(const SqliteStatement& st, Record* r);
+  // The stream of an ImportActivity row (deviceId, contextId, streamId).
+  uint32_t ActivityStream(const SqliteStatement& st, ProcessState& p);
+
   bool ImportKernels(std::string* error);
   bool ImportRuntime(std::string* error);
   bool ImportMemcpy(std::string* error);
@@ -171,51 +186,68 @@ uint64_t NsysImporter::Time(const SqliteStatement& st, int col) {
   return t;
 }
 
-bool NsysImporter::ImportKernels(std::string* error) {
-  const char* t = "CUPTI_ACTIVITY_KIND_KERNEL";
-  if (!db_.HasTable(t)) return true;
-  if (!Require(t,
-               {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-                "demangledName"},
-               error)) {
+template <typename RowFn>
+bool NsysImporter::ImportActivity(std::string_view table,
+                                  std::initializer_list<std::string_view> required,
+                                  std::initializer_list<std::string_view> optional,
+                                  std::string_view counter, std::string* error, RowFn row) {
+  if (!db_.HasTable(table)) return true;
+  if (!Require(table,
+               {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"},
+               error) ||
+      !Require(table, required, error)) {
     return false;
   }
+  std::string sql = "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid";
+  for (std::string_view c : required) sql += ", " + std::string(c);
+  for (std::string_view c : optional) sql += ", " + Optional(table, c);
+  sql += " FROM " + std::string(table);
   SqliteStatement st;
-  const std::string sql =
-      "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, "
-      "demangledName, " +
-      Optional(t, "gridX") + ", " + Optional(t, "gridY") + ", " + Optional(t, "gridZ") + ", " +
-      Optional(t, "blockX") + ", " + Optional(t, "blockY") + ", " + Optional(t, "blockZ") + ", " +
-      Optional(t, "staticSharedMemory") + ", " + Optional(t, "dynamicSharedMemory") + ", " +
-      Optional(t, "registersPerThread") + ", " + Optional(t, "graphId") + ", " +
-      Optional(t, "graphNodeId") + " FROM " + t;
   if (!Query(sql, &st, error)) return false;
   while (st.Step()) {
-    ProcessState& p = ProcessOf(st, 6, "import_kernels_without_pid");
-    KernelRecord k;
-    k.start_ns = Time(st, 0);
-    k.end_ns = Time(st, 1);
-    k.stream = p.builder.Stream(static_cast<uint32_t>(st.Int(2)), static_cast<uint32_t>(st.Int(3)),
-                                static_cast<uint64_t>(st.Int(4)));
-    k.correlation_id = static_cast<uint64_t>(st.Int(5));
-    k.name = String(st.Int(7));
-    if (!st.IsNull(8)) {
-      LaunchConfigRecord lc;
-      for (int i = 0; i < 3; ++i) {
-        lc.grid[i] = static_cast<uint32_t>(st.Int(8 + i));
-        lc.block[i] = static_cast<uint32_t>(st.Int(11 + i));
-      }
-      lc.static_shared_memory = static_cast<uint32_t>(st.Int(14));
-      lc.dynamic_shared_memory = static_cast<uint32_t>(st.Int(15));
-      lc.registers_per_thread = static_cast<uint32_t>(st.Int(16));
-      k.launch_config = p.builder.LaunchConfig(lc);
-    }
-    k.graph_id = static_cast<uint64_t>(st.Int(17));
-    k.graph_node_id = static_cast<uint64_t>(st.Int(18));
-    p.process.kernels.push_back(k);
+    row(st, ProcessOf(st, 6, counter));
     ++records_;
   }
-  return Finish(st, t, error);
+  return Finish(st, table, error);
+}
+
+template <typename Record>
+void NsysImporter::ActivityFields(const SqliteStatement& st, Record* r) {
+  r->start_ns = Time(st, 0);
+  r->end_ns = Time(st, 1);
+  r->correlation_id = static_cast<uint64_t>(st.Int(5));
+}
+
+uint32_t NsysImporter::ActivityStream(const SqliteStatement& st, ProcessState& p) {
+  return p.builder.Stream(static_cast<uint32_t>(st.Int(2)), static_cast<uint32_t>(st.Int(3)),
+                          static_cast<uint64_t>(st.Int(4)));
+}
+
+bool NsysImporter::ImportKernels(std::string* error) {
+  return ImportActivity(
+      "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"},
+      {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
+       "dynamicSharedMemory", "registersPerThread", "graphId", "graphNodeId"},
+      "import_kernels_without_pid", error, [&](const SqliteStatement& st, ProcessState& p) {
+        KernelRecord k;
+        ActivityFields(st, &k);
+        k.stream = ActivityStream(st, p);
+        k.name = String(st.Int(7));
+        if (!st.IsNull(8)) {
+          LaunchConfigRecord lc;
+          for (int i = 0; i < 3; ++i) {
+            lc.grid[i] = static_cast<uint32_t>(st.Int(8 + i));
+            lc.block[i] = static_cast<uint32_t>(st.Int(11 + i));
+          }
+          lc.static_shared_memory = static_cast<uint32_t>(st.Int(14));
+          lc.dynamic_shared_memory = static_cast<uint32_t>(st.Int(15));
+          lc.registers_per_thread = static_cast<uint32_t>(st.Int(16));
+          k.launch_config = p.builder.LaunchConfig(lc);
+        }
+        k.graph_id = static_cast<uint64_t>(st.Int(17));
+        k.graph_node_id = static_cast<uint64_t>(st.Int(18));
+        p.process.kernels.push_back(k);
+      });
 }
 
 bool NsysImporter::ImportRuntime(std::string* error) {
@@ -252,106 +284,51 @@ bool NsysImporter::ImportRuntime(std::string* error) {
 }
 
 bool NsysImporter::ImportMemcpy(std::string* error) {
-  const char* t = "CUPTI_ACTIVITY_KIND_MEMCPY";
-  if (!db_.HasTable(t)) return true;
-  if (!Require(t,
-               {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-                "bytes", "copyKind"},
-               error)) {
-    return false;
-  }
-  SqliteStatement st;
-  const std::string sql =
-      "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, "
-      "copyKind, " +
-      Optional(t, "srcKind") + ", " + Optional(t, "dstKind") + " FROM " + t;
-  if (!Query(sql, &st, error)) return false;
-  while (st.Step()) {
-    ProcessState& p = ProcessOf(st, 6, "import_memcpys_without_pid");
-    MemcpyRecord m;
-    m.start_ns = Time(st, 0);
-    m.end_ns = Time(st, 1);
-    m.stream = p.builder.Stream(static_cast<uint32_t>(st.Int(2)), static_cast<uint32_t>(st.Int(3)),
-                                static_cast<uint64_t>(st.Int(4)));
-    m.correlation_id = static_cast<uint64_t>(st.Int(5));
-    m.bytes = static_cast<uint64_t>(st.Int(7));
-    // ENUM_CUDA_MEMCPY_OPER 0..10 are CUPTI's memcpy kinds, the same numbers
-    // as proto CopyKind; the unified-memory kinds (11..13) have no
-    // counterpart.
-    const int64_t kind = st.Int(8);
-    m.copy_kind = kind >= 0 && kind <= 10 ? static_cast<uint32_t>(kind) : 0;
-    m.flags = (static_cast<uint32_t>(st.Int(9) & 0xFF) << 8) |
-              (static_cast<uint32_t>(st.Int(10) & 0xFF) << 16);
-    p.process.memcpys.push_back(m);
-    ++records_;
-  }
-  return Finish(st, t, error);
+  return ImportActivity("CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, {"srcKind", "dstKind"},
+                        "import_memcpys_without_pid", error,
+                        [&](const SqliteStatement& st, ProcessState& p) {
+                          MemcpyRecord m;
+                          ActivityFields(st, &m);
+                          m.stream = ActivityStream(st, p);
+                          m.bytes = static_cast<uint64_t>(st.Int(7));
+                          // ENUM_CUDA_MEMCPY_OPER 0..10 are CUPTI's memcpy kinds, the same
+                          // numbers as proto CopyKind; the unified-memory kinds (11..13) have
+                          // no counterpart.
+                          const int64_t kind = st.Int(8);
+                          m.copy_kind = kind >= 0 && kind <= 10 ? static_cast<uint32_t>(kind) : 0;
+                          m.flags = (static_cast<uint32_t>(st.Int(9) & 0xFF) << 8) |
+                                    (static_cast<uint32_t>(st.Int(10) & 0xFF) << 16);
+                          p.process.memcpys.push_back(m);
+                        });
 }
 
 bool NsysImporter::ImportMemset(std::string* error) {
-  const char* t = "CUPTI_ACTIVITY_KIND_MEMSET";
-  if (!db_.HasTable(t)) return true;
-  if (!Require(t,
-               {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-                "bytes"},
-               error)) {
-    return false;
-  }
-  SqliteStatement st;
-  const std::string sql =
-      "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, " +
-      Optional(t, "value") + " FROM " + t;
-  if (!Query(sql, &st, error)) return false;
-  while (st.Step()) {
-    ProcessState& p = ProcessOf(st, 6, "import_memsets_without_pid");
-    MemsetRecord m;
-    m.start_ns = Time(st, 0);
-    m.end_ns = Time(st, 1);
-    m.stream = p.builder.Stream(static_cast<uint32_t>(st.Int(2)), static_cast<uint32_t>(st.Int(3)),
-                                static_cast<uint64_t>(st.Int(4)));
-    m.correlation_id = static_cast<uint64_t>(st.Int(5));
-    m.bytes = static_cast<uint64_t>(st.Int(7));
-    m.value = static_cast<uint32_t>(st.Int(8));
-    p.process.memsets.push_back(m);
-    ++records_;
-  }
-  return Finish(st, t, error);
+  return ImportActivity("CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, {"value"},
+                        "import_memsets_without_pid", error,
+                        [&](const SqliteStatement& st, ProcessState& p) {
+                          MemsetRecord m;
+                          ActivityFields(st, &m);
+                          m.stream = ActivityStream(st, p);
+                          m.bytes = static_cast<uint64_t>(st.Int(7));
+                          m.value = static_cast<uint32_t>(st.Int(8));
+                          p.process.memsets.push_back(m);
+                        });
 }
 
 bool NsysImporter::ImportSync(std::string* error) {
-  const char* t = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
-  if (!db_.HasTable(t)) return true;
-  if (!Require(t,
-               {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-                "syncType"},
-               error)) {
-    return false;
-  }
-  SqliteStatement st;
-  const std::string sql =
-      "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, syncType, " +
-      Optional(t, "eventId") + " FROM " + t;
-  if (!Query(sql, &st, error)) return false;
-  while (st.Step()) {
-    ProcessState& p = ProcessOf(st, 6, "import_syncs_without_pid");
-    SyncRecord s;
-    s.start_ns = Time(st, 0);
-    s.end_ns = Time(st, 1);
-    // nsys writes streamId -1 / 0 for context- and device-wide syncs (no
-    // stream); only real streams get a StreamDef.
-    const int64_t stream = st.Int(4);
-    s.stream = stream > 0 ? p.builder.Stream(static_cast<uint32_t>(st.Int(2)),
-                                             static_cast<uint32_t>(st.Int(3)),
-                                             static_cast<uint64_t>(stream))
-                          : 0;
-    s.context = static_cast<uint32_t>(st.Int(3));
-    s.correlation_id = static_cast<uint64_t>(st.Int(5));
-    s.type = static_cast<uint32_t>(st.Int(7));
-    s.event = static_cast<uint32_t>(st.Int(8));
-    p.process.syncs.push_back(s);
-    ++records_;
-  }
-  return Finish(st, t, error);
+  return ImportActivity("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, {"eventId"},
+                        "import_syncs_without_pid", error,
+                        [&](const SqliteStatement& st, ProcessState& p) {
+                          SyncRecord s;
+                          ActivityFields(st, &s);
+                          // nsys writes streamId -1 / 0 for context- and device-wide syncs (no
+                          // stream); only real streams get a StreamDef.
+                          s.stream = st.Int(4) > 0 ? ActivityStream(st, p) : 0;
+                          s.context = static_cast<uint32_t>(st.Int(3));
+                          s.type = static_cast<uint32_t>(st.Int(7));
+                          s.event = static_cast<uint32_t>(st.Int(8));
+                          p.process.syncs.push_back(s);
+                        });
 }
 
 bool NsysImporter::ImportNvtx(std::string* error) {

@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 namespace tracer::analysis::reports {
-namespace {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
@@ -14,8 +13,6 @@ std::string_view Trim(std::string_view s) {
     s.remove_suffix(1);
   return s;
 }
-
-}  // namespace
 
 std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view source) {
   std::vector<RegexRule> rules;

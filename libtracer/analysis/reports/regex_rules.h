@@ -22,6 +22,10 @@ struct RegexRule {
 // without " -> ", an empty side or an invalid regex.
 std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view source);
 
+// s without leading and trailing blanks (space, tab, '\r'); shared by the
+// rule-file parsers.
+std::string_view Trim(std::string_view s);
+
 // Index of the first rule whose regex is found in s, or nullopt.
 std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::string_view s);
 

@@ -15,7 +15,6 @@
 #include "libtracer/analysis/reports/top.h"
 
 namespace tracer::analysis::reports {
-namespace {
 
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
@@ -26,8 +25,6 @@ std::vector<std::string> SplitComma(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 const std::vector<std::string>& ExtraTableNames() {
   static const std::vector<std::string> kNames = {"groups",     "timeline", "phases",

@@ -24,6 +24,9 @@ struct ExtraTableOptions {
   size_t top = 5;                   // kernels per range in "top"
 };
 
+// The non-empty items of a comma-separated flag value ("a,,b" -> a, b).
+std::vector<std::string> SplitComma(const std::string& s);
+
 // groups, timeline, phases, categories, gaps, top.
 const std::vector<std::string>& ExtraTableNames();
 bool IsExtraTable(std::string_view name);

@@ -1,0 +1,26 @@
+// Helpers shared by the `tracer` commands (cmd_*.cc).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libtracer/analysis/trace_model.h"
+
+namespace tracer::cli {
+
+// Prints each distinct warning of trace once, as "tracer COMMAND: warning: ...".
+void PrintWarnings(std::string_view command, const analysis::Trace& trace);
+
+// Appends every file to trace (analysis::LoadInput), printing
+// "tracer COMMAND: <error>" for each file that cannot be read, then the
+// warnings (PrintWarnings). Returns how many files were read.
+size_t LoadInputs(std::string_view command, const std::vector<std::string>& files,
+                  analysis::Trace* trace);
+
+// Writes text to stdout when path is empty or "-", else to the file path.
+// False when the file cannot be written.
+bool WriteOutput(const std::string& text, const std::string& path);
+
+}  // namespace tracer::cli

@@ -204,8 +204,9 @@ const Registrar kReport{Command{
           ->required();
       sub.add_option("--table,-t", args->tables,
                      "Tables, comma separated: summary,ranges,kernels,range-kernels,gpu,memory,"
-                     "api or all (default: summary,ranges + GPU tables when the trace has GPU "
-                     "data)");
+                     "api or all (the core tables); groups (needs --groups), timeline, phases, "
+                     "categories, gaps, top (default: summary,ranges + GPU tables when the "
+                     "trace has GPU data)");
       sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
       sub.add_option("--top", args->top, "Keep the first N rows of each table (0 = all)");
       sub.add_option("--sort", args->sort, "Row order: total (default), count, avg or name");

@@ -20,10 +20,7 @@ Table ApiTable(const AnalyzedTrace& t, const ReportOptions& o) {
           static_cast<int64_t>(a.end_ns - a.start_ns));
     }
   }
-  Table table;
-  table.name = "api";
-  table.title = "CUDA API calls";
-  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  Table table = NewTable("api", "CUDA API calls", o);
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"function", ColumnKind::kText, "Function"},
                                              {"api", ColumnKind::kText, "API"},

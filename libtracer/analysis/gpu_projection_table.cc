@@ -41,10 +41,7 @@ Table GpuProjectionTable(const AnalyzedTrace& t, const ReportOptions& o) {
       g.max_streams = std::max(g.max_streams, proj->streams.size());
     }
   }
-  Table table;
-  table.name = "gpu";
-  table.title = "GPU projection of ranges (nsys nvtx_gpu_proj_sum semantics)";
-  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  Table table = NewTable("gpu", "GPU projection of ranges (nsys nvtx_gpu_proj_sum semantics)", o);
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(),
                        {{"domain", ColumnKind::kText, "Domain"},

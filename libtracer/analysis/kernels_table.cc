@@ -21,10 +21,7 @@ Table KernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
       all += d;
     }
   }
-  Table table;
-  table.name = "kernels";
-  table.title = "GPU kernels";
-  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  Table table = NewTable("kernels", "GPU kernels", o);
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"kernel", ColumnKind::kText, "Kernel"},
                                              {"count", ColumnKind::kCount, "Count"}});

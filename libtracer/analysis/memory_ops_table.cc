@@ -38,10 +38,7 @@ Table MemoryOpsTable(const AnalyzedTrace& t, const ReportOptions& o) {
       g.bytes += static_cast<int64_t>(m.bytes);
     }
   }
-  Table table;
-  table.name = "memory";
-  table.title = "Memory operations";
-  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  Table table = NewTable("memory", "Memory operations", o);
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"operation", ColumnKind::kText, "Operation"},
                                              {"count", ColumnKind::kCount, "Count"},

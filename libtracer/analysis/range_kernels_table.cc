@@ -53,10 +53,8 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
   for (const auto& [key, g] : groups) {
     for (int64_t d : g.durations) range_kernel_total[key >> 32] += d;
   }
-  Table table;
-  table.name = "range-kernels";
-  table.title = "Kernels per range (a kernel counts toward every range on its stack)";
-  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  Table table = NewTable("range-kernels",
+                         "Kernels per range (a kernel counts toward every range on its stack)", o);
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"range", ColumnKind::kText, "Range"},
                                              {"kernel", ColumnKind::kText, "Kernel"},

@@ -80,11 +80,9 @@ Table RangesTable(const AnalyzedTrace& t, const ReportOptions& o) {
     }
   }
 
-  Table table;
-  table.name = "ranges";
-  table.title =
-      "NVTX ranges (CPU time per instance; GPU work attributed to the range and its children)";
-  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  Table table = NewTable(
+      "ranges",
+      "NVTX ranges (CPU time per instance; GPU work attributed to the range and its children)", o);
   const size_t first = table.columns.size();
   table.columns.insert(table.columns.end(), {{"domain", ColumnKind::kText, "Domain"},
                                              {"range", ColumnKind::kText, "Range"},

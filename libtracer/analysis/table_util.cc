@@ -41,6 +41,14 @@ DurationStats ComputeStats(std::vector<int64_t>* values) {
   return s;
 }
 
+Table NewTable(std::string_view name, std::string_view title, const ReportOptions& o) {
+  Table table;
+  table.name = std::string(name);
+  table.title = std::string(title);
+  if (o.by_process) table.columns.push_back({"process", ColumnKind::kText, "Process"});
+  return table;
+}
+
 void AddStatColumns(Table* table, std::string_view name_prefix, std::string_view title_prefix,
                     WithStddev stddev) {
   static constexpr std::string_view kStats[][3] = {

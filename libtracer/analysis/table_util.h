@@ -29,6 +29,9 @@ struct DurationStats {
 // Reorders values.
 DurationStats ComputeStats(std::vector<int64_t>* values);
 
+// An empty table; with o.by_process its first column is "process".
+Table NewTable(std::string_view name, std::string_view title, const ReportOptions& o);
+
 enum class WithStddev { kNo, kYes };
 // Appends the duration-statistics columns total, avg, med, min, max (and
 // stddev): names "<name_prefix>total_ns", ...; titles "Total", ... without a

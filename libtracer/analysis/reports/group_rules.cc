@@ -152,9 +152,7 @@ std::vector<GroupRule> ParseGroupRules(std::string_view text, std::string_view s
   std::map<std::string, std::string> defined;  // group text -> where
   size_t line_no = 0;
   while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    std::string_view line = NextLine(&text);
     ++line_no;
     const size_t hash = line.find('#');
     if (hash != std::string_view::npos) line = line.substr(0, hash);

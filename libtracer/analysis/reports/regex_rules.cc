@@ -14,13 +14,18 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+std::string_view NextLine(std::string_view* text) {
+  const size_t nl = text->find('\n');
+  const std::string_view line = text->substr(0, nl);
+  *text = nl == std::string_view::npos ? std::string_view() : text->substr(nl + 1);
+  return line;
+}
+
 std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view source) {
   std::vector<RegexRule> rules;
   size_t line_no = 0;
   while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    std::string_view line = NextLine(&text);
     ++line_no;
     line = Trim(line);
     if (line.empty() || line.front() == '#') continue;

@@ -26,6 +26,9 @@ std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view s
 // rule-file parsers.
 std::string_view Trim(std::string_view s);
 
+// Removes the first line of *text and returns it, without its '\n'.
+std::string_view NextLine(std::string_view* text);
+
 // Index of the first rule whose regex is found in s, or nullopt.
 std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::string_view s);
 

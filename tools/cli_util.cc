@@ -1,7 +1,11 @@
 #include "tools/cli_util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <set>
 
 #include "libtracer/analysis/load_input.h"
@@ -18,12 +22,42 @@ void PrintWarnings(std::string_view command, const analysis::Trace& trace) {
   }
 }
 
+namespace {
+
+// Inputs this large take long enough to read that a terminal user wants to
+// see progress; smaller ones would only flicker.
+constexpr off_t kProgressMinBytes = 64 << 20;
+
+// A one-line progress bar on stderr, redrawn when the percentage changes;
+// empty (no output) unless stderr is a terminal and the file is large.
+analysis::ReadProgress ProgressBar(std::string_view command, const std::string& file) {
+  struct stat st;
+  if (!isatty(STDERR_FILENO) || stat(file.c_str(), &st) != 0 || st.st_size < kProgressMinBytes) {
+    return {};
+  }
+  const std::string label = "tracer " + std::string(command) + ": reading " + file;
+  auto last = std::make_shared<int>(-1);
+  return [label, last](uint64_t done, uint64_t total) {
+    const int percent = total == 0 ? 100 : static_cast<int>(100 * done / total);
+    if (percent == *last) return;
+    *last = percent;
+    constexpr int kWidth = 30;
+    const int filled = percent * kWidth / 100;
+    std::fprintf(stderr, "\r%s [%s%s] %3d%%", label.c_str(), std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, ' ').c_str(), percent);
+    if (done >= total) std::fprintf(stderr, "\r\033[K");  // clear the line when done
+    std::fflush(stderr);
+  };
+}
+
+}  // namespace
+
 size_t LoadInputs(std::string_view command, const std::vector<std::string>& files,
                   analysis::Trace* trace) {
   size_t read = 0;
   for (const std::string& file : files) {
     std::string error;
-    if (analysis::LoadInput(file, trace, &error)) {
+    if (analysis::LoadInput(file, trace, &error, ProgressBar(command, file))) {
       ++read;
     } else {
       std::fprintf(stderr, "tracer %s: %s\n", std::string(command).c_str(), error.c_str());

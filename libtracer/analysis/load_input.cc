@@ -9,7 +9,8 @@
 
 namespace tracer::analysis {
 
-bool LoadInput(const std::string& path, Trace* trace, std::string* error) {
+bool LoadInput(const std::string& path, Trace* trace, std::string* error,
+               const ReadProgress& progress) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = path + ": cannot open (" + std::strerror(errno) + ")";
@@ -18,7 +19,7 @@ bool LoadInput(const std::string& path, Trace* trace, std::string* error) {
   char head[16] = {};
   in.read(head, sizeof(head));
   const std::string_view first(head, static_cast<size_t>(in.gcount()));
-  if (LooksLikeTraceStream(first)) return ReadTraceFile(path, trace, error);
+  if (LooksLikeTraceStream(first)) return ReadTraceFile(path, trace, error, progress);
   // nsys SQLite exports and Kineto JSON (analysis/importers/).
   if (importers::DetectImportFormat(first) != importers::ImportFormat::kUnknown) {
     return importers::ImportFile(path, trace, error);

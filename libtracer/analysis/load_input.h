@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "libtracer/analysis/reader.h"
 #include "libtracer/analysis/trace_model.h"
 
 namespace tracer::analysis {
@@ -13,6 +14,8 @@ namespace tracer::analysis {
 // Appends the process(es) read from path to trace. Returns false with a
 // one-line *error when nothing usable could be read from that file; damage
 // that still left usable records is a warning in trace->warnings.
-bool LoadInput(const std::string& path, Trace* trace, std::string* error);
+// progress: see ReadTraceFile; imports do not report progress.
+bool LoadInput(const std::string& path, Trace* trace, std::string* error,
+               const ReadProgress& progress = {});
 
 }  // namespace tracer::analysis

@@ -378,7 +378,7 @@ bool LooksLikeTraceStream(std::string_view first_bytes) {
 }
 
 bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Trace* trace,
-                    std::string* error) {
+                    std::string* error, const ReadProgress& progress) {
   if (!LooksLikeTraceStream(bytes)) {
     *error = display_name + ": not a tracer stream (bad magic)";
     return false;
@@ -440,7 +440,10 @@ bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Tra
     decoder.Add(chunk);
     offset += 8 + len;
     ++frames;
+    // Every 64 frames: a few hundred calls for a multi-GB file.
+    if (progress && (frames & 63) == 0) progress(offset, bytes.size());
   }
+  if (progress) progress(bytes.size(), bytes.size());
   const uint64_t undefined = decoder.Finish();
   if (!damage.empty()) {
     const uint64_t lost_bytes = bytes.size() - damage_at;
@@ -473,7 +476,8 @@ bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Tra
   return true;
 }
 
-bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error) {
+bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,
+                   const ReadProgress& progress) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *error = path + ": cannot open (" + std::strerror(errno) + ")";
@@ -499,8 +503,8 @@ bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error) {
     return false;
   }
   ::madvise(data, size, MADV_SEQUENTIAL);
-  const bool ok =
-      ReadTraceBytes(std::string_view(static_cast<const char*>(data), size), path, trace, error);
+  const bool ok = ReadTraceBytes(std::string_view(static_cast<const char*>(data), size), path,
+                                 trace, error, progress);
   ::munmap(data, size);
   return ok;
 }

@@ -13,6 +13,8 @@
 // of design.md section 5).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,12 +24,17 @@ namespace tracer::analysis {
 
 // Reads the stream file at path. Returns false with a one-line *error when
 // the file cannot be read or is not a tracer stream; trace is then unchanged.
-bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error);
+// Told now and then how far reading got (bytes done of total), last with
+// done == total, so a CLI can draw a progress bar for large inputs.
+using ReadProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,
+                   const ReadProgress& progress = {});
 
 // Same, from bytes in memory (magic included); display_name stands for the
 // file in warnings and in ProcessTrace::source_file.
 bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Trace* trace,
-                    std::string* error);
+                    std::string* error, const ReadProgress& progress = {});
 
 // True when bytes start with the stream magic (used by LoadInput to dispatch).
 bool LooksLikeTraceStream(std::string_view first_bytes);

@@ -122,6 +122,32 @@ TEST(ReaderTest, FooterIsRead) {
   EXPECT_EQ(trace.processes[0].footer->dropped_by_cause[0].second, 7u);
 }
 
+// The progress callback (the CLI's progress bar) sees every 64th frame and a
+// last call at 100 %, never going backwards.
+TEST(ReaderTest, ProgressIsMonotonicAndEndsAtTheTotal) {
+  TraceFileBuilder b;
+  for (int i = 0; i < 130; ++i) {
+    b.Range(1 + i, 0, 1, "r", 10 * i, 10 * i + 5);
+    b.Frame();
+  }
+  const std::string& bytes = b.Bytes();
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(bytes, "p.trace", &trace, &error, [&](uint64_t done, uint64_t total) {
+    calls.emplace_back(done, total);
+  }));
+  EXPECT_EQ(trace.processes[0].ranges.size(), 130u);
+  // Frames 64 and 128, then the final call.
+  ASSERT_EQ(calls.size(), 3u);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].second, bytes.size());
+    if (i > 0) EXPECT_GT(calls[i].first, calls[i - 1].first);
+  }
+  EXPECT_LT(calls[0].first, bytes.size());
+  EXPECT_EQ(calls.back().first, bytes.size());
+}
+
 TEST(ReaderTest, CutMidFrameKeepsEarlierFramesWithOneWarning) {
   TraceFileBuilder b;
   const std::vector<size_t> at = BuildThreeFrames(&b);

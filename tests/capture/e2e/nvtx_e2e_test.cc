@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "tests/capture/e2e/e2e_util.h"
@@ -282,16 +283,27 @@ TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
   EXPECT_EQ(CountByName(child)["child_quick"], 1u);
 }
 
-TEST(CaptureE2E, ForkNoneChildTracesNothing) {
+// Runs an NVTX client mode that forks, with TRACER_FORK=none, and returns the
+// range counts of the one trace that must be left (the parent's).
+std::map<std::string, size_t> RunForkNone(const char* mode, const std::string& output_name,
+                                          LoadPath load) {
   TempDir dir;
-  RunResult r = RunProgram({NVTX_CLIENT, "fork"},
-                           {{"TRACER_OUTPUT", dir.File("n-%p.trace")}, {"TRACER_FORK", "none"}},
-                           LoadPath::kNvtxInjectionEnv);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_EQ(dir.List().size(), 1u);
-  ParsedTrace t = ReadTraceFile(dir.File(dir.List()[0]));
+  RunResult r =
+      RunProgram({NVTX_CLIENT, mode},
+                 {{"TRACER_OUTPUT", dir.File(output_name)}, {"TRACER_FORK", "none"}}, load);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto files = dir.List();
+  EXPECT_EQ(files.size(), 1u);
+  if (files.size() != 1) return {};
+  ParsedTrace t = ReadTraceFile(dir.File(files[0]));
   ExpectWellFormed(t);
-  EXPECT_EQ(CountByName(t).count("child_range"), 0u);
+  return CountByName(t);
+}
+
+TEST(CaptureE2E, ForkNoneChildTracesNothing) {
+  auto counts = RunForkNone("fork", "n-%p.trace", LoadPath::kNvtxInjectionEnv);
+  EXPECT_EQ(counts["parent_after"], 1u);
+  EXPECT_EQ(counts.count("child_range"), 0u);
 }
 
 // A child forked before the library was loaded inherits no session; the
@@ -319,16 +331,9 @@ TEST(CaptureE2E, ChildForkedBeforeFirstNvtxCallIsStillAChild) {
 }
 
 TEST(CaptureE2E, ChildForkedBeforeFirstNvtxCallHonoursForkNone) {
-  TempDir dir;
-  RunResult r = RunProgram({NVTX_CLIENT, "fork_early"},
-                           {{"TRACER_OUTPUT", dir.File("run.trace")}, {"TRACER_FORK", "none"}},
-                           LoadPath::kPreload);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_EQ(dir.List().size(), 1u);
-  ParsedTrace t = ReadTraceFile(dir.File("run.trace"));
-  ExpectWellFormed(t);
-  EXPECT_EQ(CountByName(t)["parent_work"], 1u);
-  EXPECT_EQ(CountByName(t).count("child_work"), 0u);
+  auto counts = RunForkNone("fork_early", "run.trace", LoadPath::kPreload);
+  EXPECT_EQ(counts["parent_work"], 1u);
+  EXPECT_EQ(counts.count("child_work"), 0u);
 }
 
 TEST(CaptureE2E, ExitWithOpenRangesMarksThemUnclosed) {

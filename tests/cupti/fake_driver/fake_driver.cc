@@ -34,26 +34,31 @@
 namespace fake_driver {
 namespace {
 
+// The control functions the driver uses, listed once for the struct and the
+// dlsym loop below.
+#define FAKE_DRIVER_CONTROL_FUNCTIONS(FN) \
+  FN(fakeCuptiSetError)                   \
+  FN(fakeCuptiSetOtherSubscriber)         \
+  FN(fakeCuptiSetBufferLimit)             \
+  FN(fakeCuptiSetInOrder)                 \
+  FN(fakeCuptiLaunchKernel)               \
+  FN(fakeCuptiMemcpy)                     \
+  FN(fakeCuptiMemset)                     \
+  FN(fakeCuptiApiCall)                    \
+  FN(fakeCuptiSynchronize)                \
+  FN(fakeCuptiGraphCreate)                \
+  FN(fakeCuptiGraphInstantiate)           \
+  FN(fakeCuptiGraphLaunch)                \
+  FN(fakeCuptiProfilerStart)              \
+  FN(fakeCuptiProfilerStop)               \
+  FN(fakeCuptiDeviceReset)                \
+  FN(fakeCuptiContextDestroy)             \
+  FN(fakeCuptiAddDropped)
+
 // The fake libcupti's control API, resolved from the loaded library.
 struct Control {
 #define FN(name) decltype(&::name) name = nullptr;
-  FN(fakeCuptiSetError)
-  FN(fakeCuptiSetOtherSubscriber)
-  FN(fakeCuptiSetBufferLimit)
-  FN(fakeCuptiSetInOrder)
-  FN(fakeCuptiLaunchKernel)
-  FN(fakeCuptiMemcpy)
-  FN(fakeCuptiMemset)
-  FN(fakeCuptiApiCall)
-  FN(fakeCuptiSynchronize)
-  FN(fakeCuptiGraphCreate)
-  FN(fakeCuptiGraphInstantiate)
-  FN(fakeCuptiGraphLaunch)
-  FN(fakeCuptiProfilerStart)
-  FN(fakeCuptiProfilerStop)
-  FN(fakeCuptiDeviceReset)
-  FN(fakeCuptiContextDestroy)
-  FN(fakeCuptiAddDropped)
+  FAKE_DRIVER_CONTROL_FUNCTIONS(FN)
 #undef FN
 };
 
@@ -75,23 +80,7 @@ bool LoadControl(Control* c, std::string* error) {
     *error = std::string(path) + " lacks " #name;                 \
     return false;                                                 \
   }
-  FN(fakeCuptiSetError)
-  FN(fakeCuptiSetOtherSubscriber)
-  FN(fakeCuptiSetBufferLimit)
-  FN(fakeCuptiSetInOrder)
-  FN(fakeCuptiLaunchKernel)
-  FN(fakeCuptiMemcpy)
-  FN(fakeCuptiMemset)
-  FN(fakeCuptiApiCall)
-  FN(fakeCuptiSynchronize)
-  FN(fakeCuptiGraphCreate)
-  FN(fakeCuptiGraphInstantiate)
-  FN(fakeCuptiGraphLaunch)
-  FN(fakeCuptiProfilerStart)
-  FN(fakeCuptiProfilerStop)
-  FN(fakeCuptiDeviceReset)
-  FN(fakeCuptiContextDestroy)
-  FN(fakeCuptiAddDropped)
+  FAKE_DRIVER_CONTROL_FUNCTIONS(FN)
 #undef FN
   return true;
 }

@@ -28,8 +28,9 @@ namespace {
 // see progress; smaller ones would only flicker.
 constexpr off_t kProgressMinBytes = 64 << 20;
 
-// A one-line progress bar on stderr, redrawn when the percentage changes;
-// empty (no output) unless stderr is a terminal and the file is large.
+}  // namespace
+
+// Redrawn when the percentage changes.
 analysis::ReadProgress ProgressBar(std::string_view command, const std::string& file) {
   struct stat st;
   if (!isatty(STDERR_FILENO) || stat(file.c_str(), &st) != 0 || st.st_size < kProgressMinBytes) {
@@ -49,8 +50,6 @@ analysis::ReadProgress ProgressBar(std::string_view command, const std::string& 
     std::fflush(stderr);
   };
 }
-
-}  // namespace
 
 size_t LoadInputs(std::string_view command, const std::vector<std::string>& files,
                   analysis::Trace* trace) {

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libtracer/analysis/reader.h"
 #include "libtracer/analysis/trace_model.h"
 
 namespace tracer::cli {
@@ -18,6 +19,10 @@ void PrintWarnings(std::string_view command, const analysis::Trace& trace);
 // warnings (PrintWarnings). Returns how many files were read.
 size_t LoadInputs(std::string_view command, const std::vector<std::string>& files,
                   analysis::Trace* trace);
+
+// A one-line progress bar on stderr for large files when stderr is a
+// terminal; empty otherwise.
+analysis::ReadProgress ProgressBar(std::string_view command, const std::string& file);
 
 // Writes text to stdout when path is empty or "-", else to the file path.
 // False when the file cannot be written.

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <utility>
@@ -12,6 +14,7 @@
 #include "libtracer/analysis/load_input.h"
 #include "libtracer/analysis/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/streaming_report.h"
 #include "libtracer/analysis/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
@@ -62,6 +65,12 @@ Definitions:
                  threads) also count toward the ranges open at that moment on
                  the main thread (--main-thread). 'off' gives nsys' numbers.
 
+Large inputs: stream files of 2 GiB or more (all inputs together) are read as
+a stream with memory bounded by distinct names and open ranges (--stream forces
+it, --no-stream turns it off). That path computes summary, ranges, kernels,
+range-kernels, gpu and api, without GPU busy time, main-thread inheritance or
+GPU work of start/end ranges; the table notes say so.
+
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record
 is used and one warning per file says what was lost. Exit code 0 when
@@ -78,6 +87,7 @@ struct ReportArgs {
   std::string domain;
   std::string main_thread = "auto";
   bool by_process = false;
+  bool stream = false, no_stream = false;
   std::string output;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
 };
@@ -106,6 +116,49 @@ bool ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "tracer report: %s\n", message.c_str());
   return 1;
+}
+
+// Stream files at least this large (all inputs together) are read with
+// bounded memory unless --no-stream: loading them whole would need several
+// times their size in memory.
+constexpr uint64_t kAutoStreamBytes = 2ull << 30;
+
+bool IsStreamFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[8] = {};
+  in.read(head, sizeof(head));
+  return in.gcount() == sizeof(head) &&
+         analysis::LooksLikeTraceStream(std::string_view(head, sizeof(head)));
+}
+
+bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::string>& tables,
+                  bool all_tables) {
+  uint64_t bytes = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(f, ec);
+    if (ec || !analysis::IsRecordedStream(f)) return false;
+    bytes += size;
+  }
+  for (const std::string& t : tables) {
+    if (!all_tables && !analysis::IsStreamableTable(t)) return false;
+  }
+  return bytes >= kAutoStreamBytes;
+}
+
+int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& tables,
+                       const analysis::ReportOptions& options, analysis::OutputFormat format) {
+  std::vector<analysis::StreamingInput> inputs;
+  for (const std::string& f : args.files) inputs.push_back({f, ProgressBar("report", f)});
+  analysis::StreamingResult result = analysis::StreamingTables(inputs, tables, options);
+  for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
+  analysis::Trace warnings;
+  warnings.warnings = std::move(result.warnings);
+  PrintWarnings("report", warnings);
+  if (result.files_read == 0) return Fail("nothing could be read");
+  const std::string text = analysis::RenderTables(result.tables, format);
+  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
+  return 0;
 }
 
 int RunReport(const ReportArgs& args) {
@@ -142,9 +195,11 @@ int RunReport(const ReportArgs& args) {
   }
   std::vector<std::string> tables;
   const bool explicit_tables = !args.tables.empty();
+  bool all_tables = false;
   for (const std::string& t : analysis::reports::SplitComma(args.tables)) {
     if (t == "all") {
       tables = AllTables();
+      all_tables = true;
       break;
     }
     if (std::find(AllTables().begin(), AllTables().end(), t) == AllTables().end() &&
@@ -154,6 +209,31 @@ int RunReport(const ReportArgs& args) {
                   "timeline, phases, categories, gaps, top, all)");
     }
     tables.push_back(t);
+  }
+
+  if (args.stream && args.no_stream) return Fail("--stream and --no-stream exclude each other");
+  if (args.stream || (!args.no_stream && ShouldStream(args.files, tables, all_tables))) {
+    // 'all' means every table this path can compute.
+    if (all_tables) tables = analysis::StreamableTables();
+    for (const std::string& t : tables) {
+      if (!analysis::IsStreamableTable(t)) {
+        return Fail("--stream: table '" + t +
+                    "' needs the whole trace in memory (streamable: summary, ranges, kernels, "
+                    "range-kernels, gpu, api)");
+      }
+    }
+    for (const std::string& f : args.files) {
+      if (!IsStreamFile(f)) {
+        return Fail("--stream: " + f +
+                    " is not a tracer stream (imports are read in memory; drop --stream)");
+      }
+    }
+    if (!args.stream) {
+      std::fprintf(stderr,
+                   "tracer report: large input, reading it as a stream with bounded memory "
+                   "(--no-stream reads it whole: GPU busy, inheritance, every table)\n");
+    }
+    return RunStreamingReport(args, tables, options, format);
   }
 
   analysis::Trace trace;
@@ -218,6 +298,11 @@ const Registrar kReport{Command{
                      "an OS thread id, or off (nsys-identical attribution)");
       sub.add_flag("--by-process", args->by_process,
                    "One row per process instead of aggregating processes by name");
+      sub.add_flag("--stream", args->stream,
+                   "Compute the tables while reading, with memory bounded by distinct names and "
+                   "open ranges (default for stream inputs of 2 GiB or more): summary, ranges, "
+                   "kernels, range-kernels, gpu, api; no GPU busy, no main-thread inheritance");
+      sub.add_flag("--no-stream", args->no_stream, "Always read the whole trace into memory");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
       sub.add_option("--groups", args->extra.groups_file,
                      "Groups file for --table groups (e.g. data/groups/mlora.groups)");

@@ -6,9 +6,16 @@
 //   read:     ReadTraceFile (frames, protobuf parse, columnar decode),
 //   analyze:  range index + attribution + projection,
 //   tables:   ranges + kernels + range-kernels + gpu tables,
+//   stream:   the streaming path (StreamingTables: read + aggregate + the
+//             same tables in bounded memory, `tracer report --stream`),
 // and prints records/s and each stage's time as a ratio of the baseline.
+// With --rss it also generates streams of N and 10 N kernels and measures the
+// peak resident memory of each path in a forked child (design.md section 7:
+// "peak memory independent of the record count on a 10 M-kernel stream").
 //
-//   ingest_bench [--kernels N] [--iterations K] [--keep PATH]
+//   ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss]
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -21,6 +28,7 @@
 
 #include "libtracer/analysis/analyzed_trace.h"
 #include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/streaming_report.h"
 #include "libtracer/analysis/tables.h"
 #include "libtracer/core/chunk_builder.h"
 
@@ -102,6 +110,53 @@ size_t Generate(const std::string& path, size_t kernels) {
   return records;
 }
 
+size_t StreamTables(const std::string& path) {
+  tracer::analysis::ReportOptions o;
+  const auto result = tracer::analysis::StreamingTables(
+      {{path, {}}}, {"ranges", "kernels", "range-kernels", "gpu"}, o);
+  size_t rows = 0;
+  for (const auto& t : result.tables) rows += t.rows.size();
+  return rows;
+}
+
+size_t MemoryTables(const std::string& path) {
+  tracer::analysis::Trace trace;
+  std::string error;
+  if (!tracer::analysis::ReadTraceFile(path, &trace, &error)) return 0;
+  tracer::analysis::AnalyzedTrace analyzed(trace, {});
+  tracer::analysis::ReportOptions o;
+  return tracer::analysis::RangesTable(analyzed, o).rows.size() +
+         tracer::analysis::KernelsTable(analyzed, o).rows.size() +
+         tracer::analysis::RangeKernelsTable(analyzed, o).rows.size() +
+         tracer::analysis::GpuProjectionTable(analyzed, o).rows.size();
+}
+
+// VmHWM of this process (peak resident set of its address space), MiB.
+double OwnPeakRssMiB() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  return -1;
+}
+
+// Peak resident set (MiB) of a fresh process (this program re-executed with
+// --run MODE PATH), which reports its own VmHWM: nothing of this process's
+// heap is counted (a forked child's ru_maxrss would include it).
+double PeakRssMiB(const char* mode, const std::string& path) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return -1;
+  self[n] = '\0';
+  const std::string cmd = std::string("'") + self + "' --run " + mode + " '" + path + "'";
+  FILE* child = popen(cmd.c_str(), "r");
+  if (child == nullptr) return -1;
+  double mib = -1;
+  if (std::fscanf(child, "%lf", &mib) != 1) mib = -1;
+  return pclose(child) == 0 ? mib : -1;
+}
+
 uint64_t PlainRead(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
@@ -114,6 +169,13 @@ int main(int argc, char** argv) {
   size_t kernels = 1'000'000;
   int iterations = 3;
   std::string keep;
+  bool rss = false;
+  if (argc == 4 && std::string(argv[1]) == "--run") {
+    const std::string mode = argv[2];
+    const size_t rows = mode == "stream" ? StreamTables(argv[3]) : MemoryTables(argv[3]);
+    std::printf("%.1f\n", OwnPeakRssMiB());
+    return rows > 0 ? 0 : 1;
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--kernels" && i + 1 < argc)
@@ -122,8 +184,11 @@ int main(int argc, char** argv) {
       iterations = std::atoi(argv[++i]);
     else if (a == "--keep" && i + 1 < argc)
       keep = argv[++i];
+    else if (a == "--rss")
+      rss = true;
     else {
-      std::fprintf(stderr, "usage: ingest_bench [--kernels N] [--iterations K] [--keep PATH]\n");
+      std::fprintf(stderr,
+                   "usage: ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss]\n");
       return 2;
     }
   }
@@ -133,7 +198,8 @@ int main(int argc, char** argv) {
   std::ifstream sz(path, std::ios::binary | std::ios::ate);
   const double mb = static_cast<double>(sz.tellg()) / 1e6;
 
-  double best_plain = 1e30, best_read = 1e30, best_analyze = 1e30, best_tables = 1e30;
+  double best_plain = 1e30, best_read = 1e30, best_analyze = 1e30, best_tables = 1e30,
+         best_stream = 1e30;
   uint64_t sink = 0;
   for (int it = 0; it < iterations; ++it) {
     auto t0 = Clock::now();
@@ -154,6 +220,9 @@ int main(int argc, char** argv) {
     sink += tracer::analysis::RangeKernelsTable(analyzed, o).rows.size();
     sink += tracer::analysis::GpuProjectionTable(analyzed, o).rows.size();
     auto t4 = Clock::now();
+    sink += StreamTables(path);
+    auto t5 = Clock::now();
+    best_stream = std::min(best_stream, Seconds(t4, t5));
     best_plain = std::min(best_plain, Seconds(t0, t1));
     best_read = std::min(best_read, Seconds(t1, t2));
     best_analyze = std::min(best_analyze, Seconds(t2, t3));
@@ -174,5 +243,30 @@ int main(int argc, char** argv) {
   const double total = best_read + best_analyze + best_tables;
   std::printf("  end to end (read+analyze+tables): %.3f s, %.1f M records/s, %.1fx baseline\n",
               total, r / total / 1e6, total / best_plain);
+  std::printf(
+      "  streaming (read+aggregate+4 tables, bounded memory): %.3f s, %.1f M records/s, "
+      "%.1fx baseline\n",
+      best_stream, r / best_stream / 1e6, best_stream / best_plain);
+  if (rss) {
+    std::printf("peak resident memory (VmHWM, each path in a fresh process):\n");
+    std::printf("  %12s %12s %14s %14s\n", "kernels", "records", "streaming MiB", "in-memory MiB");
+    double first_stream = 0, first_memory = 0, last_stream = 0, last_memory = 0;
+    for (size_t n : {kernels, kernels * 10}) {
+      const std::string p = path + ".rss";
+      const size_t recs = Generate(p, n);
+      const double s_mib = PeakRssMiB("stream", p);
+      const double m_mib = PeakRssMiB("memory", p);
+      std::remove(p.c_str());
+      std::printf("  %12zu %12zu %14.1f %14.1f\n", n, recs, s_mib, m_mib);
+      if (n == kernels) {
+        first_stream = s_mib;
+        first_memory = m_mib;
+      }
+      last_stream = s_mib;
+      last_memory = m_mib;
+    }
+    std::printf("  10x the records: streaming peak %.2fx, in-memory peak %.2fx\n",
+                last_stream / first_stream, last_memory / first_memory);
+  }
   return sink == 42 ? 3 : 0;  // keep the work observable
 }

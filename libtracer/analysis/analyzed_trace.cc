@@ -1,5 +1,7 @@
 #include "libtracer/analysis/analyzed_trace.h"
 
+#include "libtracer/analysis/table_rows.h"
+
 namespace tracer::analysis {
 
 AnalyzedTrace::AnalyzedTrace(const Trace& trace, const AttributionOptions& options)
@@ -23,10 +25,7 @@ std::string_view AnalyzedTrace::DomainName(size_t process, uint32_t domain) cons
 }
 
 std::string AnalyzedTrace::ProcessLabel(size_t process) const {
-  const HeaderInfo& h = trace_->processes[process].header;
-  std::string label = "pid " + std::to_string(h.pid);
-  if (h.rank >= 0) label = "rank " + std::to_string(h.rank) + " (" + label + ")";
-  return label;
+  return ProcessLabelOf(trace_->processes[process]);
 }
 
 }  // namespace tracer::analysis

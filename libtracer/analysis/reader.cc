@@ -11,6 +11,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "libtracer/analysis/frame_scanner.h"
 #include "libtracer/analysis/record_count_hint.h"
 #include "libtracer/core/chunk_builder.h"
 #include "proto/trace.pb.h"
@@ -21,18 +22,6 @@ namespace {
 // Ids in a file index dense vectors; a larger id can only come from a broken
 // writer, so it is dropped (counted) instead of allocating gigabytes.
 constexpr uint64_t kMaxDenseId = 1u << 24;
-
-uint32_t ReadLE32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;  // the format is little-endian; so are the hosts we build for
-}
-
-std::string WithThousands(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
 
 PayloadValue ToPayload(const proto::Payload& p) {
   PayloadValue v;
@@ -183,16 +172,26 @@ class FileDecoder {
   // Remaps every string field to the global table. Returns how many
   // references named an undefined string (they become "").
   uint64_t Finish() {
-    for (auto& t : p_->threads) t.name = Map(t.name);
-    for (auto& [id, name] : p_->domain_names) name = Map(name);
-    for (auto& [key, name] : p_->category_names) name = Map(name);
+    MapRecordNames();
+    MapDefinitionNames();
+    return undefined_;
+  }
+  // Streaming: the records decoded so far (one frame's) get global string ids
+  // now, so a string must be defined before its first use (the writer always
+  // does so).
+  void MapRecordNames() {
     for (auto& r : p_->ranges) r.name = Map(r.name);
     for (auto& m : p_->marks) m.name = Map(m.name);
     for (auto& k : p_->kernels) k.name = Map(k.name);
     for (auto& a : p_->api_calls) a.name = Map(a.name);
     for (auto& s : p_->pm_samples) s.metric = Map(s.metric);
-    return undefined_;
   }
+  void MapDefinitionNames() {
+    for (auto& t : p_->threads) t.name = Map(t.name);
+    for (auto& [id, name] : p_->domain_names) name = Map(name);
+    for (auto& [key, name] : p_->category_names) name = Map(name);
+  }
+  uint64_t undefined() const { return undefined_; }
 
   uint64_t dropped_ids() const { return dropped_ids_; }
   uint64_t ragged_batches() const { return ragged_; }
@@ -357,19 +356,6 @@ class FileDecoder {
   uint64_t undefined_ = 0, dropped_ids_ = 0, ragged_ = 0;
 };
 
-// Walks the frames that still look well-formed after a damaged one, to tell
-// the user how much was lost.
-uint64_t CountFramesAfter(std::string_view bytes, size_t offset) {
-  uint64_t frames = 0;
-  while (bytes.size() - offset >= 8) {
-    const uint32_t len = ReadLE32(bytes.data() + offset);
-    if (len == 0 || len > kMaxFramePayload || bytes.size() - offset - 8 < len) break;
-    offset += 8 + len;
-    ++frames;
-  }
-  return frames;
-}
-
 }  // namespace
 
 bool LooksLikeTraceStream(std::string_view first_bytes) {
@@ -377,19 +363,63 @@ bool LooksLikeTraceStream(std::string_view first_bytes) {
          std::memcmp(first_bytes.data(), kTraceMagic, sizeof(kTraceMagic)) == 0;
 }
 
+namespace {
+
+// The frame loop shared by the in-memory and the streaming reader: decodes
+// every intact frame, calls after_frame after each, and turns damage and
+// decoding problems into one warning line each.
+void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
+                  const std::function<void()>& after_frame, std::vector<std::string>* warnings,
+                  const ReadProgress& progress) {
+  proto::Chunk chunk;
+  std::string_view payload;
+  FrameScanner::Result result;
+  while ((result = scanner->Next(&payload)) == FrameScanner::Result::kFrame) {
+    chunk.Clear();
+    if (!chunk.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+      scanner->RejectLast("payload does not parse");
+      result = FrameScanner::Result::kDamaged;
+      break;
+    }
+    decoder->Add(chunk);
+    if (after_frame) after_frame();
+    // Every 64 frames: a few hundred calls for a multi-GB file.
+    if (progress && (scanner->frames() & 63) == 0) progress(scanner->offset(), scanner->size());
+  }
+  if (progress) progress(scanner->size(), scanner->size());
+  if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
+}
+
+void AddDecoderWarnings(const std::string& name, const FileDecoder& decoder,
+                        std::vector<std::string>* warnings) {
+  if (decoder.undefined() > 0) {
+    warnings->push_back(name + ": " + std::to_string(decoder.undefined()) +
+                        " reference(s) to undefined string ids shown as empty names");
+  }
+  if (decoder.dropped_ids() > 0) {
+    warnings->push_back(name + ": " + std::to_string(decoder.dropped_ids()) +
+                        " definition(s) with out-of-range ids ignored");
+  }
+  if (decoder.ragged_batches() > 0) {
+    warnings->push_back(name + ": " + std::to_string(decoder.ragged_batches()) +
+                        " column batch(es) with uneven columns (missing cells read as 0)");
+  }
+}
+
+}  // namespace
+
 bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Trace* trace,
                     std::string* error, const ReadProgress& progress) {
-  if (!LooksLikeTraceStream(bytes)) {
-    *error = display_name + ": not a tracer stream (bad magic)";
-    return false;
-  }
+  FrameScanner scanner(bytes, display_name);
+  if (!scanner.Open(error)) return false;
   ProcessTrace process;
   process.source_file = display_name;
   FileDecoder decoder(&process, &trace->strings);
   // Size the record vectors once (see record_count_hint.h).
   RecordCountHint hint;
   for (size_t at = sizeof(kTraceMagic); bytes.size() - at >= 8;) {
-    const uint32_t len = ReadLE32(bytes.data() + at);
+    uint32_t len;
+    std::memcpy(&len, bytes.data() + at, 4);
     if (len == 0 || len > kMaxFramePayload || bytes.size() - at - 8 < len) break;
     AddRecordCountHint(bytes.substr(at + 8, len), &hint);
     at += 8 + len;
@@ -400,79 +430,39 @@ bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Tra
   process.memsets.reserve(hint.memsets);
   process.api_calls.reserve(hint.api_calls);
   process.launches.reserve(hint.launches);
-  proto::Chunk chunk;
-  size_t offset = sizeof(kTraceMagic);
-  uint64_t frames = 0;
-  std::string damage;
-  size_t damage_at = 0;
-  while (offset < bytes.size()) {
-    const size_t left = bytes.size() - offset;
-    if (left < 8) {
-      damage = "frame header cut short";
-      damage_at = offset;
-      break;
-    }
-    const uint32_t len = ReadLE32(bytes.data() + offset);
-    const uint32_t crc = ReadLE32(bytes.data() + offset + 4);
-    if (len == 0 || len > kMaxFramePayload) {
-      damage = "bad frame length " + std::to_string(len);
-      damage_at = offset;
-      break;
-    }
-    if (left - 8 < len) {
-      damage = "frame cut short: " + std::to_string(left - 8) + " of " + std::to_string(len) +
-               " payload bytes";
-      damage_at = offset;
-      break;
-    }
-    const auto* payload = reinterpret_cast<const Bytef*>(bytes.data() + offset + 8);
-    if (static_cast<uint32_t>(crc32(0L, payload, len)) != crc) {
-      damage = "CRC mismatch";
-      damage_at = offset;
-      break;
-    }
-    chunk.Clear();
-    if (!chunk.ParseFromArray(payload, static_cast<int>(len))) {
-      damage = "payload does not parse";
-      damage_at = offset;
-      break;
-    }
-    decoder.Add(chunk);
-    offset += 8 + len;
-    ++frames;
-    // Every 64 frames: a few hundred calls for a multi-GB file.
-    if (progress && (frames & 63) == 0) progress(offset, bytes.size());
-  }
-  if (progress) progress(bytes.size(), bytes.size());
-  const uint64_t undefined = decoder.Finish();
-  if (!damage.empty()) {
-    const uint64_t lost_bytes = bytes.size() - damage_at;
-    std::string line = display_name + ": corrupt frame at byte " + std::to_string(damage_at) +
-                       " (" + damage + "); " + WithThousands(lost_bytes) +
-                       " bytes from there ignored";
-    // A damaged frame whose length is still plausible lets us count the
-    // well-formed frames behind it.
-    const uint32_t len = bytes.size() - damage_at >= 8 ? ReadLE32(bytes.data() + damage_at) : 0;
-    if (len > 0 && len <= kMaxFramePayload && bytes.size() - damage_at - 8 >= len) {
-      line += " (the damaged frame and " +
-              std::to_string(CountFramesAfter(bytes, damage_at + 8 + len)) + " frame(s) after it)";
-    }
-    line += "; " + std::to_string(frames) + " frame(s) before it kept";
-    trace->warnings.push_back(std::move(line));
-  }
-  if (undefined > 0) {
-    trace->warnings.push_back(display_name + ": " + std::to_string(undefined) +
-                              " reference(s) to undefined string ids shown as empty names");
-  }
-  if (decoder.dropped_ids() > 0) {
-    trace->warnings.push_back(display_name + ": " + std::to_string(decoder.dropped_ids()) +
-                              " definition(s) with out-of-range ids ignored");
-  }
-  if (decoder.ragged_batches() > 0) {
-    trace->warnings.push_back(display_name + ": " + std::to_string(decoder.ragged_batches()) +
-                              " column batch(es) with uneven columns (missing cells read as 0)");
-  }
+  DecodeFrames(&scanner, &decoder, {}, &trace->warnings, progress);
+  decoder.Finish();
+  AddDecoderWarnings(display_name, decoder, &trace->warnings);
   trace->processes.push_back(std::move(process));
+  return true;
+}
+
+bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace* process,
+                     const BatchCallback& on_batch, std::vector<std::string>* warnings,
+                     std::string* error, const ReadProgress& progress) {
+  FrameScanner scanner(path);
+  if (!scanner.Open(error)) return false;
+  process->source_file = path;
+  FileDecoder decoder(process, strings);
+  auto after_frame = [&] {
+    decoder.MapRecordNames();
+    on_batch(*process);
+    process->ranges.clear();
+    process->marks.clear();
+    process->kernels.clear();
+    process->memcpys.clear();
+    process->memsets.clear();
+    process->api_calls.clear();
+    process->launches.clear();
+    process->syncs.clear();
+    process->overheads.clear();
+    process->graph_nodes.clear();
+    process->graph_launches.clear();
+    process->pm_samples.clear();
+  };
+  DecodeFrames(&scanner, &decoder, after_frame, warnings, progress);
+  decoder.MapDefinitionNames();
+  AddDecoderWarnings(path, decoder, warnings);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "libtracer/analysis/table_rows.h"
 #include "libtracer/analysis/table_util.h"
 #include "libtracer/analysis/tables.h"
 
@@ -42,8 +43,35 @@ bool HasGpuData(const Trace& trace) {
   return false;
 }
 
-Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
-  const Trace& trace = t.trace();
+std::string ProcessLabelOf(const ProcessTrace& p) {
+  std::string label = "pid " + std::to_string(p.header.pid);
+  if (p.header.rank >= 0) label = "rank " + std::to_string(p.header.rank) + " (" + label + ")";
+  return label;
+}
+
+SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes) {
+  SummaryRow row;
+  row.process = ProcessLabelOf(p);
+  row.source = p.header.source;
+  row.file = p.source_file;
+  row.closed = p.footer.has_value();
+  for (const auto& th : p.threads) row.threads += th.defined ? 1 : 0;
+  std::string causes;
+  for (const auto& [name, v] : Dropped(p)) {
+    row.dropped += static_cast<int64_t>(v);
+    causes += (causes.empty() ? "" : ", ") + name + " " + std::to_string(v);
+  }
+  const std::string who = row.process + ": ";
+  if (!p.footer && p.header.source == "tracer") {
+    notes->push_back(who +
+                     "no footer: the program was killed or is still running; every "
+                     "record up to the last complete chunk is used");
+  }
+  if (!causes.empty()) notes->push_back(who + "dropped records by cause: " + causes);
+  return row;
+}
+
+Table RenderSummaryTable(const std::vector<SummaryRow>& rows, std::vector<std::string> notes) {
   Table table;
   table.name = "summary";
   table.title =
@@ -66,39 +94,48 @@ Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
                    {"inherited_ops", ColumnKind::kCount, "Inherited"},
                    {"main_thread", ColumnKind::kText, "Main thread"},
                    {"dropped", ColumnKind::kCount, "Dropped"}};
+  for (const SummaryRow& r : rows) {
+    table.rows.push_back({Text(r.process), Text(r.source), Text(r.file),
+                          Text(r.closed ? "yes" : "no"), Int(r.threads), Int(r.ranges),
+                          Int(r.marks), Int(r.kernels), Int(r.memcpys), Int(r.memsets),
+                          Int(r.api_calls),
+                          IntOrEmpty(r.unattributed.has_value(), r.unattributed.value_or(0)),
+                          IntOrEmpty(r.outside_ranges.has_value(), r.outside_ranges.value_or(0)),
+                          IntOrEmpty(r.inherited.has_value(), r.inherited.value_or(0)),
+                          Text(r.main_thread), Int(r.dropped)});
+  }
+  table.notes = std::move(notes);
+  return table;
+}
+
+Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
+  const Trace& trace = t.trace();
+  std::vector<SummaryRow> rows;
+  std::vector<std::string> notes;
   for (size_t pi = 0; pi < t.size(); ++pi) {
     const ProcessAnalysis& pa = t.process(pi);
     const ProcessTrace& p = *pa.process;
     const AttributionCounts& c = pa.attribution.counts();
-    int64_t threads = 0;
-    for (const auto& th : p.threads) threads += th.defined ? 1 : 0;
-    const auto dropped = Dropped(p);
-    uint64_t dropped_total = 0;
-    std::string causes;
-    for (const auto& [name, v] : dropped) {
-      dropped_total += v;
-      causes += (causes.empty() ? "" : ", ") + name + " " + std::to_string(v);
-    }
-    const uint32_t main = pa.attribution.main_thread();
-    table.rows.push_back(
-        {Text(t.ProcessLabel(pi)), Text(p.header.source), Text(p.source_file),
-         Text(p.footer ? "yes" : "no"), Int(threads), Int(p.ranges.size()), Int(p.marks.size()),
-         Int(p.kernels.size()), Int(p.memcpys.size()), Int(p.memsets.size()),
-         Int(p.api_calls.size()), Int(c.unattributed), Int(c.outside_ranges), Int(c.inherited),
-         main ? Text(ThreadLabel(trace, p, main)) : Text("-"), Int(dropped_total)});
     const std::string who = t.ProcessLabel(pi) + ": ";
+    const uint32_t main = pa.attribution.main_thread();
     if (t.options().main_thread == MainThreadMode::kThread && main == 0) {
-      table.notes.push_back(who + "--main-thread " + std::to_string(t.options().main_thread_tid) +
-                            ": no thread with that OS id; no launch inherits ranges");
+      notes.push_back(who + "--main-thread " + std::to_string(t.options().main_thread_tid) +
+                      ": no thread with that OS id; no launch inherits ranges");
     }
-    if (!p.footer && p.header.source == "tracer") {
-      table.notes.push_back(who +
-                            "no footer: the program was killed or is still running; every "
-                            "record up to the last complete chunk is used");
-    }
-    if (!causes.empty()) table.notes.push_back(who + "dropped records by cause: " + causes);
+    SummaryRow row = SummaryRowOf(p, &notes);
+    row.ranges = static_cast<int64_t>(p.ranges.size());
+    row.marks = static_cast<int64_t>(p.marks.size());
+    row.kernels = static_cast<int64_t>(p.kernels.size());
+    row.memcpys = static_cast<int64_t>(p.memcpys.size());
+    row.memsets = static_cast<int64_t>(p.memsets.size());
+    row.api_calls = static_cast<int64_t>(p.api_calls.size());
+    row.unattributed = static_cast<int64_t>(c.unattributed);
+    row.outside_ranges = static_cast<int64_t>(c.outside_ranges);
+    row.inherited = static_cast<int64_t>(c.inherited);
+    if (main != 0) row.main_thread = ThreadLabel(trace, p, main);
+    rows.push_back(std::move(row));
     if (c.ops > 0) {
-      table.notes.push_back(
+      notes.push_back(
           who + std::to_string(c.ops) + " GPU ops; attributed by launch record " +
           std::to_string(c.by_source[static_cast<int>(AttributionSource::kLaunchRecord)]) +
           ", by API record " +
@@ -109,7 +146,7 @@ Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
           "; unattributed " + std::to_string(c.unattributed) + " (" +
           Percent(c.unattributed, c.ops) + ")");
       if (c.inherited > 0) {
-        table.notes.push_back(
+        notes.push_back(
             who + std::to_string(c.inherited) + " GPU ops (" + Percent(c.inherited, c.ops) +
             ") were launched on worker threads and also counted toward the ranges open on the "
             "main thread " +
@@ -118,7 +155,7 @@ Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
       }
     }
   }
-  return table;
+  return RenderSummaryTable(rows, std::move(notes));
 }
 
 }  // namespace tracer::analysis

@@ -88,11 +88,12 @@ RangeFilter::RangeFilter(const ReportOptions& o) : domain_(o.domain) {
 
 bool RangeFilter::Accepts(const AnalyzedTrace& t, size_t process, const RangeRecord& r) const {
   if (!domain_.empty() && t.DomainName(process, r.domain) != domain_) return false;
-  if (regex_) {
-    const std::string_view name = t.RangeName(r);
-    if (!std::regex_search(name.begin(), name.end(), regex_->re)) return false;
-  }
-  return true;
+  return !regex_ || AcceptsName(domain_.empty() ? std::string_view() : domain_, t.RangeName(r));
+}
+
+bool RangeFilter::AcceptsName(std::string_view domain, std::string_view name) const {
+  if (!domain_.empty() && domain != domain_) return false;
+  return !regex_ || std::regex_search(name.begin(), name.end(), regex_->re);
 }
 
 namespace {
@@ -115,19 +116,28 @@ void SortAndTrim(Table* table, const ReportOptions& o, int total_col, int count_
   int col = total_col;
   if (o.sort == SortKey::kCount) col = count_col;
   if (o.sort == SortKey::kAvg) col = avg_col;
-  if (o.sort == SortKey::kName || col < 0) {
-    if (name_col >= 0) {
-      std::stable_sort(table->rows.begin(), table->rows.end(), [&](const auto& a, const auto& b) {
-        return AsText(a[name_col]) < AsText(b[name_col]);
-      });
+  const bool by_name = o.sort == SortKey::kName || col < 0;
+  // Last resort for ties: the text cells left to right, so the order never
+  // depends on how rows were gathered (in memory or streamed).
+  auto text_order = [](const std::vector<Cell>& a, const std::vector<Cell>& b) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      if (!std::holds_alternative<std::string>(a[i])) continue;
+      const std::string x = AsText(a[i]), y = AsText(b[i]);
+      if (x != y) return x < y;
     }
-  } else {
-    std::stable_sort(table->rows.begin(), table->rows.end(), [&](const auto& a, const auto& b) {
+    return false;
+  };
+  std::stable_sort(table->rows.begin(), table->rows.end(), [&](const auto& a, const auto& b) {
+    if (!by_name) {
       const double x = AsNumber(a[col]), y = AsNumber(b[col]);
       if (x != y) return x > y;
-      return name_col >= 0 && AsText(a[name_col]) < AsText(b[name_col]);
-    });
-  }
+    }
+    if (name_col >= 0) {
+      const std::string x = AsText(a[name_col]), y = AsText(b[name_col]);
+      if (x != y) return x < y;
+    }
+    return text_order(a, b);
+  });
   if (o.top > 0 && table->rows.size() > o.top) {
     table->notes.insert(table->notes.begin(), "showing the first " + std::to_string(o.top) +
                                                   " of " + std::to_string(table->rows.size()) +

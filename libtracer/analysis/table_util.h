@@ -9,25 +9,11 @@
 #include <vector>
 
 #include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/duration_stats.h"
 #include "libtracer/analysis/table.h"
 #include "libtracer/analysis/tables.h"
 
 namespace tracer::analysis {
-
-// Statistics of a set of durations (ns). Median of an even count is the
-// mean of the two middle values; stddev is the sample standard deviation
-// (n - 1), 0 for a single value (as sqlite's stdev in nsys reports).
-struct DurationStats {
-  int64_t count = 0;
-  int64_t total = 0;
-  int64_t min = 0;
-  int64_t max = 0;
-  int64_t avg = 0;
-  int64_t median = 0;
-  int64_t stddev = 0;
-};
-// Reorders values.
-DurationStats ComputeStats(std::vector<int64_t>* values);
 
 // An empty table; with o.by_process its first column is "process".
 Table NewTable(std::string_view name, std::string_view title, const ReportOptions& o);
@@ -50,6 +36,8 @@ class RangeFilter {
   explicit RangeFilter(const ReportOptions& o);
   ~RangeFilter();
   bool Accepts(const AnalyzedTrace& t, size_t process, const RangeRecord& r) const;
+  // The same rule on names (the streaming path knows names only at the end).
+  bool AcceptsName(std::string_view domain, std::string_view name) const;
 
  private:
   struct Regex;  // keeps <regex> out of this header

@@ -87,6 +87,73 @@ TEST_F(CliTest, DamagedAndMissingInputs) {
   EXPECT_NE(r.out.find("--filter"), std::string::npos) << r.out;
 }
 
+// A stream in the tracer's own record order: per thread, a launch before the
+// range it names, children before parents.
+std::string WriteRecordedOrder() {
+  testing::TraceFileBuilder b(31);
+  b.Thread(1, 31);
+  b.Stream(1, 0, 7);
+  uint64_t corr = 0;
+  for (uint64_t step = 0; step < 3; ++step) {
+    const uint64_t base = 10'000 * step, sid = 10 * step + 1;
+    for (uint64_t layer = 0; layer < 2; ++layer) {
+      const uint64_t lid = sid + 1 + layer, t = base + 100 + 1000 * layer;
+      b.Launch(++corr, 1, t + 10, lid);
+      b.Kernel(layer == 0 ? "gemm" : "relu", 1, t + 500, t + 700 + 100 * step, corr);
+      b.Range(lid, sid, 1, "layer", t, t + 900, 1);
+    }
+    b.Range(sid, 0, 1, "step", base, base + 5000, 0);
+    b.Frame();
+  }
+  return b.WriteTemp("recorded_order.trace");
+}
+
+TEST_F(CliTest, StreamFlagGivesTheSameKernelTablesAndClearErrors) {
+  const std::string recorded = WriteRecordedOrder();
+  const std::string tables = " --table kernels,range-kernels,ranges --format csv";
+  const Result memory = RunTracer("report " + recorded + tables);
+  const Result stream = RunTracer("report --stream " + recorded + tables);
+  ASSERT_EQ(memory.exit_code, 0) << memory.out;
+  ASSERT_EQ(stream.exit_code, 0) << stream.out;
+  // Same rows but for GPU busy, which streaming leaves empty.
+  EXPECT_NE(memory.out.find("step,gemm,3,3,900"), std::string::npos) << memory.out;
+  EXPECT_NE(stream.out.find("step,gemm,3,3,900"), std::string::npos) << stream.out;
+  EXPECT_EQ(stream.out.substr(0, stream.out.find("# ranges")),
+            memory.out.substr(0, memory.out.find("# ranges")));
+  const Result text = RunTracer("report --stream " + recorded + " --table ranges");
+  EXPECT_NE(text.out.find("streaming mode: GPU busy not computed"), std::string::npos) << text.out;
+
+  // Records out of the tracer's order (the scenario file is written parents
+  // first, launches last): one warning saying what is missing.
+  Result r = RunTracer("report --stream " + path_ + " --table kernels");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("named a range instance already finished"), std::string::npos) << r.out;
+
+  r = RunTracer("report --stream " + recorded + " --table timeline");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("--stream: table 'timeline' needs the whole trace in memory"),
+            std::string::npos)
+      << r.out;
+  r = RunTracer("report --stream --no-stream " + recorded);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("exclude each other"), std::string::npos) << r.out;
+  const std::string json = testing::TraceFileBuilder::TempPath("not_a_stream.json");
+  std::ofstream(json) << "{\"traceEvents\": []}";
+  r = RunTracer("report --stream " + json);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("is not a tracer stream"), std::string::npos) << r.out;
+  std::remove(json.c_str());
+  // 'all' under --stream: every table this path computes.
+  r = RunTracer("report --stream " + recorded + " --table all --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* t : {"summary", "ranges", "kernels", "range-kernels", "gpu", "api"}) {
+    EXPECT_TRUE(j.contains(t)) << t;
+  }
+  EXPECT_FALSE(j.contains("memory"));
+  std::remove(recorded.c_str());
+}
+
 TEST_F(CliTest, HelpTeachesTheDefinitions) {
   const Result r = RunTracer("report --help");
   EXPECT_EQ(r.exit_code, 0);

@@ -1,0 +1,469 @@
+#include "libtracer/analysis/stream_aggregator.h"
+
+#include <algorithm>
+
+#include "libtracer/analysis/table_util.h"
+
+namespace tracer::analysis {
+namespace {
+
+bool PopOrder(const RangeRecord& a, const RangeRecord& b) {
+  return a.end_ns != b.end_ns ? a.end_ns < b.end_ns : a.depth > b.depth;
+}
+
+// Rows of several processes (or domain ids with one name) add up.
+void MergeRangeRow(RangeRow&& from, RangeRow* to) {
+  to->cpu.Merge(from.cpu);
+  to->min_depth = std::min(to->min_depth, from.min_depth);
+  to->max_depth = std::max(to->max_depth, from.max_depth);
+  to->proj.Merge(from.proj);
+  to->ops += from.ops;
+  to->kernel_count += from.kernel_count;
+  to->kernel_ns += from.kernel_ns;
+  to->max_streams = std::max(to->max_streams, from.max_streams);
+  for (const auto& [kernel, ns] : from.kernel_time) to->kernel_time[kernel] += ns;
+}
+
+}  // namespace
+
+StreamAggregator::StreamAggregator(size_t row_process, TableRows* rows)
+    : row_process_(row_process), rows_(rows) {}
+
+void StreamAggregator::SetLimits(size_t max_pending_launches, size_t max_orphan_ops) {
+  max_pending_ = std::max<size_t>(max_pending_launches, 1);
+  max_orphans_ = std::max<size_t>(max_orphan_ops, 1);
+}
+
+DurationAccumulator& StreamAggregator::Node::KernelDurations(uint32_t name) {
+  if (last_kernel < kernel_durations.size() && kernel_durations[last_kernel].first == name) {
+    return kernel_durations[last_kernel].second;
+  }
+  for (size_t i = 0; i < kernel_durations.size(); ++i) {
+    if (kernel_durations[i].first == name) {
+      last_kernel = i;
+      return kernel_durations[i].second;
+    }
+  }
+  last_kernel = kernel_durations.size();
+  return kernel_durations.emplace_back(name, DurationAccumulator()).second;
+}
+
+StreamAggregator::Node& StreamAggregator::NodeFor(uint64_t id) {
+  if (cached_node_ != nullptr && cached_id_ == id) return *cached_node_;
+  cached_id_ = id;
+  cached_node_ = &nodes_[id];
+  return *cached_node_;
+}
+
+StreamAggregator::Node& StreamAggregator::Referenced(uint64_t id) {
+  if (FindNode(id) == nullptr && finished_.count(id) > 0) ++stats_.late_references;
+  return NodeFor(id);
+}
+
+StreamAggregator::Node* StreamAggregator::FindNode(uint64_t id) {
+  if (cached_node_ != nullptr && cached_id_ == id) return cached_node_;
+  auto it = nodes_.find(id);
+  if (it == nodes_.end()) return nullptr;
+  cached_id_ = id;
+  cached_node_ = &it->second;
+  return cached_node_;
+}
+
+void StreamAggregator::EraseNode(uint64_t id) {
+  if (cached_id_ == id) cached_node_ = nullptr;
+  nodes_.erase(id);
+  finished_.insert(id);
+  finished_order_.push_back(id);
+  if (finished_order_.size() > kRecentFinished) {
+    finished_.erase(finished_order_.front());
+    finished_order_.pop_front();
+  }
+}
+
+void StreamAggregator::Track() {
+  stats_.peak_nodes = std::max<uint64_t>(stats_.peak_nodes, nodes_.size());
+  stats_.peak_pending_launches = std::max<uint64_t>(stats_.peak_pending_launches, pending_.size());
+  stats_.peak_orphan_ops = std::max<uint64_t>(stats_.peak_orphan_ops, orphan_count_);
+}
+
+void StreamAggregator::AddBatch(const ProcessTrace& b) {
+  if (main_thread_ == 0) {
+    for (uint32_t t = 1; t < b.threads.size(); ++t) {
+      if (b.threads[t].defined && b.threads[t].os_tid == b.header.pid && b.header.pid != 0) {
+        main_thread_ = t;
+        break;
+      }
+    }
+  }
+  counts_[0] += static_cast<int64_t>(b.ranges.size());
+  counts_[1] += static_cast<int64_t>(b.marks.size());
+  counts_[2] += static_cast<int64_t>(b.kernels.size());
+  counts_[3] += static_cast<int64_t>(b.memcpys.size());
+  counts_[4] += static_cast<int64_t>(b.memsets.size());
+  counts_[5] += static_cast<int64_t>(b.api_calls.size());
+  for (const GraphNodeSnapshotRecord& g : b.graph_nodes) {
+    auto& list = snapshots_[{g.graph_id, g.graph_node_id}];
+    const Snapshot s{g.time_ns, g.range_id};
+    // Kept sorted by time (stable for equal times, as the in-memory path).
+    auto at = std::upper_bound(
+        list.begin(), list.end(), s,
+        [](const Snapshot& a, const Snapshot& x) { return a.time_ns < x.time_ns; });
+    list.insert(at, s);
+    if (g.range_id != 0) Referenced(g.range_id).pinned = true;
+  }
+  // Launches first: within one frame a launch and its op may both appear.
+  for (const LaunchRecord& l : b.launches) AddLaunch(l);
+  for (const KernelRecord& k : b.kernels) {
+    AddOp({OpKind::kKernel, k.start_ns, k.end_ns, k.correlation_id, k.graph_id, k.graph_node_id,
+           k.name, k.stream});
+  }
+  for (const MemcpyRecord& m : b.memcpys) {
+    AddOp({OpKind::kMemcpy, m.start_ns, m.end_ns, m.correlation_id, 0, 0, 0, m.stream});
+  }
+  for (const MemsetRecord& m : b.memsets) {
+    AddOp({OpKind::kMemset, m.start_ns, m.end_ns, m.correlation_id, 0, 0, 0, m.stream});
+  }
+  // Children before parents (the tracer writes them so: pop order); a file
+  // written otherwise still folds correctly within a frame.
+  // CPU facts in record order (the in-memory path's order of threads).
+  for (const RangeRecord& r : b.ranges) AddRangeRow(r);
+  if (!std::is_sorted(b.ranges.begin(), b.ranges.end(), PopOrder)) {
+    std::vector<RangeRecord> sorted(b.ranges);
+    std::stable_sort(sorted.begin(), sorted.end(), PopOrder);
+    for (const RangeRecord& r : sorted) ResolveRange(r);
+  } else {
+    for (const RangeRecord& r : b.ranges) ResolveRange(r);
+  }
+  for (const ApiRecord& a : b.api_calls) AddApiRow(*rows_->strings, row_process_, a, rows_);
+  for (const KernelRecord& k : b.kernels) {
+    const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
+    rows_->kernels[{row_process_, k.name}].Add(d);
+    rows_->all_kernel_ns += d;
+  }
+  Track();
+}
+
+void StreamAggregator::AddRangeRow(const RangeRecord& r) {
+  // CPU-side facts go to the row now, in record order, as in memory.
+  RowBuild& rb = row_builds_[{r.domain, r.name}];
+  rb.row.cpu.Add(static_cast<int64_t>(r.end_ns - r.start_ns));
+  rb.row.min_depth = std::min(rb.row.min_depth, r.depth);
+  rb.row.max_depth = std::max(rb.row.max_depth, r.depth);
+  if (rb.threads.size() < 8 &&
+      std::find(rb.threads.begin(), rb.threads.end(), r.thread) == rb.threads.end()) {
+    rb.threads.push_back(r.thread);
+  }
+  if (r.kind == RangeKind::kStartEnd) ++stats_.start_end_ranges;
+}
+
+void StreamAggregator::ResolveRange(const RangeRecord& r) {
+  if (r.id == 0) return;
+  Node& n = NodeFor(r.id);
+  if (n.resolved) return;  // a duplicate id (broken writer): first record wins
+  n.resolved = true;
+  n.name = r.name;
+  n.domain = r.domain;
+  n.parent = r.kind == RangeKind::kPushPop && r.parent_id != r.id ? r.parent_id : 0;
+  if (n.parent != 0) ++Referenced(n.parent).waiting;
+  TryFinalize(r.id);
+}
+
+void StreamAggregator::AddLaunch(const LaunchRecord& l) {
+  if (std::vector<Op>* waiting = orphans_.Find(l.correlation_id)) {
+    std::vector<Op> ops = std::move(*waiting);
+    orphans_.Erase(l.correlation_id);
+    orphan_count_ -= ops.size();
+    // The op came first; the launch needs no waiting entry unless it is a
+    // graph launch whose other ops are still to come.
+    const bool graph = std::any_of(ops.begin(), ops.end(), [](const Op& o) { return o.graph_id; });
+    if (graph && pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread, true})) {
+      if (l.range_id != 0) ++Referenced(l.range_id).waiting;
+    }
+    for (const Op& op : ops) {
+      if (op.graph_id != 0) {
+        AddOp(op);  // through the snapshots, as any graph kernel
+      } else {
+        Attribute(op, l.range_id, l.thread);
+      }
+    }
+    if (graph) EvictLaunches(max_pending_);
+    return;
+  }
+  // A duplicate correlation id: the first launch wins.
+  if (!pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread})) return;
+  if (l.range_id != 0) ++Referenced(l.range_id).waiting;
+  EvictLaunches(max_pending_);
+}
+
+void StreamAggregator::EvictLaunches(size_t keep) {
+  if (pending_.size() <= keep) return;
+  std::vector<uint64_t> released;
+  pending_.EvictTo(keep, [&](uint64_t, const Launch& l) {
+    if (!l.used) ++stats_.evicted_launches;
+    if (l.range_id != 0) released.push_back(l.range_id);
+  });
+  for (uint64_t range : released) ReleaseNode(range);
+}
+
+void StreamAggregator::ReleaseLaunch(uint64_t corr) {
+  const Launch* l = pending_.Find(corr);
+  if (l == nullptr) return;
+  const uint64_t range = l->range_id;
+  pending_.Erase(corr);
+  if (range != 0) ReleaseNode(range);
+}
+
+void StreamAggregator::ReleaseNode(uint64_t range_id) {
+  Node* n = FindNode(range_id);
+  if (n == nullptr || n->waiting == 0) return;
+  --n->waiting;
+  if (n->resolved && !n->pinned && n->waiting == 0) Finalize(range_id, /*fold_into_parent=*/true);
+}
+
+void StreamAggregator::EvictOrphans(size_t keep) {
+  orphans_.EvictTo(keep, [&](uint64_t, const std::vector<Op>& ops) {
+    stats_.evicted_orphans += ops.size();
+    unattributed_ += ops.size();
+    orphan_count_ -= ops.size();
+  });
+}
+
+void StreamAggregator::AddOp(const Op& op) {
+  Launch* launch = pending_.Find(op.correlation_id);
+  const bool pending = launch != nullptr;
+  if (!pending && op.graph_id != 0) launch = graph_launches_.Find(op.correlation_id);
+  if (op.graph_id != 0) {
+    const std::vector<Snapshot>* list = nullptr;
+    if (op.graph_node_id != 0) {
+      if (auto it = snapshots_.find({op.graph_id, op.graph_node_id}); it != snapshots_.end())
+        list = &it->second;
+    }
+    if (list == nullptr) {
+      if (auto it = snapshots_.find({op.graph_id, 0}); it != snapshots_.end()) list = &it->second;
+    }
+    if (list != nullptr) {
+      const uint64_t when = launch != nullptr ? launch->time_ns : op.start_ns;
+      const Snapshot* best = &list->front();
+      for (const Snapshot& s : *list) {
+        if (s.time_ns > when) break;
+        best = &s;
+      }
+      uint32_t thread = 0;
+      if (launch != nullptr) thread = launch->thread;
+      if (pending) {
+        // The launch's own range gets none of the graph's kernels: let it
+        // go, and keep only its time and thread for the graph's other
+        // kernels, in a small window of recent graph launches.
+        Launch moved = *launch;
+        moved.used = true;
+        pending_.Erase(op.correlation_id);
+        graph_launches_.Insert(op.correlation_id, moved);
+        graph_launches_.EvictTo(kRecentGraphLaunches, [](uint64_t, const Launch&) {});
+        if (moved.range_id != 0) ReleaseNode(moved.range_id);
+      }
+      Attribute(op, best->range_id, thread);
+      return;
+    }
+  }
+  if (launch == nullptr) {
+    // The op came before its launch record (or the launch was lost): wait,
+    // within a cap.
+    std::vector<Op>* list = orphans_.Find(op.correlation_id);
+    if (list == nullptr) {
+      orphans_.Insert(op.correlation_id, {});
+      list = orphans_.Find(op.correlation_id);
+    }
+    list->push_back(op);
+    ++orphan_count_;
+    // Counted in entries (correlation ids), close enough to ops for a cap.
+    EvictOrphans(max_orphans_);
+    return;
+  }
+  const Launch l = *launch;
+  // One launch, one op; a graph launch's kernels are matched above.
+  if (op.graph_id == 0) {
+    ReleaseLaunchAfter(op, l);
+  } else {
+    launch->used = true;
+    Attribute(op, l.range_id, l.thread);
+  }
+}
+
+void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
+  Attribute(op, l.range_id, l.thread);
+  ReleaseLaunch(op.correlation_id);
+}
+
+void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread) {
+  if (main_thread_ != 0 && thread != 0 && thread != main_thread_) ++stats_.off_main_thread_ops;
+  if (range_id == 0) {
+    ++outside_ranges_;
+    return;
+  }
+  Node& n = NodeFor(range_id);
+  ++n.direct_ops;
+  n.first_start = std::min(n.first_start, op.start_ns);
+  n.last_end = std::max(n.last_end, op.end_ns);
+  ++n.ops;
+  if (std::find(n.streams.begin(), n.streams.end(), op.stream) == n.streams.end())
+    n.streams.push_back(op.stream);
+  if (op.kind == OpKind::kKernel) {
+    const int64_t d = static_cast<int64_t>(op.end_ns - op.start_ns);
+    ++n.kernels;
+    n.kernel_ns += d;
+    n.KernelDurations(op.name).Add(d);
+  }
+}
+
+void StreamAggregator::TryFinalize(uint64_t id) {
+  const Node* n = FindNode(id);
+  if (n != nullptr && n->resolved && !n->pinned && n->waiting == 0) {
+    Finalize(id, /*fold_into_parent=*/true);
+  }
+}
+
+void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
+  // Iterative: finishing a node may finish its parent, and so on up.
+  while (true) {
+    Node* found = FindNode(id);
+    if (found == nullptr) return;
+    Node n = std::move(*found);
+    EraseNode(id);
+    RowBuild& rb = row_builds_[{n.domain, n.name}];
+    RangeRow& row = rb.row;
+    if (n.ops > 0) {
+      row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
+      row.ops += n.ops;
+      row.kernel_count += n.kernels;
+      row.kernel_ns += n.kernel_ns;
+      row.max_streams = std::max(row.max_streams, n.streams.size());
+      auto& rk = range_kernels_[n.name];
+      for (const auto& [kernel, acc] : n.kernel_durations) {
+        row.kernel_time[kernel] += acc.total();
+        RangeKernelRow& k = rk[kernel];
+        k.durations.Merge(acc);
+        ++k.instances;
+      }
+    }
+    if (!fold_into_parent || n.parent == 0) return;
+    Node* p = FindNode(n.parent);
+    if (p == nullptr) return;
+    Node& parent = *p;
+    if (n.ops > 0) {
+      parent.first_start = std::min(parent.first_start, n.first_start);
+      parent.last_end = std::max(parent.last_end, n.last_end);
+      parent.ops += n.ops;
+      parent.kernels += n.kernels;
+      parent.kernel_ns += n.kernel_ns;
+      for (uint32_t s : n.streams) {
+        if (std::find(parent.streams.begin(), parent.streams.end(), s) == parent.streams.end())
+          parent.streams.push_back(s);
+      }
+      for (auto& [kernel, acc] : n.kernel_durations) parent.KernelDurations(kernel).Merge(acc);
+    }
+    if (parent.waiting > 0) --parent.waiting;
+    if (!(parent.resolved && !parent.pinned && parent.waiting == 0)) return;
+    id = n.parent;
+  }
+}
+
+SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
+                                    const ReportOptions& o, std::vector<std::string>* notes) {
+  const StringTable& strings = trace.strings;
+  // Ops still waiting for a launch record never got one.
+  // (Not evictions: they simply never matched.)
+  const StreamAggregatorStats before = stats_;
+  EvictOrphans(0);
+  EvictLaunches(0);
+  stats_.evicted_orphans = before.evicted_orphans;
+  stats_.evicted_launches = before.evicted_launches;
+  // Graph snapshot targets are final now; then fold whatever can be folded,
+  // children first (the cascade in Finalize takes their parents along).
+  for (auto& [id, n] : nodes_) n.pinned = false;
+  std::vector<uint64_t> ids;
+  for (const auto& [id, n] : nodes_) ids.push_back(id);
+  for (uint64_t id : ids) TryFinalize(id);
+  // What remains: instances whose record never came (their direct ops were
+  // launched in no range we know of) and broken parent chains (cycles).
+  ids.clear();
+  for (const auto& [id, n] : nodes_) {
+    if (!n.resolved) outside_ranges_ += n.direct_ops;
+    ids.push_back(id);
+  }
+  for (uint64_t id : ids) {
+    auto it = nodes_.find(id);
+    if (it != nodes_.end() && it->second.resolved) Finalize(id, /*fold_into_parent=*/false);
+  }
+  nodes_.clear();
+  cached_node_ = nullptr;
+
+  // Keys to names, through the --filter / --domain rules.
+  const RangeFilter filter(o);
+  auto domain_name = [&](uint32_t d) -> std::string {
+    if (d == 0) return {};
+    auto it = p.domain_names.find(d);
+    return it == p.domain_names.end() ? std::string() : std::string(strings.Get(it->second));
+  };
+  auto range_name = [&](uint32_t n) -> std::string {
+    const std::string_view s = strings.Get(n);
+    return s.empty() ? "(unnamed)" : std::string(s);
+  };
+  for (auto& [key, rb] : row_builds_) {
+    const std::string domain = domain_name(key.first);
+    const std::string name = range_name(key.second);
+    if (!filter.AcceptsName(domain, name)) continue;
+    RangeRow& row = rows_->ranges[RangeRowKey(row_process_, domain, name)];
+    for (uint32_t t : rb.threads) {
+      if (row.threads.size() < 8) row.threads.insert(ThreadLabel(trace, p, t));
+    }
+    MergeRangeRow(std::move(rb.row), &row);
+    row.busy.reset();
+  }
+  // range-kernels ignores the domain (as in memory); the filter's domain
+  // rule needs one: a name passes if any of its domains does.
+  std::map<uint32_t, bool> name_passes;
+  for (const auto& [key, rb] : row_builds_) {
+    name_passes[key.second] = name_passes[key.second] ||
+                              filter.AcceptsName(domain_name(key.first), range_name(key.second));
+  }
+  for (auto& [name, kernels] : range_kernels_) {
+    if (!name_passes[name]) continue;
+    auto& out = rows_->range_kernels[{row_process_, range_name(name)}];
+    for (auto& [kernel, k] : kernels) {
+      RangeKernelRow& o_row = out[kernel];
+      o_row.durations.Merge(k.durations);
+      o_row.instances += k.instances;
+    }
+  }
+  row_builds_.clear();
+  range_kernels_.clear();
+
+  SummaryRow row = SummaryRowOf(p, notes);
+  row.ranges = counts_[0];
+  row.marks = counts_[1];
+  row.kernels = counts_[2];
+  row.memcpys = counts_[3];
+  row.memsets = counts_[4];
+  row.api_calls = counts_[5];
+  row.unattributed = static_cast<int64_t>(unattributed_);
+  row.outside_ranges = static_cast<int64_t>(outside_ranges_);
+  const std::string who = row.process + ": ";
+  if (stats_.evicted_launches > 0) {
+    notes->push_back(who + std::to_string(stats_.evicted_launches) +
+                     " launch record(s) waited too long for their GPU op and were dropped "
+                     "from the streaming window (ops arriving later are unattributed)");
+  }
+  if (stats_.off_main_thread_ops > 0) {
+    notes->push_back(who + std::to_string(stats_.off_main_thread_ops) +
+                     " GPU ops were launched off the main thread; streaming counts them toward "
+                     "their own thread's ranges only (no --main-thread inheritance)");
+  }
+  if (stats_.start_end_ranges > 0) {
+    notes->push_back(who + std::to_string(stats_.start_end_ranges) +
+                     " start/end range instance(s): CPU time only in streaming mode (no GPU "
+                     "attribution)");
+  }
+  return row;
+}
+
+}  // namespace tracer::analysis

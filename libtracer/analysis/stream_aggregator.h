@@ -1,0 +1,158 @@
+// Bounded-memory aggregation of one process's stream (design.md section 5:
+// "reading is streaming and bounded in memory by the number of distinct names
+// and open ranges, not by the number of records").
+//
+// Fed one frame's records at a time (StreamTraceFile), it keeps
+//   - one node per range instance that is still open, or closed but still
+//     waiting for GPU ops launched inside it (a launch record whose op has
+//     not arrived yet) or for its children to finish; a node holds its
+//     subtree's GPU totals and per-kernel-name durations and is folded into
+//     its parent and into the table rows as soon as nothing can change it
+//     (a tree reduction: parents pop after their children);
+//   - launch records whose op has not arrived, and ops that arrived before
+//     their launch record, each capped (oldest evicted first, counted);
+//   - graph node snapshots (definitions: one per captured graph node);
+//   - the table rows, whose duration statistics are DurationAccumulators.
+//
+// Attribution is the in-memory path's (attribution.h) for streams written by
+// the tracer: launch record -> range instance -> parent chain; graph kernels
+// through their node snapshot. Not done here, and said in the table notes:
+// main-thread inheritance for worker-thread launches, GPU work of start/end
+// ranges, and GPU busy time (a union of intervals needs them all); a launch
+// naming a range instance that never appears counts as outside ranges
+// instead of falling back to the range open at that time.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "libtracer/analysis/attribution.h"
+#include "libtracer/analysis/correlation_window.h"
+#include "libtracer/analysis/table_rows.h"
+#include "libtracer/analysis/trace_model.h"
+
+namespace tracer::analysis {
+
+struct StreamAggregatorStats {
+  uint64_t peak_nodes = 0;             // range instances held at once
+  uint64_t peak_pending_launches = 0;  // launch records waiting for their op
+  uint64_t peak_orphan_ops = 0;        // ops waiting for their launch record
+  uint64_t evicted_launches = 0;
+  uint64_t evicted_orphans = 0;
+  uint64_t off_main_thread_ops = 0;  // would inherit main-thread ranges in memory
+  uint64_t start_end_ranges = 0;
+  // Launches, child ranges or snapshots naming an instance already folded
+  // (only possible when records are out of the tracer's order); checked
+  // against the most recent kRecentFinished instances.
+  uint64_t late_references = 0;
+};
+
+class StreamAggregator {
+ public:
+  // row_process: the process index rows are keyed by (0 unless by_process).
+  StreamAggregator(size_t row_process, TableRows* rows);
+
+  // Caps on the two waiting lists (tests lower them).
+  void SetLimits(size_t max_pending_launches, size_t max_orphan_ops);
+
+  // One frame's records; string ids are global.
+  void AddBatch(const ProcessTrace& batch);
+  // After the last frame: folds every remaining node, converts keys to
+  // names (p holds the definitions, names mapped) and returns the process's
+  // summary row; notes get what the streaming path left out.
+  SummaryRow Finish(const ProcessTrace& p, const Trace& trace, const ReportOptions& o,
+                    std::vector<std::string>* notes);
+
+  size_t nodes() const { return nodes_.size(); }
+  size_t pending_launches() const { return pending_.size(); }
+  const StreamAggregatorStats& stats() const { return stats_; }
+
+ private:
+  struct Node {
+    bool resolved = false;
+    bool pinned = false;  // a graph snapshot names it: final at Finish only
+    uint32_t name = 0, domain = 0;
+    uint64_t parent = 0;
+    uint32_t waiting = 0;     // pending launches + unfinished children
+    uint64_t direct_ops = 0;  // ops attributed to this instance itself
+    uint64_t first_start = UINT64_MAX, last_end = 0;
+    int64_t ops = 0, kernels = 0, kernel_ns = 0;
+    std::vector<uint32_t> streams;
+    // Subtree durations per kernel name; few names per range, so a vector
+    // searched from the last hit beats a hash map.
+    std::vector<std::pair<uint32_t, DurationAccumulator>> kernel_durations;
+    size_t last_kernel = 0;
+    DurationAccumulator& KernelDurations(uint32_t name);
+  };
+  struct Op {
+    OpKind kind;
+    uint64_t start_ns, end_ns, correlation_id, graph_id, graph_node_id;
+    uint32_t name, stream;
+  };
+  struct Launch {
+    uint64_t range_id, time_ns;
+    uint32_t thread;
+    bool used = false;  // an op came (graph launches have several)
+  };
+  struct Snapshot {
+    uint64_t time_ns, range_id;
+  };
+  // Per (domain id, name id) of this process, before names are known.
+  struct RowBuild {
+    RangeRow row;
+    std::vector<uint32_t> threads;  // first 8 distinct thread ids
+  };
+
+  void AddRangeRow(const RangeRecord& r);   // CPU-side facts, in record order
+  void ResolveRange(const RangeRecord& r);  // the instance's node, children first
+  void AddLaunch(const LaunchRecord& l);
+  void AddOp(const Op& op);
+  void Attribute(const Op& op, uint64_t range_id, uint32_t thread);
+  void ReleaseLaunch(uint64_t corr);
+  void ReleaseNode(uint64_t range_id);
+  void ReleaseLaunchAfter(const Op& op, const Launch& l);
+  void EvictOrphans(size_t keep);
+  void TryFinalize(uint64_t id);
+  void Finalize(uint64_t id, bool fold_into_parent);
+  void EvictLaunches(size_t keep);
+  void Track();
+  Node& NodeFor(uint64_t id);  // created when missing
+  // NodeFor for a reference from another record (counts late references).
+  Node& Referenced(uint64_t id);
+  Node* FindNode(uint64_t id);
+  void EraseNode(uint64_t id);
+
+  size_t row_process_;
+  TableRows* rows_;
+  size_t max_pending_ = 1u << 20, max_orphans_ = 1u << 20;
+  std::unordered_map<uint64_t, Node> nodes_;
+  // Consecutive ops mostly hit the same instance; element pointers of an
+  // unordered_map survive rehashing, so one cached lookup saves most.
+  static constexpr size_t kRecentFinished = 1u << 16;
+  std::unordered_set<uint64_t> finished_;
+  std::deque<uint64_t> finished_order_;
+  uint64_t cached_id_ = 0;
+  Node* cached_node_ = nullptr;
+  CorrelationWindow<Launch> pending_;
+  CorrelationWindow<std::vector<Op>> orphans_;
+  // Graph launches whose kernels go to node snapshots: their time and
+  // thread pick the snapshot for the graph's later kernels.
+  static constexpr size_t kRecentGraphLaunches = 4096;
+  CorrelationWindow<Launch> graph_launches_;
+  size_t orphan_count_ = 0;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<Snapshot>> snapshots_;
+  std::map<std::pair<uint32_t, uint32_t>, RowBuild> row_builds_;
+  std::map<uint32_t, std::unordered_map<uint32_t, RangeKernelRow>> range_kernels_;  // name id
+  std::unordered_map<uint32_t, uint64_t> thread_os_tid_;
+  uint32_t main_thread_ = 0;                // the thread whose OS id is the pid
+  int64_t counts_[6] = {0, 0, 0, 0, 0, 0};  // ranges, marks, kernels, memcpys, memsets, api
+  uint64_t unattributed_ = 0, outside_ranges_ = 0;
+  StreamAggregatorStats stats_;
+};
+
+}  // namespace tracer::analysis

@@ -1,0 +1,48 @@
+// `tracer report --stream`: the core tables computed while reading, one frame
+// at a time, with memory bounded by distinct names and open ranges instead of
+// records (design.md section 5; stream_aggregator.h says what this path
+// computes and what it leaves out).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables.h"
+
+namespace tracer::analysis {
+
+// summary, ranges, kernels, range-kernels, gpu, api.
+bool IsStreamableTable(std::string_view name);
+const std::vector<std::string>& StreamableTables();
+
+// True when path is a stream recorded by the tracer (header source
+// "tracer"): the record order the streaming path relies on (a launch and a
+// child range before the range they name). Streams written by `tracer
+// import` are not, nor is anything else.
+bool IsRecordedStream(const std::string& path);
+
+struct StreamingInput {
+  std::string path;
+  ReadProgress progress;  // may be empty
+};
+
+struct StreamingResult {
+  std::vector<Table> tables;
+  std::vector<std::string> warnings;  // damage etc., one line each
+  std::vector<std::string> errors;    // files that could not be read at all
+  size_t files_read = 0;
+  bool has_kernels = false, has_api = false;
+  uint64_t peak_nodes = 0, peak_pending_launches = 0;  // largest over the files
+};
+
+// Reads our stream files only (imports need the in-memory path). tables
+// empty: summary, ranges, + kernels and gpu when there are kernels, + api
+// when there are API calls (the in-memory defaults less memory).
+StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
+                                const std::vector<std::string>& tables, const ReportOptions& o);
+
+}  // namespace tracer::analysis

@@ -1,0 +1,475 @@
+// The bounded-memory streaming path (streaming_report.h, stream_aggregator.h,
+// frame_scanner.h, duration_accumulator.h, correlation_window.h) against the
+// in-memory path on the same files: same rows, memory held by open ranges
+// only, damage handled alike.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/correlation_window.h"
+#include "libtracer/analysis/duration_accumulator.h"
+#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/stream_aggregator.h"
+#include "libtracer/analysis/streaming_report.h"
+#include "libtracer/analysis/table_util.h"
+#include "libtracer/analysis/tables.h"
+#include "tests/analysis/table_lookup.h"
+#include "tests/analysis/trace_file_builder.h"
+
+namespace tracer::analysis {
+namespace {
+
+using testing::TraceFileBuilder;
+
+// ---------------------------------------------------------------- accumulator
+
+TEST(DurationAccumulator, ExactUpToTheLimitEqualsComputeStats) {
+  std::mt19937_64 rng(7);
+  std::vector<int64_t> values;
+  DurationAccumulator acc;
+  for (int i = 0; i < 5001; ++i) {
+    const int64_t v = static_cast<int64_t>(rng() % 1'000'000);
+    values.push_back(v);
+    acc.Add(v);
+  }
+  const DurationStats want = ComputeStats(&values);
+  const DurationStats got = acc.Stats();
+  EXPECT_TRUE(acc.exact());
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.total, want.total);
+  EXPECT_EQ(got.median, want.median);
+  EXPECT_EQ(got.min, want.min);
+  EXPECT_EQ(got.max, want.max);
+  EXPECT_EQ(got.avg, want.avg);
+  EXPECT_EQ(got.stddev, want.stddev);
+}
+
+TEST(DurationAccumulator, PastTheLimitMedianWithinBucketError) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> dist(10.0, 1.5);  // ns, 20 us median, wide tail
+  std::vector<int64_t> values;
+  DurationAccumulator a, b;
+  const size_t n = 3 * DurationAccumulator::kExactLimit + 17;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t v = static_cast<int64_t>(dist(rng));
+    values.push_back(v);
+    (i % 3 == 0 ? a : b).Add(v);
+  }
+  a.Merge(b);  // merging two accumulators equals adding everything to one
+  EXPECT_FALSE(a.exact());
+  const DurationStats want = ComputeStats(&values);
+  const DurationStats got = a.Stats();
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.total, want.total);
+  EXPECT_EQ(got.min, want.min);
+  EXPECT_EQ(got.max, want.max);
+  EXPECT_EQ(got.avg, want.avg);
+  EXPECT_LE(std::abs(got.median - want.median), want.median * 0.004 + 1) << want.median;
+  EXPECT_LE(std::abs(got.stddev - want.stddev), want.stddev * 1e-6 + 1);
+}
+
+TEST(DurationAccumulator, BucketsAreExactBelow1024AndNarrowAbove) {
+  for (int64_t v : {0, 1, 5, 1023}) EXPECT_EQ(DurationBucketMid(DurationBucket(v)), v);
+  for (int64_t v : {1024LL, 1500LL, 99'999LL, 123'456'789LL, 9'000'000'000'000LL}) {
+    const int64_t mid = DurationBucketMid(DurationBucket(v));
+    EXPECT_LE(std::abs(mid - v), v / 256 + 1) << v;  // half a bucket of 1/128
+  }
+  EXPECT_LT(DurationBucket(2047), DurationBucket(2048));  // monotonic at a power of two
+}
+
+// ---------------------------------------------------------------- window
+
+TEST(CorrelationWindow, FindsErasesAndEvictsOldestFirst) {
+  CorrelationWindow<int> w;
+  EXPECT_TRUE(w.Insert(100, 1));
+  EXPECT_TRUE(w.Insert(102, 3));
+  EXPECT_TRUE(w.Insert(101, 2));
+  EXPECT_FALSE(w.Insert(101, 9));  // duplicate id keeps the first value
+  EXPECT_TRUE(w.Insert(99, 0));    // below the window: set aside, still found
+  const uint64_t far = 100 + CorrelationWindow<int>::kMaxSpan + 5;
+  EXPECT_TRUE(w.Insert(far, 7));
+  EXPECT_EQ(w.size(), 5u);
+  ASSERT_NE(w.Find(101), nullptr);
+  EXPECT_EQ(*w.Find(101), 2);
+  EXPECT_EQ(*w.Find(99), 0);
+  EXPECT_EQ(*w.Find(far), 7);
+  w.Erase(100);
+  EXPECT_EQ(w.Find(100), nullptr);
+  std::vector<uint64_t> evicted;
+  w.EvictTo(1, [&](uint64_t id, int) { evicted.push_back(id); });
+  EXPECT_EQ(w.size(), 1u);
+  // Set-aside ids first (99 and far, in any order), then the window's oldest.
+  ASSERT_EQ(evicted.size(), 3u);
+  EXPECT_EQ(evicted[2], 101u);
+  EXPECT_NE(w.Find(102), nullptr);
+}
+
+// ---------------------------------------------------------------- the path
+
+// A training-like program: threads (thread 1 is the main thread, os tid ==
+// pid) run steps of layers of ops; every op has a launch record written
+// before its innermost range's record (as the per-thread ring does), and
+// its GPU record arrives 0-3 frames later, sometimes in the frame BEFORE its
+// launch record (CUPTI buffers complete on their own thread). Some ops are
+// memcpys; one captured CUDA graph replays per step with its kernels
+// attributed through node snapshots; some launches happen outside ranges.
+struct Program {
+  int threads = 3, steps = 6, layers = 4, ops = 5;
+  uint32_t seed = 1;
+  bool with_graph = true;
+};
+
+std::string WriteProgram(const Program& prog, const std::string& stem, uint32_t pid = 4242) {
+  std::mt19937 rng(prog.seed);
+  TraceFileBuilder b(pid);
+  for (int t = 1; t <= prog.threads; ++t)
+    b.Thread(t, t == 1 ? pid : pid + t, "t" + std::to_string(t));
+  for (uint32_t s = 1; s <= 3; ++s) b.Stream(s, 0, 10 + s);
+  b.builder().AddDomain({1, b.Str("dom")});
+  // Records by frame; GPU records may land in a later (or earlier) frame.
+  std::vector<std::vector<std::function<void()>>> frames(1);
+  auto now = [&]() -> std::vector<std::function<void()>>& { return frames.back(); };
+  auto at = [&](int delta) -> std::vector<std::function<void()>>& {
+    const int i = std::max(0, static_cast<int>(frames.size()) - 1 + delta);
+    while (static_cast<int>(frames.size()) <= i) frames.emplace_back();
+    return frames[static_cast<size_t>(i)];
+  };
+  const char* kernels[] = {"gemm_kernel", "flash_fwd", "elementwise", "reduce_kernel"};
+  uint64_t t = 1000, corr = 0, range_id = 0;
+  if (prog.with_graph) {
+    // Graph captured inside "capture" on the main thread: nodes 1..3.
+    const uint64_t cap = ++range_id;
+    for (uint64_t node = 1; node <= 3; ++node) {
+      now().push_back([&b, node, cap, t] { b.GraphSnapshot(77, node, cap, 1, t + node); });
+    }
+    now().push_back([&b, cap, t] { b.Range(cap, 0, 1, "capture", t, t + 50, 0); });
+    t += 100;
+  }
+  for (int step = 0; step < prog.steps; ++step) {
+    for (int th = 1; th <= prog.threads; ++th) {
+      const uint64_t step_id = ++range_id;
+      const uint64_t step_start = t;
+      for (int layer = 0; layer < prog.layers; ++layer) {
+        const uint64_t layer_id = ++range_id;
+        const uint64_t layer_start = t;
+        const std::string lname = "layer_" + std::to_string(layer % 2);
+        for (int op = 0; op < prog.ops; ++op) {
+          const uint64_t c = ++corr;
+          const uint64_t launch = t + 5;
+          const uint32_t stream = 1 + static_cast<uint32_t>(rng() % 3);
+          const uint64_t start = launch + 1000 + rng() % 500;
+          const uint64_t end = start + 10 + rng() % 3000;
+          // Op 0 of layer 1 is a leaf range of its own (depth 2).
+          uint64_t owner = layer_id;
+          uint64_t leaf = 0;
+          if (op == 0 && layer == 1) {
+            leaf = ++range_id;
+            owner = leaf;
+          }
+          now().push_back([&b, c, th, launch, owner] { b.Launch(c, th, launch, owner); });
+          const int delay = static_cast<int>(rng() % 5) - 1;  // -1: before the launch
+          if (op == 3) {
+            at(delay).push_back(
+                [&b, stream, start, end, c] { b.Memcpy(1, 4096, stream, start, end, c); });
+          } else {
+            const std::string k = kernels[rng() % 4];
+            at(delay).push_back(
+                [&b, k, stream, start, end, c] { b.Kernel(k, stream, start, end, c); });
+          }
+          if (leaf != 0) {
+            now().push_back([&b, leaf, layer_id, th, launch] {
+              b.Range(leaf, layer_id, th, "leaf", launch - 2, launch + 20, 2);
+            });
+          }
+          t += 100;
+          if (rng() % 4 == 0) frames.emplace_back();
+        }
+        const uint64_t layer_end = t;
+        now().push_back([&b, layer_id, step_id, th, lname, layer_start, layer_end] {
+          b.Range(layer_id, step_id, th, lname, layer_start, layer_end, 1);
+        });
+      }
+      if (prog.with_graph && th == 1) {
+        // cudaGraphLaunch in the step: one launch record, three kernels.
+        const uint64_t c = ++corr;
+        const uint64_t launch = t + 3;
+        now().push_back([&b, c, launch, step_id] { b.Launch(c, 1, launch, step_id); });
+        for (uint64_t node = 1; node <= 3; ++node) {
+          const uint64_t start = launch + 2000 + node * 100;
+          at(1).push_back([&b, start, c, node] {
+            b.Kernel("graph_kernel", 2, start, start + 50, c, 77, node);
+          });
+        }
+        t += 50;
+      }
+      const uint64_t step_end = t + 10;
+      now().push_back([&b, step_id, th, step_start, step_end] {
+        RangeRecord r;
+        r.id = step_id;
+        r.thread = th;
+        r.name = b.Str("step");
+        r.domain = 1;
+        r.start_ns = step_start;
+        r.end_ns = step_end;
+        b.builder().AddRange(r);
+      });
+      t += 20;
+      // A launch outside every range, and an API call.
+      const uint64_t c = ++corr;
+      now().push_back([&b, c, th, t] { b.Launch(c, th, t, 0); });
+      at(2).push_back([&b, c, t] { b.Kernel("lonely_kernel", 3, t + 900, t + 950, c); });
+      now().push_back([&b, th, t] { b.Api("cudaLaunchKernel", th, t, t + 3, 0); });
+      t += 30;
+      frames.emplace_back();
+    }
+  }
+  for (auto& f : frames) {
+    for (auto& add : f) add();
+    if (b.builder().pending_items() > 0) b.Frame();
+  }
+  return b.WriteTemp(stem);
+}
+
+// Rows as sorted strings, without the columns only the in-memory path fills.
+std::vector<std::string> Rows(const Table& t) {
+  std::vector<int> skip;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    const std::string& n = t.columns[i].name;
+    if (n == "gpu_busy_ns" || n == "busy_ns" || n == "inherited_ops" || n == "main_thread")
+      skip.push_back(static_cast<int>(i));
+  }
+  std::vector<std::string> out;
+  for (const auto& row : t.rows) {
+    std::ostringstream s;
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (std::find(skip.begin(), skip.end(), static_cast<int>(i)) != skip.end()) continue;
+      if (const auto* v = std::get_if<int64_t>(&row[i]))
+        s << *v;
+      else if (const auto* d = std::get_if<double>(&row[i]))
+        s << *d;
+      else if (const auto* x = std::get_if<std::string>(&row[i]))
+        s << *x;
+      s << "|";
+    }
+    out.push_back(s.str());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const std::vector<std::string> kTables = {"summary",       "ranges", "kernels",
+                                          "range-kernels", "gpu",    "api"};
+
+std::vector<Table> InMemory(const std::vector<std::string>& files, const ReportOptions& o) {
+  static std::vector<std::unique_ptr<Trace>> keep;  // tables reference strings
+  keep.push_back(std::make_unique<Trace>());
+  Trace& trace = *keep.back();
+  for (const auto& f : files) {
+    std::string error;
+    EXPECT_TRUE(ReadTraceFile(f, &trace, &error)) << error;
+  }
+  // Streaming gives worker-thread launches no main-thread ranges: compare
+  // with that attribution.
+  AttributionOptions a;
+  a.main_thread = MainThreadMode::kOff;
+  const AnalyzedTrace analyzed(trace, a);
+  return {SummaryTable(analyzed, o),       RangesTable(analyzed, o),
+          KernelsTable(analyzed, o),       RangeKernelsTable(analyzed, o),
+          GpuProjectionTable(analyzed, o), ApiTable(analyzed, o)};
+}
+
+StreamingResult Streamed(const std::vector<std::string>& files, const ReportOptions& o) {
+  std::vector<StreamingInput> in;
+  for (const auto& f : files) in.push_back({f, {}});
+  return StreamingTables(in, kTables, o);
+}
+
+void ExpectSameTables(const std::vector<std::string>& files, const ReportOptions& o) {
+  const std::vector<Table> want = InMemory(files, o);
+  const StreamingResult got = Streamed(files, o);
+  ASSERT_EQ(got.tables.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(want[i].name);
+    EXPECT_EQ(got.tables[i].name, want[i].name);
+    ASSERT_EQ(got.tables[i].columns.size(), want[i].columns.size());
+    for (size_t c = 0; c < want[i].columns.size(); ++c)
+      EXPECT_EQ(got.tables[i].columns[c].name, want[i].columns[c].name);
+    EXPECT_FALSE(want[i].rows.empty());
+    EXPECT_EQ(Rows(got.tables[i]), Rows(want[i]));
+  }
+}
+
+TEST(StreamingReport, SameRowsAsInMemoryOnAShuffledProgram) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(seed);
+    Program p;
+    p.seed = seed;
+    const std::string f = WriteProgram(p, "shuffled" + std::to_string(seed));
+    ExpectSameTables({f}, {});
+    std::remove(f.c_str());
+  }
+}
+
+TEST(StreamingReport, SameRowsWithFilterDomainAndSeveralProcesses) {
+  Program p;
+  const std::string a = WriteProgram(p, "proc_a", 5001);
+  p.seed = 9;
+  p.threads = 2;
+  const std::string b = WriteProgram(p, "proc_b", 5002);
+  ReportOptions o;
+  ExpectSameTables({a, b}, o);
+  o.by_process = true;
+  ExpectSameTables({a, b}, o);
+  o.by_process = false;
+  o.filter = "^(layer|leaf)";
+  ExpectSameTables({a, b}, o);
+  o.filter.clear();
+  o.domain = "dom";  // only the step ranges live in that domain
+  const StreamingResult got = Streamed({a}, o);
+  const Table& ranges = got.tables[1];
+  ASSERT_EQ(ranges.rows.size(), 1u);
+  EXPECT_NE(testing::FindRow(ranges, {{"range", "step"}}), nullptr);
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
+
+TEST(StreamingReport, GraphKernelsGoToTheCaptureRange) {
+  Program p;
+  p.steps = 2;
+  const std::string f = WriteProgram(p, "graph");
+  const StreamingResult got = Streamed({f}, {});
+  const Table& rk = got.tables[3];
+  const auto* row = testing::FindRow(rk, {{"range", "capture"}, {"kernel", "graph_kernel"}});
+  ASSERT_NE(row, nullptr);
+  // 3 nodes replayed once per step, all in the one capture instance.
+  EXPECT_EQ(testing::IntAt(rk, *row, "count"), 6);
+  EXPECT_EQ(testing::IntAt(rk, *row, "range_instances"), 1);
+  std::remove(f.c_str());
+}
+
+TEST(StreamingReport, HeldStateDependsOnOpenRangesNotOnLength) {
+  // The same program shape, 10x longer: the largest number of range
+  // instances and launches held at once must not grow.
+  Program shorter;
+  shorter.steps = 5;
+  Program longer = shorter;
+  longer.steps = 50;
+  const std::string a = WriteProgram(shorter, "short");
+  const std::string b = WriteProgram(longer, "long");
+  const StreamingResult ra = Streamed({a}, {});
+  const StreamingResult rb = Streamed({b}, {});
+  EXPECT_GT(ra.peak_nodes, 0u);
+  // Shuffling differs between the two files, so allow a little slack, far
+  // below the 10x a reader holding records would show.
+  EXPECT_LE(rb.peak_nodes, ra.peak_nodes + 8);
+  EXPECT_LE(rb.peak_pending_launches, ra.peak_pending_launches + 16);
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
+
+TEST(StreamingReport, LaunchesWithoutOpsAreEvictedAndCounted) {
+  // A launch whose GPU record never arrives (activity kind off, dropped)
+  // must not hold its range forever.
+  TraceFileBuilder b(7);
+  b.Thread(1, 7);
+  b.Stream(1, 0, 1);
+  uint64_t corr = 0;
+  for (uint64_t r = 1; r <= 50; ++r) {
+    b.Launch(++corr, 1, r * 100 + 1, r);  // its op never comes
+    b.Launch(++corr, 1, r * 100 + 2, r);
+    b.Kernel("k", 1, r * 100 + 10, r * 100 + 20, corr);
+    b.Range(r, 0, 1, "r", r * 100, r * 100 + 50);
+    b.Frame();
+  }
+  const std::string f = b.WriteTemp("evict");
+  TableRows rows;
+  Trace strings_owner;
+  rows.strings = &strings_owner.strings;
+  StreamAggregator agg(0, &rows);
+  agg.SetLimits(/*max_pending_launches=*/4, /*max_orphan_ops=*/4);
+  ProcessTrace process;
+  std::vector<std::string> warnings;
+  std::string error;
+  ASSERT_TRUE(StreamTraceFile(
+      f, &strings_owner.strings, &process, [&](const ProcessTrace& batch) { agg.AddBatch(batch); },
+      &warnings, &error));
+  EXPECT_LE(agg.stats().peak_pending_launches, 4u);
+  EXPECT_LE(agg.nodes(), 8u);  // ranges finalised as their stale launches left
+  EXPECT_GT(agg.stats().evicted_launches, 40u);
+  std::vector<std::string> notes;
+  const SummaryRow s = agg.Finish(process, strings_owner, {}, &notes);
+  EXPECT_EQ(s.kernels, 50);
+  EXPECT_EQ(*s.unattributed, 0);
+  ASSERT_EQ(rows.ranges.size(), 1u);
+  RangeRow& r = rows.ranges.begin()->second;
+  EXPECT_EQ(r.cpu.count(), 50);
+  EXPECT_EQ(r.kernel_count, 50);  // every kernel still reached its range
+  bool noted = false;
+  for (const auto& n : notes)
+    noted |= n.find("launch record(s) waited too long") != std::string::npos;
+  EXPECT_TRUE(noted);
+  std::remove(f.c_str());
+}
+
+TEST(StreamingReport, StartEndRangesGetCpuTimeAndANote) {
+  TraceFileBuilder b(8);
+  b.Thread(1, 8);
+  b.Stream(1, 0, 1);
+  b.Range(1, 0, 1, "async", 100, 900, 0, RangeKind::kStartEnd);
+  const std::string f = b.WriteTemp("startend");
+  const StreamingResult got = Streamed({f}, {});
+  const Table& ranges = got.tables[1];
+  const auto* row = testing::FindRow(ranges, {{"range", "async"}});
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(testing::IntAt(ranges, *row, "cpu_total_ns"), 800);
+  bool noted = false;
+  for (const auto& n : got.tables[0].notes) noted |= n.find("start/end") != std::string::npos;
+  EXPECT_TRUE(noted);
+  std::remove(f.c_str());
+}
+
+TEST(StreamingReport, TornFileKeepsEarlierFramesAndWarnsLikeTheInMemoryReader) {
+  Program p;
+  p.steps = 3;
+  const std::string f = WriteProgram(p, "torn");
+  std::string bytes;
+  {
+    std::ifstream in(f, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // Cut inside the last frame, and corrupt one byte of a middle frame's
+  // payload in a second copy.
+  const std::string cut = TraceFileBuilder::TempPath("torn_cut");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 7);
+  std::string flipped = bytes;
+  flipped[flipped.size() / 2] ^= 0x5a;
+  const std::string bad = TraceFileBuilder::TempPath("torn_crc");
+  std::ofstream(bad, std::ios::binary) << flipped;
+  for (const std::string& file : {cut, bad}) {
+    Trace trace;
+    std::string error;
+    ASSERT_TRUE(ReadTraceFile(file, &trace, &error));
+    const StreamingResult got = Streamed({file}, {});
+    ASSERT_EQ(got.files_read, 1u);
+    ASSERT_EQ(trace.warnings.size(), 1u);
+    EXPECT_EQ(got.warnings, trace.warnings);  // same one line, same offsets
+    const auto* row = testing::FindRow(got.tables[0], {{"source", "tracer"}});
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(testing::IntAt(got.tables[0], *row, "ranges"),
+              static_cast<int64_t>(trace.processes[0].ranges.size()));
+    EXPECT_EQ(testing::IntAt(got.tables[0], *row, "kernels"),
+              static_cast<int64_t>(trace.processes[0].kernels.size()));
+  }
+  const StreamingResult none = Streamed({TraceFileBuilder::TempPath("missing")}, {});
+  EXPECT_EQ(none.files_read, 0u);
+  ASSERT_EQ(none.errors.size(), 1u);
+  EXPECT_NE(none.errors[0].find("cannot open"), std::string::npos);
+  for (const auto& x : {f, cut, bad}) std::remove(x.c_str());
+}
+
+}  // namespace
+}  // namespace tracer::analysis

@@ -80,6 +80,11 @@ class ChunkBuilder {
   void FinishFrame(std::string* out);
 
  private:
+  // Appends a row message (its encoded fields, then the payload when there is
+  // one) as field `field` of the chunk.
+  void AppendRowMessage(std::string* out, uint32_t field, std::string_view fields,
+                        uint32_t payload_field, const PayloadValue& payload);
+
   // Row-based repeated messages, one buffer per Chunk field, already holding
   // their own tag+length framing.
   std::string header_, footer_;

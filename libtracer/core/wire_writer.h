@@ -34,6 +34,27 @@ inline void AppendVarint(std::string* out, uint64_t v) {
   out->append(buf, n);
 }
 
+// The same encodings into a caller's buffer, for records encoded once per
+// event on the writer thread (ranges, marks): one append per record instead
+// of two per field. The caller sizes the buffer (kMaxUintField per field).
+inline constexpr size_t kMaxUintField = 2 + 10;  // tag (fields < 2048) + varint
+
+inline char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7F) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// Proto3 omits zero scalars (as AppendUint).
+inline char* PutUint(char* p, uint32_t field, uint64_t v) {
+  if (v == 0) return p;
+  p = PutVarint(p, (static_cast<uint64_t>(field) << 3) | kVarint);
+  return PutVarint(p, v);
+}
+
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }

@@ -159,6 +159,88 @@ TEST(ChunkBuilderTest, RangesMarksCountersAndFooter) {
   EXPECT_EQ(c.footer().dropped_by_cause(0).name(), "nvtx_ring_full");
 }
 
+// Every range and mark field at its largest (10-byte varints: the encoder's
+// stack buffer must hold them) and each payload kind, read back by
+// libprotobuf.
+TEST(ChunkBuilderTest, RangeAndMarkFieldsAtExtremesRoundTrip) {
+  ChunkBuilder b;
+  const uint64_t big = UINT64_MAX;
+  const uint32_t big32 = UINT32_MAX;
+  for (int kind = 0; kind < 4; ++kind) {
+    RangeRecord r;
+    r.id = big;
+    r.parent_id = big - 1;
+    r.thread = big32;
+    r.name = big32 - 1;
+    r.domain = big32 - 2;
+    r.category = big32 - 3;
+    r.start_ns = big - 2;
+    r.end_ns = big - 3;
+    r.kind = RangeKind::kStartEnd;
+    r.depth = big32 - 4;
+    r.end_thread = big32 - 5;
+    r.flags = big32 - 6;
+    r.color = big32 - 7;
+    MarkRecord m;
+    m.time_ns = big;
+    m.thread = big32;
+    m.name = big32 - 1;
+    m.domain = big32 - 2;
+    m.category = big32 - 3;
+    m.color = big32 - 4;
+    PayloadValue p;
+    if (kind == 1) {
+      p.type = PayloadValue::Type::kU64;
+      p.u64 = big;
+    } else if (kind == 2) {
+      p.type = PayloadValue::Type::kI64;
+      p.i64 = INT64_MIN;
+    } else if (kind == 3) {
+      p.type = PayloadValue::Type::kF64;
+      p.f64 = -1.25;
+    }
+    r.payload = p;
+    m.payload = p;
+    b.AddRange(r);
+    b.AddMark(m);
+  }
+  std::string out;
+  b.FinishFrame(&out);
+  proto::Chunk c = ParseSingleFrame(out);
+  ASSERT_EQ(c.ranges_size(), 4);
+  ASSERT_EQ(c.marks_size(), 4);
+  for (int i = 0; i < 4; ++i) {
+    const auto& r = c.ranges(i);
+    EXPECT_EQ(r.id(), big);
+    EXPECT_EQ(r.parent_id(), big - 1);
+    EXPECT_EQ(r.thread(), big32);
+    EXPECT_EQ(r.name(), big32 - 1);
+    EXPECT_EQ(r.domain(), big32 - 2);
+    EXPECT_EQ(r.category(), big32 - 3);
+    EXPECT_EQ(r.start_ns(), big - 2);
+    EXPECT_EQ(r.end_ns(), big - 3);
+    EXPECT_EQ(r.kind(), proto::RANGE_START_END);
+    EXPECT_EQ(r.depth(), big32 - 4);
+    EXPECT_EQ(r.end_thread(), big32 - 5);
+    EXPECT_EQ(r.flags(), big32 - 6);
+    EXPECT_EQ(r.color(), big32 - 7);
+    const auto& m = c.marks(i);
+    EXPECT_EQ(m.time_ns(), big);
+    EXPECT_EQ(m.thread(), big32);
+    EXPECT_EQ(m.name(), big32 - 1);
+    EXPECT_EQ(m.domain(), big32 - 2);
+    EXPECT_EQ(m.category(), big32 - 3);
+    EXPECT_EQ(m.color(), big32 - 4);
+    EXPECT_EQ(r.has_payload(), i != 0);
+    EXPECT_EQ(m.has_payload(), i != 0);
+    for (const proto::Payload* p : {&r.payload(), &m.payload()}) {
+      if (i == 1) EXPECT_EQ(p->u64(), big);
+      if (i == 2) EXPECT_EQ(p->i64(), INT64_MIN);
+      if (i == 3) EXPECT_DOUBLE_EQ(p->f64(), -1.25);
+    }
+  }
+}
+
 TEST(ChunkBuilderTest, EmptyBuilderWritesNothingAndBuilderIsReusable) {
   ChunkBuilder b;
   std::string out;

@@ -1,0 +1,100 @@
+// Writer-side cost of one NVTX range record (design.md section 3: one
+// background writer encodes every thread's events). The writer must keep up
+// with a thread that pushes and pops as fast as it can (about 55 ns per pair
+// on the machines here, nvtx_push_pop_bench), or rings fill and events drop.
+// Times, in one run, on the same generated ranges:
+//   baseline: copying the records (the least any writer does with them),
+//   encode:   ChunkBuilder::AddRange for each + FinishFrame every 64 Ki
+//             records (field encoding, framing, CRC-32),
+// and prints ns per range and encode / baseline.
+//
+//   range_encode_bench [--ranges N] [--repeats R]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "libtracer/core/chunk_builder.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<tracer::RangeRecord> MakeRanges(size_t n) {
+  std::vector<tracer::RangeRecord> v(n);
+  uint64_t t = 1'700'000'000'000'000'000ull;  // trace clock values are large
+  for (size_t i = 0; i < n; ++i) {
+    tracer::RangeRecord& r = v[i];
+    r.id = (uint64_t{3} << 40) | (i + 1);  // per-thread id space
+    r.parent_id = i % 8 == 0 ? 0 : r.id - 1;
+    r.thread = 3;
+    r.name = 1 + static_cast<uint32_t>(i % 300);
+    r.domain = i % 5 == 0 ? 2 : 0;
+    r.start_ns = t;
+    r.end_ns = t + 2'000 + (i % 97) * 31;
+    r.depth = static_cast<uint32_t>(i % 8);
+    r.end_thread = 3;
+    r.color = i % 3 == 0 ? 0xff00ff00u : 0;
+    t += 3'000;
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t n = 1'000'000;
+  int repeats = 5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--ranges" && i + 1 < argc) {
+      n = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--repeats" && i + 1 < argc) {
+      repeats = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: range_encode_bench [--ranges N] [--repeats R]\n");
+      return 2;
+    }
+  }
+  const std::vector<tracer::RangeRecord> ranges = MakeRanges(n);
+  double best_copy = 1e30, best_encode = 1e30;
+  size_t bytes = 0;
+  uint64_t sink = 0;
+  for (int rep = 0; rep < repeats; ++rep) {
+    auto t0 = Clock::now();
+    std::vector<tracer::RangeRecord> copy;
+    copy.reserve(64 * 1024);
+    for (size_t i = 0; i < n; ++i) {
+      copy.push_back(ranges[i]);
+      if (copy.size() == 64 * 1024) {
+        sink += copy.back().end_ns;
+        copy.clear();
+      }
+    }
+    auto t1 = Clock::now();
+    tracer::ChunkBuilder b;
+    std::string out;
+    out.reserve(64u << 20);
+    for (size_t i = 0; i < n; ++i) {
+      b.AddRange(ranges[i]);
+      if (b.pending_items() >= 64 * 1024) {
+        b.FinishFrame(&out);
+        bytes += out.size();
+        out.clear();
+      }
+    }
+    b.FinishFrame(&out);
+    bytes += out.size();
+    auto t2 = Clock::now();
+    best_copy = std::min(best_copy, std::chrono::duration<double>(t1 - t0).count());
+    best_encode = std::min(best_encode, std::chrono::duration<double>(t2 - t1).count());
+  }
+  std::printf("range_encode_bench: %zu ranges, best of %d, %.1f bytes/range\n", n, repeats,
+              static_cast<double>(bytes) / repeats / n);
+  std::printf("  baseline copy:  %6.1f ns/range\n", best_copy * 1e9 / n);
+  std::printf("  encode+frame:   %6.1f ns/range  %5.1fx baseline\n", best_encode * 1e9 / n,
+              best_encode / best_copy);
+  return sink == 42 ? 3 : 0;
+}

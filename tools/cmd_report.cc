@@ -68,7 +68,7 @@ Definitions:
 Large inputs: stream files of 2 GiB or more (all inputs together) are read as
 a stream with memory bounded by distinct names and open ranges (--stream forces
 it, --no-stream turns it off). That path computes summary, ranges, kernels,
-range-kernels, gpu and api, without GPU busy time, main-thread inheritance or
+range-kernels, gpu, memory and api, without GPU busy time, main-thread inheritance or
 GPU work of start/end ranges; the table notes say so.
 
 Several files are merged: rows aggregate across processes by range name;
@@ -219,7 +219,7 @@ int RunReport(const ReportArgs& args) {
       if (!analysis::IsStreamableTable(t)) {
         return Fail("--stream: table '" + t +
                     "' needs the whole trace in memory (streamable: summary, ranges, kernels, "
-                    "range-kernels, gpu, api)");
+                    "range-kernels, gpu, memory, api)");
       }
     }
     for (const std::string& f : args.files) {
@@ -298,10 +298,11 @@ const Registrar kReport{Command{
                      "an OS thread id, or off (nsys-identical attribution)");
       sub.add_flag("--by-process", args->by_process,
                    "One row per process instead of aggregating processes by name");
-      sub.add_flag("--stream", args->stream,
-                   "Compute the tables while reading, with memory bounded by distinct names and "
-                   "open ranges (default for stream inputs of 2 GiB or more): summary, ranges, "
-                   "kernels, range-kernels, gpu, api; no GPU busy, no main-thread inheritance");
+      sub.add_flag(
+          "--stream", args->stream,
+          "Compute the tables while reading, with memory bounded by distinct names and "
+          "open ranges (default for stream inputs of 2 GiB or more): summary, ranges, "
+          "kernels, range-kernels, gpu, memory, api; no GPU busy, no main-thread inheritance");
       sub.add_flag("--no-stream", args->no_stream, "Always read the whole trace into memory");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
       sub.add_option("--groups", args->extra.groups_file,

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 
+#include "libtracer/analysis/table_rows.h"
 #include "libtracer/analysis/table_util.h"
 #include "libtracer/analysis/tables.h"
 
@@ -15,29 +16,21 @@ const char* CopyKindName(uint32_t kind) {
   return kind < std::size(kNames) ? kNames[kind] : "memcpy (unknown)";
 }
 
-struct Group {
-  std::vector<int64_t> durations;
-  int64_t bytes = 0;
-};
-
 }  // namespace
 
-Table MemoryOpsTable(const AnalyzedTrace& t, const ReportOptions& o) {
-  std::map<std::pair<size_t, std::string>, Group> groups;
-  for (size_t pi = 0; pi < t.size(); ++pi) {
-    const ProcessTrace& p = *t.process(pi).process;
-    const size_t proc = o.by_process ? pi : 0;
-    for (const MemcpyRecord& m : p.memcpys) {
-      Group& g = groups[{proc, CopyKindName(m.copy_kind)}];
-      g.durations.push_back(static_cast<int64_t>(m.end_ns - m.start_ns));
-      g.bytes += static_cast<int64_t>(m.bytes);
-    }
-    for (const MemsetRecord& m : p.memsets) {
-      Group& g = groups[{proc, "memset"}];
-      g.durations.push_back(static_cast<int64_t>(m.end_ns - m.start_ns));
-      g.bytes += static_cast<int64_t>(m.bytes);
-    }
-  }
+void AddMemoryRow(size_t process, const MemcpyRecord& m, TableRows* rows) {
+  MemoryRow& g = rows->memory[{process, CopyKindName(m.copy_kind)}];
+  g.durations.Add(static_cast<int64_t>(m.end_ns - m.start_ns));
+  g.bytes += static_cast<int64_t>(m.bytes);
+}
+
+void AddMemoryRow(size_t process, const MemsetRecord& m, TableRows* rows) {
+  MemoryRow& g = rows->memory[{process, "memset"}];
+  g.durations.Add(static_cast<int64_t>(m.end_ns - m.start_ns));
+  g.bytes += static_cast<int64_t>(m.bytes);
+}
+
+Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o) {
   Table table = NewTable("memory", "Memory operations", o);
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"operation", ColumnKind::kText, "Operation"},
@@ -48,10 +41,10 @@ Table MemoryOpsTable(const AnalyzedTrace& t, const ReportOptions& o) {
                                              {"min_ns", ColumnKind::kDuration, "Min"},
                                              {"max_ns", ColumnKind::kDuration, "Max"},
                                              {"bandwidth_gbps", ColumnKind::kNumber, "GB/s"}});
-  for (auto& [key, g] : groups) {
-    const DurationStats s = ComputeStats(&g.durations);
+  for (auto& [key, g] : rows.memory) {
+    const DurationStats s = g.durations.Stats();
     std::vector<Cell> row;
-    if (o.by_process) row.push_back(Text(t.ProcessLabel(key.first)));
+    if (o.by_process) row.push_back(Text(rows.process_labels[key.first]));
     row.push_back(Text(key.second));
     row.push_back(Int(s.count));
     row.push_back(Int(g.bytes));
@@ -67,7 +60,21 @@ Table MemoryOpsTable(const AnalyzedTrace& t, const ReportOptions& o) {
   }
   SortAndTrim(&table, o, first + 3, first + 1, first + 4, first);
   table.notes.push_back("GB/s = bytes / summed duration (10^9 bytes per second).");
+  table.notes.insert(table.notes.end(), rows.notes.begin(), rows.notes.end());
   return table;
+}
+
+Table MemoryOpsTable(const AnalyzedTrace& t, const ReportOptions& o) {
+  TableRows rows;
+  rows.strings = &t.trace().strings;
+  for (size_t pi = 0; pi < t.size(); ++pi) {
+    rows.process_labels.push_back(t.ProcessLabel(pi));
+    const ProcessTrace& p = *t.process(pi).process;
+    const size_t proc = o.by_process ? pi : 0;
+    for (const MemcpyRecord& m : p.memcpys) AddMemoryRow(proc, m, &rows);
+    for (const MemsetRecord& m : p.memsets) AddMemoryRow(proc, m, &rows);
+  }
+  return RenderMemoryOpsTable(rows, o);
 }
 
 }  // namespace tracer::analysis

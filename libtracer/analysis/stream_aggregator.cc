@@ -135,6 +135,8 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
     for (const RangeRecord& r : b.ranges) ResolveRange(r);
   }
   for (const ApiRecord& a : b.api_calls) AddApiRow(*rows_->strings, row_process_, a, rows_);
+  for (const MemcpyRecord& m : b.memcpys) AddMemoryRow(row_process_, m, rows_);
+  for (const MemsetRecord& m : b.memsets) AddMemoryRow(row_process_, m, rows_);
   for (const KernelRecord& k : b.kernels) {
     const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
     rows_->kernels[{row_process_, k.name}].Add(d);

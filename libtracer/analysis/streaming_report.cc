@@ -11,8 +11,8 @@
 namespace tracer::analysis {
 
 const std::vector<std::string>& StreamableTables() {
-  static const std::vector<std::string> kTables = {"summary",       "ranges", "kernels",
-                                                   "range-kernels", "gpu",    "api"};
+  static const std::vector<std::string> kTables = {"summary", "ranges", "kernels", "range-kernels",
+                                                   "gpu",     "memory", "api"};
   return kTables;
 }
 
@@ -53,6 +53,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
           if (foreign) return;
           result.has_kernels |= !batch.kernels.empty();
           result.has_api |= !batch.api_calls.empty();
+          result.has_memory |= !batch.memcpys.empty() || !batch.memsets.empty();
           aggregator.AddBatch(batch);
         },
         &result.warnings, &error, in.progress);
@@ -89,6 +90,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
   if (chosen.empty()) {
     chosen = {"summary", "ranges"};
     if (result.has_kernels) chosen.insert(chosen.end(), {"kernels", "gpu"});
+    if (result.has_memory) chosen.push_back("memory");
     if (result.has_api) chosen.push_back("api");
   }
   std::erase_if(rows.range_kernels, [](const auto& kv) { return kv.second.empty(); });
@@ -98,6 +100,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     if (t == "kernels") result.tables.push_back(RenderKernelsTable(rows, o));
     if (t == "range-kernels") result.tables.push_back(RenderRangeKernelsTable(rows, o));
     if (t == "gpu") result.tables.push_back(RenderGpuProjectionTable(rows, o));
+    if (t == "memory") result.tables.push_back(RenderMemoryOpsTable(rows, o));
     if (t == "api") result.tables.push_back(RenderApiTable(rows, o));
   }
   return result;

@@ -15,7 +15,7 @@
 
 namespace tracer::analysis {
 
-// summary, ranges, kernels, range-kernels, gpu, api.
+// summary, ranges, kernels, range-kernels, gpu, memory, api.
 bool IsStreamableTable(std::string_view name);
 const std::vector<std::string>& StreamableTables();
 
@@ -35,13 +35,14 @@ struct StreamingResult {
   std::vector<std::string> warnings;  // damage etc., one line each
   std::vector<std::string> errors;    // files that could not be read at all
   size_t files_read = 0;
-  bool has_kernels = false, has_api = false;
+  bool has_kernels = false, has_api = false, has_memory = false;
   uint64_t peak_nodes = 0, peak_pending_launches = 0;  // largest over the files
 };
 
 // Reads our stream files only (imports need the in-memory path). tables
-// empty: summary, ranges, + kernels and gpu when there are kernels, + api
-// when there are API calls (the in-memory defaults less memory).
+// empty: summary, ranges, + kernels and gpu when there are kernels, + memory
+// when there are copies or sets, + api when there are API calls (the
+// in-memory defaults).
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
                                 const std::vector<std::string>& tables, const ReportOptions& o);
 

@@ -41,7 +41,12 @@ struct RangeKernelRow {
   int64_t instances = 0;  // distinct range instances
 };
 
-// Everything the ranges, gpu, kernels, range-kernels and api tables show.
+struct MemoryRow {
+  DurationAccumulator durations;
+  int64_t bytes = 0;
+};
+
+// Everything the ranges, gpu, kernels, range-kernels, memory and api tables show.
 struct TableRows {
   const StringTable* strings = nullptr;
   std::vector<std::string> process_labels;  // by process index
@@ -53,6 +58,8 @@ struct TableRows {
   int64_t all_kernel_ns = 0;
   // (process, function, "runtime"|"driver")
   std::map<std::tuple<size_t, std::string, std::string>, DurationAccumulator> api;
+  // (process, "memcpy HtoD" ... | "memset")
+  std::map<std::pair<size_t, std::string>, MemoryRow> memory;
   // Added to every table rendered from these rows.
   std::vector<std::string> notes;
 };
@@ -60,7 +67,12 @@ struct TableRows {
 // Adds one API call to rows->api (function name, or "cbid N" when unknown).
 void AddApiRow(const StringTable& strings, size_t process, const ApiRecord& a, TableRows* rows);
 
+// Adds one copy or set to rows->memory.
+void AddMemoryRow(size_t process, const MemcpyRecord& m, TableRows* rows);
+void AddMemoryRow(size_t process, const MemsetRecord& m, TableRows* rows);
+
 Table RenderRangesTable(TableRows& rows, const ReportOptions& o);
+Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o);
 Table RenderGpuProjectionTable(TableRows& rows, const ReportOptions& o);
 Table RenderKernelsTable(TableRows& rows, const ReportOptions& o);
 Table RenderRangeKernelsTable(TableRows& rows, const ReportOptions& o);

@@ -147,10 +147,10 @@ TEST_F(CliTest, StreamFlagGivesTheSameKernelTablesAndClearErrors) {
   r = RunTracer("report --stream " + recorded + " --table all --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* t : {"summary", "ranges", "kernels", "range-kernels", "gpu", "api"}) {
+  for (const char* t : {"summary", "ranges", "kernels", "range-kernels", "gpu", "memory", "api"}) {
     EXPECT_TRUE(j.contains(t)) << t;
   }
-  EXPECT_FALSE(j.contains("memory"));
+  EXPECT_FALSE(j.contains("timeline"));
   std::remove(recorded.c_str());
 }
 

@@ -261,8 +261,8 @@ std::vector<std::string> Rows(const Table& t) {
   return out;
 }
 
-const std::vector<std::string> kTables = {"summary",       "ranges", "kernels",
-                                          "range-kernels", "gpu",    "api"};
+const std::vector<std::string> kTables = {"summary", "ranges", "kernels", "range-kernels",
+                                          "gpu",     "memory", "api"};
 
 std::vector<Table> InMemory(const std::vector<std::string>& files, const ReportOptions& o) {
   static std::vector<std::unique_ptr<Trace>> keep;  // tables reference strings
@@ -277,9 +277,10 @@ std::vector<Table> InMemory(const std::vector<std::string>& files, const ReportO
   AttributionOptions a;
   a.main_thread = MainThreadMode::kOff;
   const AnalyzedTrace analyzed(trace, a);
-  return {SummaryTable(analyzed, o),       RangesTable(analyzed, o),
-          KernelsTable(analyzed, o),       RangeKernelsTable(analyzed, o),
-          GpuProjectionTable(analyzed, o), ApiTable(analyzed, o)};
+  return {
+      SummaryTable(analyzed, o),      RangesTable(analyzed, o),        KernelsTable(analyzed, o),
+      RangeKernelsTable(analyzed, o), GpuProjectionTable(analyzed, o), MemoryOpsTable(analyzed, o),
+      ApiTable(analyzed, o)};
 }
 
 StreamingResult Streamed(const std::vector<std::string>& files, const ReportOptions& o) {

@@ -41,6 +41,9 @@ void DurationAccumulator::Add(int64_t v) {
   sum_ += v;
   sum_sq_ += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v);
   if (!binned_) {
+    // Most accumulators (one per range instance and kernel name while
+    // streaming) hold a few dozen values: one allocation instead of five.
+    if (values_.capacity() == 0) values_.reserve(32);
     values_.push_back(v);
     if (values_.size() > kExactLimit) ToHistogram();
   } else {

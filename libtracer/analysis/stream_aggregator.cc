@@ -139,7 +139,10 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
   for (const MemsetRecord& m : b.memsets) AddMemoryRow(row_process_, m, rows_);
   for (const KernelRecord& k : b.kernels) {
     const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
-    rows_->kernels[{row_process_, k.name}].Add(d);
+    // Map values keep their address: one tree lookup per kernel name.
+    DurationAccumulator*& row = kernel_rows_[k.name];
+    if (row == nullptr) row = &rows_->kernels[{row_process_, k.name}];
+    row->Add(d);
     rows_->all_kernel_ns += d;
   }
   Track();

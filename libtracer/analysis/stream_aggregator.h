@@ -148,7 +148,7 @@ class StreamAggregator {
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Snapshot>> snapshots_;
   std::map<std::pair<uint32_t, uint32_t>, RowBuild> row_builds_;
   std::map<uint32_t, std::unordered_map<uint32_t, RangeKernelRow>> range_kernels_;  // name id
-  std::unordered_map<uint32_t, uint64_t> thread_os_tid_;
+  std::unordered_map<uint32_t, DurationAccumulator*> kernel_rows_;  // name id -> row
   uint32_t main_thread_ = 0;                // the thread whose OS id is the pid
   int64_t counts_[6] = {0, 0, 0, 0, 0, 0};  // ranges, marks, kernels, memcpys, memsets, api
   uint64_t unattributed_ = 0, outside_ranges_ = 0;

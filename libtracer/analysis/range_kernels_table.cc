@@ -46,37 +46,45 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
   const RangeFilter filter(o);
   TableRows rows;
   rows.strings = &t.trace().strings;
-  // Range names are resolved once per range instance into their row map; the
-  // per-kernel loop then only touches pointers and integers.
-  using KernelRows = std::unordered_map<uint32_t, RangeKernelRow>;
-  std::unordered_map<RangeKernelRow*, std::vector<uint64_t>> instances;  // repeats allowed
+  // Range names are resolved once per range instance into a dense group id;
+  // the per-kernel loop then does one hash lookup per stack entry.
+  std::map<std::pair<size_t, std::string>, uint32_t> group_ids;
+  std::vector<std::pair<size_t, std::string>> groups;
+  struct Cell {
+    DurationAccumulator durations;
+    std::vector<uint64_t> instances;  // (process << 32 | range index), repeats allowed
+  };
+  std::unordered_map<uint64_t, Cell> cells;  // group << 32 | kernel name id
   for (size_t pi = 0; pi < t.size(); ++pi) {
     rows.process_labels.push_back(t.ProcessLabel(pi));
     const ProcessAnalysis& pa = t.process(pi);
     const ProcessTrace& p = *pa.process;
-    std::vector<KernelRows*> rows_of(p.ranges.size(), nullptr);
+    std::vector<int64_t> group_of(p.ranges.size(), -1);
     for (uint32_t r = 0; r < p.ranges.size(); ++r) {
       if (!filter.Accepts(t, pi, p.ranges[r])) continue;
-      rows_of[r] =
-          &rows.range_kernels[{o.by_process ? pi : 0, std::string(t.RangeName(p.ranges[r]))}];
+      std::pair<size_t, std::string> key(o.by_process ? pi : 0,
+                                         std::string(t.RangeName(p.ranges[r])));
+      auto [it, inserted] = group_ids.emplace(key, static_cast<uint32_t>(groups.size()));
+      if (inserted) groups.push_back(std::move(key));
+      group_of[r] = it->second;
     }
     for (size_t k = 0; k < p.kernels.size(); ++k) {
       const KernelRecord& kr = p.kernels[k];
       const int64_t d = static_cast<int64_t>(kr.end_ns - kr.start_ns);
       for (uint32_t r : pa.attribution.Stack(OpKind::kKernel, k)) {
-        if (rows_of[r] == nullptr) continue;
-        RangeKernelRow& g = (*rows_of[r])[kr.name];
-        g.durations.Add(d);
-        instances[&g].push_back((static_cast<uint64_t>(pi) << 32) | r);
+        if (group_of[r] < 0) continue;
+        Cell& c = cells[(static_cast<uint64_t>(group_of[r]) << 32) | kr.name];
+        c.durations.Add(d);
+        c.instances.push_back((static_cast<uint64_t>(pi) << 32) | r);
       }
     }
   }
-  for (auto& [row, list] : instances) {
-    std::sort(list.begin(), list.end());
-    row->instances = std::unique(list.begin(), list.end()) - list.begin();
+  for (auto& [key, c] : cells) {
+    RangeKernelRow& row = rows.range_kernels[groups[key >> 32]][static_cast<uint32_t>(key)];
+    std::sort(c.instances.begin(), c.instances.end());
+    row.instances = std::unique(c.instances.begin(), c.instances.end()) - c.instances.begin();
+    row.durations = std::move(c.durations);
   }
-  // A range whose instances launched no kernel has no row.
-  std::erase_if(rows.range_kernels, [](const auto& kv) { return kv.second.empty(); });
   return RenderRangeKernelsTable(rows, o);
 }
 

@@ -2,6 +2,7 @@
 // every range instance on its stack, so a kernel inside "layer" inside "step"
 // appears under both.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 
@@ -52,9 +53,18 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
   std::vector<std::pair<size_t, std::string>> groups;
   struct Cell {
     DurationAccumulator durations;
-    std::vector<uint64_t> instances;  // (process << 32 | range index), repeats allowed
+    // (process << 32 | range index); a repeat of the last one is skipped, so
+    // kernels of one instance (mostly consecutive) are stored once.
+    std::vector<uint64_t> instances;
   };
   std::unordered_map<uint64_t, Cell> cells;  // group << 32 | kernel name id
+  // Consecutive kernels revisit a handful of cells: a direct-mapped cache in
+  // front of the hash map (its element addresses are stable).
+  struct CacheEntry {
+    uint64_t key = UINT64_MAX;
+    Cell* cell = nullptr;
+  };
+  std::array<CacheEntry, 256> cache{};
   for (size_t pi = 0; pi < t.size(); ++pi) {
     rows.process_labels.push_back(t.ProcessLabel(pi));
     const ProcessAnalysis& pa = t.process(pi);
@@ -73,9 +83,13 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
       const int64_t d = static_cast<int64_t>(kr.end_ns - kr.start_ns);
       for (uint32_t r : pa.attribution.Stack(OpKind::kKernel, k)) {
         if (group_of[r] < 0) continue;
-        Cell& c = cells[(static_cast<uint64_t>(group_of[r]) << 32) | kr.name];
+        const uint64_t key = (static_cast<uint64_t>(group_of[r]) << 32) | kr.name;
+        CacheEntry& e = cache[(key * 0x9E3779B97F4A7C15ull) >> 56];
+        if (e.key != key) e = {key, &cells[key]};
+        Cell& c = *e.cell;
         c.durations.Add(d);
-        c.instances.push_back((static_cast<uint64_t>(pi) << 32) | r);
+        const uint64_t instance = (static_cast<uint64_t>(pi) << 32) | r;
+        if (c.instances.empty() || c.instances.back() != instance) c.instances.push_back(instance);
       }
     }
   }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "libtracer/analysis/attribution.h"
@@ -16,11 +18,21 @@ namespace tracer::analysis {
 
 struct ProcessAnalysis {
   ProcessAnalysis(const ProcessTrace& p, const AttributionOptions& options)
-      : process(&p), ranges(p), attribution(p, ranges, options), projection(p, attribution) {}
+      : process(&p), ranges(p), attribution(p, ranges, options) {}
   const ProcessTrace* process;
   RangeIndex ranges;
   Attribution attribution;
-  Projection projection;
+
+  // GPU projection, computed on first use: the range x kernel, kernel and
+  // API tables do not need it, and it costs as much as the attribution.
+  const Projection& projection() const {
+    std::call_once(projection_once_, [this] { projection_.emplace(*process, attribution); });
+    return *projection_;
+  }
+
+ private:
+  mutable std::once_flag projection_once_;
+  mutable std::optional<Projection> projection_;
 };
 
 class AnalyzedTrace {

@@ -57,7 +57,7 @@ void CollectRangeRows(const AnalyzedTrace& t, const ReportOptions& o, bool kerne
       g.min_depth = std::min(g.min_depth, depth);
       g.max_depth = std::max(g.max_depth, depth);
       if (g.threads.size() < 8) g.threads.insert(ThreadLabel(trace, p, rec.thread));
-      if (const InstanceProjection* proj = pa.projection.Of(r)) {
+      if (const InstanceProjection* proj = pa.projection().Of(r)) {
         g.proj.Add(static_cast<int64_t>(proj->total.span_ns()));
         *g.busy += static_cast<int64_t>(proj->total.busy_ns);
         g.ops += static_cast<int64_t>(proj->total.op_count);

@@ -173,7 +173,7 @@ TEST_F(NsysH100Test, GpuProjectionEqualsSqlReference) {
       const RangeRecord& range = p.ranges[r];
       const Key key{p.header.pid, static_cast<uint32_t>(p.threads[range.thread].os_tid),
                     range.start_ns, range.end_ns};
-      const InstanceProjection* proj = pa.projection.Of(r);
+      const InstanceProjection* proj = pa.projection().Of(r);
       auto it = reference.find(key);
       if (proj == nullptr) {
         EXPECT_EQ(it, reference.end()) << "range at " << range.start_ns << " has no projection";

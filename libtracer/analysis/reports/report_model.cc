@@ -57,7 +57,7 @@ ReportModel::ReportModel(const AnalyzedTrace& analyzed) : trace_(&analyzed.trace
       const uint32_t parent = pa.ranges.Parent(i);
       f.parent = parent == kNoRange ? -1 : static_cast<int32_t>(range_base + parent);
       f.push_pop = r.kind == RangeKind::kPushPop;
-      if (const InstanceProjection* proj = pa.projection.Of(i)) {
+      if (const InstanceProjection* proj = pa.projection().Of(i)) {
         f.has_gpu = true;
         f.gpu_start_ns = proj->total.start_ns;
         f.gpu_end_ns = proj->total.end_ns;

@@ -65,9 +65,10 @@ Definitions:
                  threads) also count toward the ranges open at that moment on
                  the main thread (--main-thread). 'off' gives nsys' numbers.
 
-Large inputs: stream files of 2 GiB or more (all inputs together) are read as
-a stream with memory bounded by distinct names and open ranges (--stream forces
-it, --no-stream turns it off). That path computes summary, ranges, kernels,
+Large inputs: stream files of 2 GiB or more (all inputs together; see
+--stream-above), or too large to read whole in half the available memory, are
+read as a stream with memory bounded by distinct names and open ranges
+(--stream forces it, --no-stream turns it off). That path computes summary, ranges, kernels,
 range-kernels, gpu, memory and api, without GPU busy time, main-thread inheritance or
 GPU work of start/end ranges; the table notes say so.
 
@@ -88,6 +89,7 @@ struct ReportArgs {
   std::string main_thread = "auto";
   bool by_process = false;
   bool stream = false, no_stream = false;
+  std::string stream_above = "2G";
   std::string output;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
 };
@@ -118,10 +120,52 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-// Stream files at least this large (all inputs together) are read with
-// bounded memory unless --no-stream: loading them whole would need several
-// times their size in memory.
-constexpr uint64_t kAutoStreamBytes = 2ull << 30;
+// Reading a stream whole takes about this many times its size in memory
+// (ingest_bench --rss: 1757 MiB for a 129 MiB file of 10 M kernels).
+constexpr uint64_t kInMemoryFactor = 14;
+
+// "2G", "512M", "100k", "1048576" (binary units); false when malformed.
+bool ParseByteSize(const std::string& text, uint64_t* out) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || end == text.c_str()) return false;
+  const std::string unit(end);
+  int shift = 0;
+  if (unit == "k" || unit == "K")
+    shift = 10;
+  else if (unit == "m" || unit == "M")
+    shift = 20;
+  else if (unit == "g" || unit == "G")
+    shift = 30;
+  else if (!unit.empty())
+    return false;
+  *out = static_cast<uint64_t>(v) << shift;
+  return true;
+}
+
+std::string HumanBytes(uint64_t b) {
+  char buf[32];
+  if (b >= (1ull << 30)) {
+    std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(b) / (1ull << 30));
+  } else if (b >= (1ull << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.0f MiB", static_cast<double>(b) / (1ull << 20));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(b));
+  }
+  return buf;
+}
+
+// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
+uint64_t AvailableMemory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib << 10;
+  }
+  return 0;
+}
 
 bool IsStreamFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -131,8 +175,11 @@ bool IsStreamFile(const std::string& path) {
          analysis::LooksLikeTraceStream(std::string_view(head, sizeof(head)));
 }
 
+// Streams (recorded by the tracer, all requested tables streamable) of
+// `above` bytes or more in all, or too large to read whole in half the
+// available memory, are read with bounded memory unless --no-stream.
 bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::string>& tables,
-                  bool all_tables) {
+                  bool all_tables, uint64_t above, std::string* why) {
   uint64_t bytes = 0;
   for (const std::string& f : files) {
     std::error_code ec;
@@ -143,7 +190,17 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
   for (const std::string& t : tables) {
     if (!all_tables && !analysis::IsStreamableTable(t)) return false;
   }
-  return bytes >= kAutoStreamBytes;
+  const uint64_t available = AvailableMemory();
+  if (bytes >= above) {
+    *why = HumanBytes(bytes) + " of input, --stream-above " + HumanBytes(above);
+    return true;
+  }
+  if (available > 0 && bytes * kInMemoryFactor > available / 2) {
+    *why = "reading it whole would take about " + HumanBytes(bytes * kInMemoryFactor) + " of the " +
+           HumanBytes(available) + " available";
+    return true;
+  }
+  return false;
 }
 
 int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& tables,
@@ -212,7 +269,14 @@ int RunReport(const ReportArgs& args) {
   }
 
   if (args.stream && args.no_stream) return Fail("--stream and --no-stream exclude each other");
-  if (args.stream || (!args.no_stream && ShouldStream(args.files, tables, all_tables))) {
+  uint64_t stream_above = 0;
+  if (!ParseByteSize(args.stream_above, &stream_above)) {
+    return Fail("--stream-above: expected a size such as 2G, 512M or 1048576, got '" +
+                args.stream_above + "'");
+  }
+  std::string why;
+  if (args.stream ||
+      (!args.no_stream && ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
     // 'all' means every table this path can compute.
     if (all_tables) tables = analysis::StreamableTables();
     for (const std::string& t : tables) {
@@ -230,8 +294,9 @@ int RunReport(const ReportArgs& args) {
     }
     if (!args.stream) {
       std::fprintf(stderr,
-                   "tracer report: large input, reading it as a stream with bounded memory "
-                   "(--no-stream reads it whole: GPU busy, inheritance, every table)\n");
+                   "tracer report: large input (%s): reading it as a stream with bounded memory "
+                   "(--no-stream reads it whole: GPU busy, inheritance, every table)\n",
+                   why.c_str());
     }
     return RunStreamingReport(args, tables, options, format);
   }
@@ -301,9 +366,13 @@ const Registrar kReport{Command{
       sub.add_flag(
           "--stream", args->stream,
           "Compute the tables while reading, with memory bounded by distinct names and "
-          "open ranges (default for stream inputs of 2 GiB or more): summary, ranges, "
+          "open ranges (default for large inputs, see --stream-above): summary, ranges, "
           "kernels, range-kernels, gpu, memory, api; no GPU busy, no main-thread inheritance");
       sub.add_flag("--no-stream", args->no_stream, "Always read the whole trace into memory");
+      sub.add_option("--stream-above", args->stream_above,
+                     "Stream (as --stream) recorded inputs of this size or more, e.g. 2G "
+                     "(default), 512M; inputs too large to read whole in half the available "
+                     "memory are streamed whatever this says");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
       sub.add_option("--groups", args->extra.groups_file,
                      "Groups file for --table groups (e.g. data/groups/mlora.groups)");

@@ -134,6 +134,19 @@ TEST_F(CliTest, StreamFlagGivesTheSameKernelTablesAndClearErrors) {
   EXPECT_NE(r.out.find("--stream: table 'timeline' needs the whole trace in memory"),
             std::string::npos)
       << r.out;
+  // Automatic streaming above a size; never for a table that needs memory.
+  r = RunTracer("report " + recorded + " --stream-above 100 --table ranges");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("large input ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("streaming mode"), std::string::npos) << r.out;
+  r = RunTracer("report " + recorded + " --stream-above 100 --table timeline");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("large input ("), std::string::npos) << r.out;
+  r = RunTracer("report " + recorded + " --table ranges");  // 2G default: in memory
+  EXPECT_EQ(r.out.find("streaming mode"), std::string::npos) << r.out;
+  r = RunTracer("report " + recorded + " --stream-above 3X");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("--stream-above: expected a size"), std::string::npos) << r.out;
   r = RunTracer("report --stream --no-stream " + recorded);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("exclude each other"), std::string::npos) << r.out;

@@ -13,9 +13,13 @@
 namespace tracer::cli {
 
 void PrintWarnings(std::string_view command, const analysis::Trace& trace) {
+  PrintWarnings(command, trace.warnings);
+}
+
+void PrintWarnings(std::string_view command, const std::vector<std::string>& warnings) {
   const std::string c(command);
   std::set<std::string> shown;
-  for (const std::string& w : trace.warnings) {
+  for (const std::string& w : warnings) {
     if (shown.insert(w).second) {
       std::fprintf(stderr, "tracer %s: warning: %s\n", c.c_str(), w.c_str());
     }

@@ -13,6 +13,7 @@ namespace tracer::cli {
 
 // Prints each distinct warning of trace once, as "tracer COMMAND: warning: ...".
 void PrintWarnings(std::string_view command, const analysis::Trace& trace);
+void PrintWarnings(std::string_view command, const std::vector<std::string>& warnings);
 
 // Appends every file to trace (analysis::LoadInput), printing
 // "tracer COMMAND: <error>" for each file that cannot be read, then the

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/frame_scanner.h"
 #include "libtracer/analysis/load_input.h"
 #include "libtracer/analysis/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
@@ -168,11 +169,9 @@ uint64_t AvailableMemory() {
 }
 
 bool IsStreamFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[8] = {};
-  in.read(head, sizeof(head));
-  return in.gcount() == sizeof(head) &&
-         analysis::LooksLikeTraceStream(std::string_view(head, sizeof(head)));
+  analysis::FrameScanner scanner(path);
+  std::string error;
+  return scanner.Open(&error);
 }
 
 // Streams (recorded by the tracer, all requested tables streamable) of
@@ -209,9 +208,7 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
   for (const std::string& f : args.files) inputs.push_back({f, ProgressBar("report", f)});
   analysis::StreamingResult result = analysis::StreamingTables(inputs, tables, options);
   for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
-  analysis::Trace warnings;
-  warnings.warnings = std::move(result.warnings);
-  PrintWarnings("report", warnings);
+  PrintWarnings("report", result.warnings);
   if (result.files_read == 0) return Fail("nothing could be read");
   const std::string text = analysis::RenderTables(result.tables, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");

@@ -38,23 +38,32 @@ FrameScanner::~FrameScanner() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+bool OpenTraceFile(const std::string& path, int* fd, uint64_t* size, std::string* error) {
+  *fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (*fd < 0) {
+    *error = path + ": cannot open (" + std::strerror(errno) + ")";
+    return false;
+  }
+  struct stat st;
+  std::string problem;
+  if (::fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    problem = ": not a regular file";
+  } else if (st.st_size == 0) {
+    problem = ": empty file, not a tracer stream";
+  }
+  if (!problem.empty()) {
+    ::close(*fd);
+    *fd = -1;
+    *error = path + problem;
+    return false;
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return true;
+}
+
 bool FrameScanner::Open(std::string* error) {
   if (file_mode_ && fd_ < 0) {
-    fd_ = ::open(name_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      *error = name_ + ": cannot open (" + std::strerror(errno) + ")";
-      return false;
-    }
-    struct stat st;
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      *error = name_ + ": not a regular file";
-      return false;
-    }
-    size_ = static_cast<uint64_t>(st.st_size);
-    if (size_ == 0) {
-      *error = name_ + ": empty file, not a tracer stream";
-      return false;
-    }
+    if (!OpenTraceFile(name_, &fd_, &size_, error)) return false;
     ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
   std::string_view magic;

@@ -11,6 +11,11 @@
 
 namespace tracer::analysis {
 
+// Opens path read-only. False with a one-line *error ("<path>: cannot open
+// (...)", "not a regular file", "empty file, ...") when it cannot be read as
+// a trace file; *fd is then -1.
+bool OpenTraceFile(const std::string& path, int* fd, uint64_t* size, std::string* error);
+
 class FrameScanner {
  public:
   // Over bytes in memory (magic included); they must outlive the scanner.

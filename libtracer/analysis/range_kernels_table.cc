@@ -51,18 +51,18 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
   // the per-kernel loop then does one hash lookup per stack entry.
   std::map<std::pair<size_t, std::string>, uint32_t> group_ids;
   std::vector<std::pair<size_t, std::string>> groups;
-  struct Cell {
+  struct KernelCell {
     DurationAccumulator durations;
     // (process << 32 | range index); a repeat of the last one is skipped, so
     // kernels of one instance (mostly consecutive) are stored once.
     std::vector<uint64_t> instances;
   };
-  std::unordered_map<uint64_t, Cell> cells;  // group << 32 | kernel name id
+  std::unordered_map<uint64_t, KernelCell> cells;  // group << 32 | kernel name id
   // Consecutive kernels revisit a handful of cells: a direct-mapped cache in
   // front of the hash map (its element addresses are stable).
   struct CacheEntry {
     uint64_t key = UINT64_MAX;
-    Cell* cell = nullptr;
+    KernelCell* cell = nullptr;
   };
   std::array<CacheEntry, 256> cache{};
   for (size_t pi = 0; pi < t.size(); ++pi) {
@@ -86,7 +86,7 @@ Table RangeKernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
         const uint64_t key = (static_cast<uint64_t>(group_of[r]) << 32) | kr.name;
         CacheEntry& e = cache[(key * 0x9E3779B97F4A7C15ull) >> 56];
         if (e.key != key) e = {key, &cells[key]};
-        Cell& c = *e.cell;
+        KernelCell& c = *e.cell;
         c.durations.Add(d);
         const uint64_t instance = (static_cast<uint64_t>(pi) << 32) | r;
         if (c.instances.empty() || c.instances.back() != instance) c.instances.push_back(instance);

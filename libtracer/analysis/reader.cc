@@ -1,8 +1,6 @@
 #include "libtracer/analysis/reader.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -468,23 +466,10 @@ bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace
 
 bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,
                    const ReadProgress& progress) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = path + ": cannot open (" + std::strerror(errno) + ")";
-    return false;
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    *error = path + ": not a regular file";
-    return false;
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    *error = path + ": empty file, not a tracer stream";
-    return false;
-  }
+  int fd = -1;
+  uint64_t file_size = 0;
+  if (!OpenTraceFile(path, &fd, &file_size, error)) return false;
+  const size_t size = static_cast<size_t>(file_size);
   // Mapped, not copied: the reader makes one pass over the bytes.
   void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);

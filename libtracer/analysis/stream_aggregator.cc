@@ -95,12 +95,12 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
       }
     }
   }
-  counts_[0] += static_cast<int64_t>(b.ranges.size());
-  counts_[1] += static_cast<int64_t>(b.marks.size());
-  counts_[2] += static_cast<int64_t>(b.kernels.size());
-  counts_[3] += static_cast<int64_t>(b.memcpys.size());
-  counts_[4] += static_cast<int64_t>(b.memsets.size());
-  counts_[5] += static_cast<int64_t>(b.api_calls.size());
+  counts_.ranges += static_cast<int64_t>(b.ranges.size());
+  counts_.marks += static_cast<int64_t>(b.marks.size());
+  counts_.kernels += static_cast<int64_t>(b.kernels.size());
+  counts_.memcpys += static_cast<int64_t>(b.memcpys.size());
+  counts_.memsets += static_cast<int64_t>(b.memsets.size());
+  counts_.api_calls += static_cast<int64_t>(b.api_calls.size());
   for (const GraphNodeSnapshotRecord& g : b.graph_nodes) {
     auto& list = snapshots_[{g.graph_id, g.graph_node_id}];
     const Snapshot s{g.time_ns, g.range_id};
@@ -191,20 +191,20 @@ void StreamAggregator::AddLaunch(const LaunchRecord& l) {
         Attribute(op, l.range_id, l.thread);
       }
     }
-    if (graph) EvictLaunches(max_pending_);
+    if (graph) EvictLaunches(max_pending_, /*count=*/true);
     return;
   }
   // A duplicate correlation id: the first launch wins.
   if (!pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread})) return;
   if (l.range_id != 0) ++Referenced(l.range_id).waiting;
-  EvictLaunches(max_pending_);
+  EvictLaunches(max_pending_, /*count=*/true);
 }
 
-void StreamAggregator::EvictLaunches(size_t keep) {
+void StreamAggregator::EvictLaunches(size_t keep, bool count) {
   if (pending_.size() <= keep) return;
   std::vector<uint64_t> released;
   pending_.EvictTo(keep, [&](uint64_t, const Launch& l) {
-    if (!l.used) ++stats_.evicted_launches;
+    if (count && !l.used) ++stats_.evicted_launches;
     if (l.range_id != 0) released.push_back(l.range_id);
   });
   for (uint64_t range : released) ReleaseNode(range);
@@ -222,12 +222,12 @@ void StreamAggregator::ReleaseNode(uint64_t range_id) {
   Node* n = FindNode(range_id);
   if (n == nullptr || n->waiting == 0) return;
   --n->waiting;
-  if (n->resolved && !n->pinned && n->waiting == 0) Finalize(range_id, /*fold_into_parent=*/true);
+  if (n->Ready()) Finalize(range_id, /*fold_into_parent=*/true);
 }
 
-void StreamAggregator::EvictOrphans(size_t keep) {
+void StreamAggregator::EvictOrphans(size_t keep, bool count) {
   orphans_.EvictTo(keep, [&](uint64_t, const std::vector<Op>& ops) {
-    stats_.evicted_orphans += ops.size();
+    if (count) stats_.evicted_orphans += ops.size();
     unattributed_ += ops.size();
     orphan_count_ -= ops.size();
   });
@@ -281,7 +281,7 @@ void StreamAggregator::AddOp(const Op& op) {
     list->push_back(op);
     ++orphan_count_;
     // Counted in entries (correlation ids), close enough to ops for a cap.
-    EvictOrphans(max_orphans_);
+    EvictOrphans(max_orphans_, /*count=*/true);
     return;
   }
   const Launch l = *launch;
@@ -322,9 +322,7 @@ void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t threa
 
 void StreamAggregator::TryFinalize(uint64_t id) {
   const Node* n = FindNode(id);
-  if (n != nullptr && n->resolved && !n->pinned && n->waiting == 0) {
-    Finalize(id, /*fold_into_parent=*/true);
-  }
+  if (n != nullptr && n->Ready()) Finalize(id, /*fold_into_parent=*/true);
 }
 
 void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
@@ -367,7 +365,7 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
       for (auto& [kernel, acc] : n.kernel_durations) parent.KernelDurations(kernel).Merge(acc);
     }
     if (parent.waiting > 0) --parent.waiting;
-    if (!(parent.resolved && !parent.pinned && parent.waiting == 0)) return;
+    if (!parent.Ready()) return;
     id = n.parent;
   }
 }
@@ -375,13 +373,10 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
 SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
                                     const ReportOptions& o, std::vector<std::string>* notes) {
   const StringTable& strings = trace.strings;
-  // Ops still waiting for a launch record never got one.
-  // (Not evictions: they simply never matched.)
-  const StreamAggregatorStats before = stats_;
-  EvictOrphans(0);
-  EvictLaunches(0);
-  stats_.evicted_orphans = before.evicted_orphans;
-  stats_.evicted_launches = before.evicted_launches;
+  // Ops still waiting for a launch record never got one, and launches still
+  // waiting for their op never will: not evictions, they simply never matched.
+  EvictOrphans(0, /*count=*/false);
+  EvictLaunches(0, /*count=*/false);
   // Graph snapshot targets are final now; then fold whatever can be folded,
   // children first (the cascade in Finalize takes their parents along).
   for (auto& [id, n] : nodes_) n.pinned = false;
@@ -413,10 +408,14 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
     const std::string_view s = strings.Get(n);
     return s.empty() ? "(unnamed)" : std::string(s);
   };
+  // range-kernels ignores the domain (as in memory); the filter's domain
+  // rule needs one: a name passes if any of its domains does.
+  std::map<uint32_t, bool> name_passes;
   for (auto& [key, rb] : row_builds_) {
     const std::string domain = domain_name(key.first);
     const std::string name = range_name(key.second);
     if (!filter.AcceptsName(domain, name)) continue;
+    name_passes[key.second] = true;
     RangeRow& row = rows_->ranges[RangeRowKey(row_process_, domain, name)];
     for (uint32_t t : rb.threads) {
       if (row.threads.size() < 8) row.threads.insert(ThreadLabel(trace, p, t));
@@ -424,15 +423,8 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
     MergeRangeRow(std::move(rb.row), &row);
     row.busy.reset();
   }
-  // range-kernels ignores the domain (as in memory); the filter's domain
-  // rule needs one: a name passes if any of its domains does.
-  std::map<uint32_t, bool> name_passes;
-  for (const auto& [key, rb] : row_builds_) {
-    name_passes[key.second] = name_passes[key.second] ||
-                              filter.AcceptsName(domain_name(key.first), range_name(key.second));
-  }
   for (auto& [name, kernels] : range_kernels_) {
-    if (!name_passes[name]) continue;
+    if (!name_passes.count(name)) continue;
     auto& out = rows_->range_kernels[{row_process_, range_name(name)}];
     for (auto& [kernel, k] : kernels) {
       RangeKernelRow& o_row = out[kernel];
@@ -444,12 +436,12 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
   range_kernels_.clear();
 
   SummaryRow row = SummaryRowOf(p, notes);
-  row.ranges = counts_[0];
-  row.marks = counts_[1];
-  row.kernels = counts_[2];
-  row.memcpys = counts_[3];
-  row.memsets = counts_[4];
-  row.api_calls = counts_[5];
+  row.ranges = counts_.ranges;
+  row.marks = counts_.marks;
+  row.kernels = counts_.kernels;
+  row.memcpys = counts_.memcpys;
+  row.memsets = counts_.memsets;
+  row.api_calls = counts_.api_calls;
   row.unattributed = static_cast<int64_t>(unattributed_);
   row.outside_ranges = static_cast<int64_t>(outside_ranges_);
   const std::string who = row.process + ": ";

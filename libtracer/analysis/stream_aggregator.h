@@ -88,6 +88,8 @@ class StreamAggregator {
     std::vector<std::pair<uint32_t, DurationAccumulator>> kernel_durations;
     size_t last_kernel = 0;
     DurationAccumulator& KernelDurations(uint32_t name);
+    // Nothing can change it any more: fold it into its parent and the rows.
+    bool Ready() const { return resolved && !pinned && waiting == 0; }
   };
   struct Op {
     OpKind kind;
@@ -116,10 +118,11 @@ class StreamAggregator {
   void ReleaseLaunch(uint64_t corr);
   void ReleaseNode(uint64_t range_id);
   void ReleaseLaunchAfter(const Op& op, const Launch& l);
-  void EvictOrphans(size_t keep);
+  // count: the removal is an eviction (the window was full), for the notes.
+  void EvictOrphans(size_t keep, bool count);
   void TryFinalize(uint64_t id);
   void Finalize(uint64_t id, bool fold_into_parent);
-  void EvictLaunches(size_t keep);
+  void EvictLaunches(size_t keep, bool count);
   void Track();
   Node& NodeFor(uint64_t id);  // created when missing
   // NodeFor for a reference from another record (counts late references).
@@ -149,8 +152,10 @@ class StreamAggregator {
   std::map<std::pair<uint32_t, uint32_t>, RowBuild> row_builds_;
   std::map<uint32_t, std::unordered_map<uint32_t, RangeKernelRow>> range_kernels_;  // name id
   std::unordered_map<uint32_t, DurationAccumulator*> kernel_rows_;  // name id -> row
-  uint32_t main_thread_ = 0;                // the thread whose OS id is the pid
-  int64_t counts_[6] = {0, 0, 0, 0, 0, 0};  // ranges, marks, kernels, memcpys, memsets, api
+  uint32_t main_thread_ = 0;  // the thread whose OS id is the pid
+  struct RecordCounts {
+    int64_t ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;
+  } counts_;
   uint64_t unattributed_ = 0, outside_ranges_ = 0;
   StreamAggregatorStats stats_;
 };

@@ -6,8 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/capture/unit/make_event.h"
+
 namespace tracer {
 namespace {
+
+using testing::MakeEvent;
 
 // Collects what the decoder emits, standing in for the writer.
 struct Collector : EventDecoder::Output {
@@ -31,16 +35,6 @@ struct Collector : EventDecoder::Output {
   }
 };
 
-Event Ev(EventType type, uint64_t time, uint64_t a = 0, uint32_t name = 0, uint64_t b = 0) {
-  Event e;
-  e.type = type;
-  e.time = time;
-  e.a = a;
-  e.name = name;
-  e.b = b;
-  return e;
-}
-
 Event Payload(PayloadValue::Type type, uint64_t bits) {
   Event e;
   e.type = EventType::kPayload;
@@ -52,14 +46,14 @@ Event Payload(PayloadValue::Type type, uint64_t bits) {
 TEST(EventDecoderTest, PairsPushPopWithParentsAndDepth) {
   Collector out;
   EventDecoder d(&out);
-  d.Consume(1, Ev(EventType::kPush, 10, 100, 1, 7 | (0xFF112233ull << 32)));
-  d.Consume(1, Ev(EventType::kPush, 20, 101, 2));
-  d.Consume(1, Ev(EventType::kPush, 30, 102, 3));
-  d.Consume(1, Ev(EventType::kPop, 40, 102));
-  d.Consume(1, Ev(EventType::kPop, 50, 101));
-  d.Consume(1, Ev(EventType::kPush, 60, 103, 2));
-  d.Consume(1, Ev(EventType::kPop, 70, 103));
-  d.Consume(1, Ev(EventType::kPop, 80, 100));
+  d.Consume(1, MakeEvent(EventType::kPush, 10, 100, 1, 7 | (0xFF112233ull << 32)));
+  d.Consume(1, MakeEvent(EventType::kPush, 20, 101, 2));
+  d.Consume(1, MakeEvent(EventType::kPush, 30, 102, 3));
+  d.Consume(1, MakeEvent(EventType::kPop, 40, 102));
+  d.Consume(1, MakeEvent(EventType::kPop, 50, 101));
+  d.Consume(1, MakeEvent(EventType::kPush, 60, 103, 2));
+  d.Consume(1, MakeEvent(EventType::kPop, 70, 103));
+  d.Consume(1, MakeEvent(EventType::kPop, 80, 100));
   ASSERT_EQ(out.ranges.size(), 4u);
   const RangeRecord* outer = out.Find(100);
   ASSERT_NE(outer, nullptr);
@@ -81,12 +75,12 @@ TEST(EventDecoderTest, PairsPushPopWithParentsAndDepth) {
 TEST(EventDecoderTest, ThreadsHaveSeparateStacks) {
   Collector out;
   EventDecoder d(&out);
-  d.Consume(1, Ev(EventType::kPush, 1, 10, 1));
-  d.Consume(2, Ev(EventType::kPush, 2, 20, 1));
-  d.Consume(2, Ev(EventType::kPush, 3, 21, 2));
-  d.Consume(1, Ev(EventType::kPop, 4, 10));
-  d.Consume(2, Ev(EventType::kPop, 5, 21));
-  d.Consume(2, Ev(EventType::kPop, 6, 20));
+  d.Consume(1, MakeEvent(EventType::kPush, 1, 10, 1));
+  d.Consume(2, MakeEvent(EventType::kPush, 2, 20, 1));
+  d.Consume(2, MakeEvent(EventType::kPush, 3, 21, 2));
+  d.Consume(1, MakeEvent(EventType::kPop, 4, 10));
+  d.Consume(2, MakeEvent(EventType::kPop, 5, 21));
+  d.Consume(2, MakeEvent(EventType::kPop, 6, 20));
   ASSERT_EQ(out.ranges.size(), 3u);
   EXPECT_EQ(out.Find(21)->parent_id, 20u);
   EXPECT_EQ(out.Find(21)->thread, 2u);
@@ -97,12 +91,12 @@ TEST(EventDecoderTest, StartEndAcrossThreadsInEitherDrainOrder) {
   Collector out;
   EventDecoder d(&out);
   // Drained in order: start, then end on another thread.
-  d.Consume(1, Ev(EventType::kStart, 10, 500, 9));
-  d.Consume(2, Ev(EventType::kEnd, 30, 500));
+  d.Consume(1, MakeEvent(EventType::kStart, 10, 500, 9));
+  d.Consume(2, MakeEvent(EventType::kEnd, 30, 500));
   // The end's thread drained before the start's thread.
-  d.Consume(3, Ev(EventType::kEnd, 60, 501));
+  d.Consume(3, MakeEvent(EventType::kEnd, 60, 501));
   EXPECT_EQ(out.ranges.size(), 1u);
-  d.Consume(1, Ev(EventType::kStart, 40, 501, 9));
+  d.Consume(1, MakeEvent(EventType::kStart, 40, 501, 9));
   ASSERT_EQ(out.ranges.size(), 2u);
   for (uint64_t id : {500u, 501u}) {
     const RangeRecord* r = out.Find(id);
@@ -119,23 +113,23 @@ TEST(EventDecoderTest, StartEndAcrossThreadsInEitherDrainOrder) {
 TEST(EventDecoderTest, PayloadsAttachToPushStartAndMark) {
   Collector out;
   EventDecoder d(&out);
-  Event push = Ev(EventType::kPush, 1, 10, 1);
+  Event push = MakeEvent(EventType::kPush, 1, 10, 1);
   push.flags = kEventHasPayload;
   d.Consume(1, push);
   d.Consume(1, Payload(PayloadValue::Type::kI64, static_cast<uint64_t>(-5)));
-  Event mark = Ev(EventType::kMark, 2, 0, 3, 4);
+  Event mark = MakeEvent(EventType::kMark, 2, 0, 3, 4);
   mark.flags = kEventHasPayload;
   d.Consume(1, mark);
   double v = 2.5;
   uint64_t bits;
   memcpy(&bits, &v, 8);
   d.Consume(1, Payload(PayloadValue::Type::kF64, bits));
-  d.Consume(1, Ev(EventType::kPop, 3, 10));
-  Event start = Ev(EventType::kStart, 4, 11, 2);
+  d.Consume(1, MakeEvent(EventType::kPop, 3, 10));
+  Event start = MakeEvent(EventType::kStart, 4, 11, 2);
   start.flags = kEventHasPayload;
   d.Consume(2, start);
   d.Consume(2, Payload(PayloadValue::Type::kU64, 77));
-  d.Consume(2, Ev(EventType::kEnd, 5, 11));
+  d.Consume(2, MakeEvent(EventType::kEnd, 5, 11));
   ASSERT_EQ(out.ranges.size(), 2u);
   EXPECT_EQ(out.Find(10)->payload.type, PayloadValue::Type::kI64);
   EXPECT_EQ(out.Find(10)->payload.i64, -5);
@@ -151,13 +145,13 @@ TEST(EventDecoderTest, PayloadsAttachToPushStartAndMark) {
 TEST(EventDecoderTest, LaunchesGraphNodesAndThreadNames) {
   Collector out;
   EventDecoder d(&out);
-  Event launch = Ev(EventType::kLaunch, 7, 1234, 211, 99);
+  Event launch = MakeEvent(EventType::kLaunch, 7, 1234, 211, 99);
   launch.flags = static_cast<uint8_t>(ApiDomain::kDriver);
   d.Consume(4, launch);
-  d.Consume(4, Ev(EventType::kGraphNode, 8, 55, 0, 99));
+  d.Consume(4, MakeEvent(EventType::kGraphNode, 8, 55, 0, 99));
   d.Consume(4, Payload(PayloadValue::Type::kU64, 66));
-  d.Consume(4, Ev(EventType::kGraphNode, 9, 56, 0, 98));  // its payload never comes
-  d.Consume(4, Ev(EventType::kThreadName, 10, 0, 42));
+  d.Consume(4, MakeEvent(EventType::kGraphNode, 9, 56, 0, 98));  // its payload never comes
+  d.Consume(4, MakeEvent(EventType::kThreadName, 10, 0, 42));
   ASSERT_EQ(out.launches.size(), 1u);
   EXPECT_EQ(out.launches[0].correlation_id, 1234u);
   EXPECT_EQ(out.launches[0].range_id, 99u);
@@ -176,11 +170,11 @@ TEST(EventDecoderTest, LaunchesGraphNodesAndThreadNames) {
 TEST(EventDecoderTest, FinishClosesOpenRangesAsUnclosed) {
   Collector out;
   EventDecoder d(&out);
-  d.Consume(1, Ev(EventType::kPush, 10, 1, 1));
-  d.Consume(1, Ev(EventType::kPush, 20, 2, 2));
-  d.Consume(2, Ev(EventType::kStart, 30, 3, 3));
-  d.Consume(2, Ev(EventType::kEnd, 40, 999));  // never started
-  d.Consume(1, Ev(EventType::kPop, 50, 77));   // unknown id
+  d.Consume(1, MakeEvent(EventType::kPush, 10, 1, 1));
+  d.Consume(1, MakeEvent(EventType::kPush, 20, 2, 2));
+  d.Consume(2, MakeEvent(EventType::kStart, 30, 3, 3));
+  d.Consume(2, MakeEvent(EventType::kEnd, 40, 999));  // never started
+  d.Consume(1, MakeEvent(EventType::kPop, 50, 77));   // unknown id
   EXPECT_EQ(d.open_ranges(), 3u);
   EXPECT_EQ(d.Finish(100), 3u);
   ASSERT_EQ(out.ranges.size(), 3u);
@@ -198,10 +192,10 @@ TEST(EventDecoderTest, FinishClosesOpenRangesAsUnclosed) {
 TEST(EventDecoderTest, DomainPopBelowOtherDomainsRange) {
   Collector out;
   EventDecoder d(&out);
-  d.Consume(1, Ev(EventType::kPush, 1, 1, 1));
-  d.Consume(1, Ev(EventType::kPush, 2, 2, 2));
-  d.Consume(1, Ev(EventType::kPop, 3, 1));  // closes the outer one (other domain)
-  d.Consume(1, Ev(EventType::kPop, 4, 2));
+  d.Consume(1, MakeEvent(EventType::kPush, 1, 1, 1));
+  d.Consume(1, MakeEvent(EventType::kPush, 2, 2, 2));
+  d.Consume(1, MakeEvent(EventType::kPop, 3, 1));  // closes the outer one (other domain)
+  d.Consume(1, MakeEvent(EventType::kPop, 4, 2));
   ASSERT_EQ(out.ranges.size(), 2u);
   EXPECT_EQ(out.Find(1)->end_ns, 3u);
   EXPECT_EQ(out.Find(2)->end_ns, 4u);

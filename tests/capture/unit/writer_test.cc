@@ -17,9 +17,12 @@
 #include "libtracer/capture/thread_state.h"
 #include "libtracer/core/string_table.h"
 #include "tests/capture/trace_file_reader.h"
+#include "tests/capture/unit/make_event.h"
 
 namespace tracer {
 namespace {
+
+using testing::MakeEvent;
 
 std::string TempPath(const std::string& name) {
   const char* dir = getenv("TMPDIR");
@@ -150,19 +153,6 @@ struct FakeSource : RecordSource {
   }
 };
 
-Event Make(EventType type, uint64_t time, uint64_t a, uint32_t name = 0, uint64_t b = 0,
-           uint16_t domain = 0, uint8_t flags = 0) {
-  Event e;
-  e.type = type;
-  e.time = time;
-  e.a = a;
-  e.name = name;
-  e.b = b;
-  e.domain = domain;
-  e.flags = flags;
-  return e;
-}
-
 TEST(WriterTest, EveryRecordParsesBackFieldForField) {
   std::string path = TempPath("roundtrip.trace");
   ThreadRegistry registry(1 << 16);
@@ -175,25 +165,25 @@ TEST(WriterTest, EveryRecordParsesBackFieldForField) {
   NvtxDomain* dom = GlobalDefinitions().CreateDomain(dname, true);
   GlobalDefinitions().NameCategory(dom->id, 5, cname);
 
-  Event payload = Make(EventType::kPayload, 0, static_cast<uint64_t>(-9), 0, 0, 0,
-                       static_cast<uint8_t>(PayloadValue::Type::kI64));
-  Event push[2] = {
-      Make(EventType::kPush, 1000, 1, outer, 5 | (0xFF00FF00ull << 32), dom->id, kEventHasPayload),
-      payload};
+  Event payload = MakeEvent(EventType::kPayload, 0, static_cast<uint64_t>(-9), 0, 0, 0,
+                            static_cast<uint8_t>(PayloadValue::Type::kI64));
+  Event push[2] = {MakeEvent(EventType::kPush, 1000, 1, outer, 5 | (0xFF00FF00ull << 32), dom->id,
+                             kEventHasPayload),
+                   payload};
   ASSERT_TRUE(t->Append(push, 2));
-  ASSERT_TRUE(t->Append(Make(EventType::kPush, 1100, 2, inner)));
-  ASSERT_TRUE(t->Append(Make(EventType::kPop, 1200, 2)));
-  ASSERT_TRUE(t->Append(Make(EventType::kMark, 1250, 0, mark, 6)));
-  ASSERT_TRUE(t->Append(Make(EventType::kPop, 1300, 1, 0, 0, dom->id)));
-  ASSERT_TRUE(t->Append(Make(EventType::kStart, 1400, 3, inner)));
-  ASSERT_TRUE(t2->Append(Make(EventType::kEnd, 1500, 3)));
-  ASSERT_TRUE(t->Append(
-      Make(EventType::kLaunch, 1600, 12, 211, 1, 0, static_cast<uint8_t>(ApiDomain::kDriver))));
-  Event graph[2] = {
-      Make(EventType::kGraphNode, 1700, 3, 0, 1),
-      Make(EventType::kPayload, 0, 4, 0, 0, 0, static_cast<uint8_t>(PayloadValue::Type::kU64))};
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 1100, 2, inner)));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 1200, 2)));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kMark, 1250, 0, mark, 6)));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 1300, 1, 0, 0, dom->id)));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kStart, 1400, 3, inner)));
+  ASSERT_TRUE(t2->Append(MakeEvent(EventType::kEnd, 1500, 3)));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kLaunch, 1600, 12, 211, 1, 0,
+                                  static_cast<uint8_t>(ApiDomain::kDriver))));
+  Event graph[2] = {MakeEvent(EventType::kGraphNode, 1700, 3, 0, 1),
+                    MakeEvent(EventType::kPayload, 0, 4, 0, 0, 0,
+                              static_cast<uint8_t>(PayloadValue::Type::kU64))};
   ASSERT_TRUE(t->Append(graph, 2));
-  ASSERT_TRUE(t->Append(Make(EventType::kPush, 1800, 4, outer)));  // left open
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 1800, 4, outer)));  // left open
 
   FakeSource source;
   Writer writer(&registry, 1000);
@@ -429,8 +419,8 @@ TEST(WriterTest, DiskFullStopsWritingWithoutCrashing) {
   Writer writer(&registry, 1000);
   EXPECT_FALSE(writer.BeginOnFd(fd, TestHeader()));
   for (int i = 0; i < 100; ++i) {
-    ASSERT_TRUE(t->Append(Make(EventType::kPush, 10 + i, 100 + i, Id("df"))));
-    ASSERT_TRUE(t->Append(Make(EventType::kPop, 20 + i, 100 + i)));
+    ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 10 + i, 100 + i, Id("df"))));
+    ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 20 + i, 100 + i)));
   }
   writer.DrainOnce(false);
   writer.DrainOnce(true);
@@ -443,8 +433,8 @@ TEST(WriterTest, ExitedThreadIsDrainedThenFreed) {
   std::string path = TempPath("exited.trace");
   ThreadRegistry registry(1 << 16);
   ThreadState* t = registry.Register(1, 1);
-  ASSERT_TRUE(t->Append(Make(EventType::kPush, 10, 1, Id("last_words"))));
-  ASSERT_TRUE(t->Append(Make(EventType::kPop, 20, 1)));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 10, 1, Id("last_words"))));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 20, 1)));
   t->exited.store(true);
   Writer writer(&registry, 1000);
   std::string error;

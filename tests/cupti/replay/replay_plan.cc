@@ -63,6 +63,16 @@ const analysis::StreamInfo& StreamOf(const ProcessTrace& p, uint32_t id) {
   return id < p.streams.size() ? p.streams[id] : kNone;
 }
 
+// Device, context, stream and correlation id of a GPU activity record.
+template <typename R>
+void SetPlace(const ProcessTrace& p, uint32_t stream, uint64_t correlation_id, R* r) {
+  const analysis::StreamInfo& s = StreamOf(p, stream);
+  r->deviceId = s.device;
+  r->contextId = s.context;
+  r->streamId = static_cast<uint32_t>(s.stream);
+  r->correlationId = static_cast<uint32_t>(correlation_id);
+}
+
 }  // namespace
 
 bool BuildPlan(const Trace& trace, const ProcessTrace& p, const std::string& cupti_include_dir,
@@ -197,11 +207,7 @@ bool BuildPlan(const Trace& trace, const ProcessTrace& p, const std::string& cup
     r.end = k.end_ns;
     r.completed = k.end_ns;
     r.name = trace.strings.Get(k.name).data();  // deque-backed: stable and terminated
-    const analysis::StreamInfo& s = StreamOf(p, k.stream);
-    r.deviceId = s.device;
-    r.contextId = s.context;
-    r.streamId = static_cast<uint32_t>(s.stream);
-    r.correlationId = static_cast<uint32_t>(k.correlation_id);
+    SetPlace(p, k.stream, k.correlation_id, &r);
     if (k.launch_config != 0 && k.launch_config < p.launch_configs.size()) {
       const LaunchConfigRecord& c = p.launch_configs[k.launch_config];
       r.gridX = c.grid[0];
@@ -230,11 +236,7 @@ bool BuildPlan(const Trace& trace, const ProcessTrace& p, const std::string& cup
     r.bytes = m.bytes;
     r.start = m.start_ns;
     r.end = m.end_ns;
-    const analysis::StreamInfo& s = StreamOf(p, m.stream);
-    r.deviceId = s.device;
-    r.contextId = s.context;
-    r.streamId = static_cast<uint32_t>(s.stream);
-    r.correlationId = static_cast<uint32_t>(m.correlation_id);
+    SetPlace(p, m.stream, m.correlation_id, &r);
     r.copyCount = 1;
     attach(m.correlation_id, Bytes(r));
   }
@@ -247,11 +249,7 @@ bool BuildPlan(const Trace& trace, const ProcessTrace& p, const std::string& cup
     r.bytes = m.bytes;
     r.start = m.start_ns;
     r.end = m.end_ns;
-    const analysis::StreamInfo& s = StreamOf(p, m.stream);
-    r.deviceId = s.device;
-    r.contextId = s.context;
-    r.streamId = static_cast<uint32_t>(s.stream);
-    r.correlationId = static_cast<uint32_t>(m.correlation_id);
+    SetPlace(p, m.stream, m.correlation_id, &r);
     r.flags = (m.flags & 1u) ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
     attach(m.correlation_id, Bytes(r));
   }

@@ -143,6 +143,8 @@ def print_facts(checker: Checker) -> None:
     # The attribution sources and drop causes are in the summary's notes.
     text = report(checker.tracer, checker.trace, "summary", "text", [])
     for line in text.splitlines():
+        if line.startswith(("Process", "---")):
+            continue  # the table's header, not a note
         if re.search(r"attributed by|dropped|CUPTI|unavailable|warning", line, re.I):
             print("  note: " + line.strip())
     # Which launch callbacks real CUPTI raised (the fake assumes nvcc's <<<>>>

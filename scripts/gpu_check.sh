@@ -7,7 +7,9 @@
 # that launched them, counts per range, the window's kernels and no others,
 # graph kernels to their node's range, no drops, host exit code unchanged.
 # Prints each difference and the facts to record against the fake libcupti
-# (attribution sources, drops, launch callbacks seen).
+# (attribution sources, drops, launch callbacks seen), next to the same facts
+# from the fake's nearest scenario (tests/cupti/scenarios) when the fake is
+# built.
 #
 #   scripts/gpu_check.sh [BUILD_DIR]        (default: build)
 #
@@ -33,6 +35,10 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
 fi
 cmake --build "$BUILD" --target tracer tracer_injection nvtx_kernels graph_replay || exit 1
+# The fake libcupti and its driver, for the side-by-side facts (optional).
+cmake --build "$BUILD" --target fake_cupti fake_driver >/dev/null 2>&1
+FAKE_DRIVER="$BUILD/tests/cupti/fake_driver"
+FAKE_CUPTI="$BUILD/tests/cupti/libfake_cupti.so"
 TRACER="$BUILD/tools/tracer"
 SAMPLES="$BUILD/samples/cuda"
 OUT="$(mktemp -d /tmp/gpu_check.XXXXXX)"
@@ -40,6 +46,18 @@ echo "gpu_check: traces in $OUT"
 
 cases=0
 failed=0
+# fake_facts NAME SCENARIO "TRACER RUN FLAGS": the same facts from the fake.
+fake_facts() {
+  local name="$1" scenario="$2" flags="$3"
+  [ -x "$FAKE_DRIVER" ] && [ -f "$FAKE_CUPTI" ] || return 0
+  # shellcheck disable=SC2086
+  TRACER_CUPTI_LIBRARY="$FAKE_CUPTI" "$TRACER" run -o "$OUT/$name.fake.trace" $flags -- \
+    "$FAKE_DRIVER" "$ROOT/tests/cupti/scenarios/$scenario" >"$OUT/$name.fake.log" 2>&1
+  [ -s "$OUT/$name.fake.trace" ] &&
+    python3 "$HERE/check_report.py" --tracer "$TRACER" --trace "$OUT/$name.fake.trace" \
+      --label "fake ($scenario)"
+}
+
 # run_case NAME EXPECT_FILE "TRACER RUN FLAGS" COMMAND...
 run_case() {
   local name="$1" expect="$2" flags="$3"
@@ -72,8 +90,11 @@ run_case() {
 
 window="--capture-range step --capture-start 2 --capture-stop 2"
 run_case nvtx_kernels expect_nvtx_kernels.txt "" "$SAMPLES/nvtx_kernels"
+fake_facts nvtx_kernels nested_ranges.scn ""
 run_case nvtx_kernels_window expect_nvtx_kernels_window.txt "$window" "$SAMPLES/nvtx_kernels"
+fake_facts nvtx_kernels_window capture_range.scn "--capture-range step --capture-start 2"
 run_case graph_replay expect_graph_replay.txt "" "$SAMPLES/graph_replay" 10
+fake_facts graph_replay graph_replay.scn ""
 
 if python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
   >/dev/null 2>&1; then

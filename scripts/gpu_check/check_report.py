@@ -18,6 +18,7 @@ for '=' checks of 0, else as a difference.
 Prints every difference, then the facts a developer records when comparing
 real CUPTI with the fake (counts, attribution sources, drops, the launch API
 callbacks seen). Exit status: 0 when everything matched, 1 otherwise.
+Without --expect it prints the facts only (for the fake's scenarios).
 """
 
 from __future__ import annotations
@@ -132,11 +133,11 @@ def run_checks(checker: Checker, expect_path: str) -> tuple[int, int]:
     return checked, differ
 
 
-def print_facts(checker: Checker) -> None:
+def print_facts(checker: Checker, label: str) -> None:
     s = checker.rows("summary")
     if s:
         r = s[0]
-        print("  facts: " + ", ".join(
+        print(f"  {label}: " + ", ".join(
             f"{c} {r.get(c)}" for c in ("ranges", "kernels", "memcpys", "memsets", "api_calls",
                                         "unattributed_ops", "ops_outside_ranges",
                                         "inherited_ops", "dropped")))
@@ -146,7 +147,7 @@ def print_facts(checker: Checker) -> None:
         if line.startswith(("Process", "---")):
             continue  # the table's header, not a note
         if re.search(r"attributed by|dropped|CUPTI|unavailable|warning", line, re.I):
-            print("  note: " + line.strip())
+            print(f"  {label} note: " + line.strip())
     # Which launch callbacks real CUPTI raised (the fake assumes nvcc's <<<>>>
     # arrives as __cudaLaunchKernel_v13000 and graphs as cudaGraphLaunch).
     try:
@@ -156,20 +157,24 @@ def print_facts(checker: Checker) -> None:
     for r in api:
         name = str(r.get("function", ""))
         if re.search(r"Launch|Graph|Memcpy|Memset", name):
-            print(f"  api: {name} ({r.get('api', '?')}) x{r.get('calls', '?')}")
+            print(f"  {label} api: {name} ({r.get('api', '?')}) x{r.get('calls', '?')}")
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tracer", required=True)
     p.add_argument("--trace", required=True)
-    p.add_argument("--expect", required=True)
+    p.add_argument("--expect", help="expectations file; none: print the facts only")
     p.add_argument("--groups")
+    p.add_argument("--label", default="facts", help="prefix of the fact lines")
     args = p.parse_args()
     checker = Checker(args.tracer, args.trace, args.groups)
     try:
+        if not args.expect:
+            print_facts(checker, args.label)
+            return 0
         checked, differ = run_checks(checker, args.expect)
-        print_facts(checker)
+        print_facts(checker, args.label)
     except (RuntimeError, ValueError, json.JSONDecodeError) as e:
         print(f"  ERROR {e}")
         return 1

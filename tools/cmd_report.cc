@@ -355,9 +355,9 @@ int RunReport(const ReportArgs& args) {
     if (analysis::reports::IsExtraTable(t)) {
       auto extra = args.extra;
       if (args.top > 0) extra.top = args.top;
-      for (auto& x : analysis::reports::BuildExtraTables(analyzed, {t}, extra)) {
-        out.push_back(std::move(x));
-      }
+      auto tables = analysis::reports::BuildExtraTables(analyzed, {t}, extra);
+      if (!tables.ok()) return Fail("error: " + tables.status().message());
+      for (auto& x : *tables) out.push_back(std::move(x));
     }
   }
   const std::string text = analysis::RenderTables(out, format);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -39,6 +40,14 @@ std::vector<std::string> FailureLines(const std::string& err) {
     }
   }
   return out;
+}
+
+int TracerLines(const std::string& err) {
+  int n = 0;
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line)) n += line.rfind("tracer: ", 0) == 0;
+  return n;
 }
 
 bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
@@ -171,6 +180,7 @@ TEST_P(NvtxEntryFails, HostRunsOnOneLineTraceReadable) {
   EXPECT_NE(r.err.find("entry_points done"), std::string::npos);
   std::vector<std::string> lines = FailureLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(TracerLines(r.err), 1) << r.err;
   EXPECT_NE(lines[0].find(entry + " failed (std::bad_alloc)"), std::string::npos) << lines[0];
 
   ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
@@ -225,6 +235,7 @@ TEST(EntryGuard, NvtxInitFailingLeavesTracingOff) {
   ExpectHostUnaffected(r, kClientExit);
   std::vector<std::string> lines = FailureLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
   EXPECT_NE(lines[0].find("InitializeInjectionNvtx2 failed (std::bad_alloc); tracing is off"),
             std::string::npos);
   EXPECT_FALSE(FileExists(dir.File("t.trace")));
@@ -237,6 +248,7 @@ TEST(EntryGuard, EveryEntryFailingUnderPreloadLeavesTracingOff) {
   EXPECT_NE(r.err.find("entry_points done"), std::string::npos);
   std::vector<std::string> lines = FailureLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
   EXPECT_NE(lines[0].find("InitializeInjectionNvtx2 failed"), std::string::npos);
   EXPECT_FALSE(FileExists(dir.File("t.trace")));
 }
@@ -265,6 +277,7 @@ TEST(EntryGuard, WriterThreadFailingEndsTheTraceCleanly) {
   ExpectHostUnaffected(r, kClientExit);
   std::vector<std::string> lines = FailureLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
   EXPECT_NE(lines[0].find("writer thread failed (std::bad_alloc); the trace ends at the last "
                           "frame written"),
             std::string::npos);
@@ -284,26 +297,34 @@ uint64_t CountArmedAllocations(const RunResult& r) {
   return at == std::string::npos ? 0 : std::strtoull(r.err.c_str() + at + key.size(), nullptr, 10);
 }
 
-void ExpectSurvives(const RunResult& r, int code, const std::string& trace, bool one_shot) {
+// In one process: each entry point reported at most once, and at most one
+// line when a single allocation failed. A forked child inherits the
+// allocation count and the reported set, so it may report once more.
+void ExpectSurvives(const RunResult& r, int code, const TempDir& dir, bool one_shot, bool forks) {
   ExpectHostUnaffected(r, code);
   std::vector<std::string> lines = FailureLines(r.err);
-  std::set<std::string> entries;
-  for (const auto& l : lines) {
-    EXPECT_TRUE(entries.insert(l.substr(0, l.find(" failed ("))).second) << "twice: " << l;
+  if (!forks) {
+    std::set<std::string> entries;
+    for (const auto& l : lines) {
+      EXPECT_TRUE(entries.insert(l.substr(0, l.find(" failed ("))).second) << "twice: " << l;
+    }
   }
   if (one_shot) {
-    EXPECT_LE(lines.size(), 1u) << r.err;
+    EXPECT_LE(lines.size(), forks ? 2u : 1u) << r.err;
   }
-  if (!FileExists(trace)) return;
-  ParsedTrace t = ReadTraceFile(trace);
-  EXPECT_TRUE(t.magic_ok);
-  EXPECT_EQ(t.stop_reason, "");
-  for (const auto& p : t.problems) ADD_FAILURE() << p;
-  if (t.has_footer) ExpectWellFormed(t);
+  for (const std::string& name : dir.List()) {
+    SCOPED_TRACE(name);
+    ParsedTrace t = ReadTraceFile(dir.File(name));
+    EXPECT_TRUE(t.magic_ok);
+    EXPECT_EQ(t.stop_reason, "");
+    for (const auto& p : t.problems) ADD_FAILURE() << p;
+    if (t.has_footer) ExpectWellFormed(t);
+  }
 }
 
-template <typename Run>
-void Sweep(Run run, int code) {
+using RunFn = std::function<RunResult(const TempDir&, const std::map<std::string, std::string>&)>;
+
+void Sweep(RunFn run, int code, bool forks = false) {
   TempDir dir;
   auto env = Failing("*");
   env["TRACER_TEST_FAIL_ALLOC_SKIP"] = "1000000000";
@@ -320,13 +341,13 @@ void Sweep(Run run, int code) {
     one["TRACER_TEST_FAIL_ALLOC_SKIP"] = std::to_string(k);
     one["TRACER_TEST_FAIL_ALLOC_COUNT"] = "1";
     RunResult r = run(d, one);
-    ExpectSurvives(r, code, d.File("t.trace"), true);
+    ExpectSurvives(r, code, d, true, forks);
     reported += static_cast<int>(FailureLines(r.err).size());
     if (k % (stride * 20) == 0) {
       TempDir d2;
       auto rest = Failing("*");
       rest["TRACER_TEST_FAIL_ALLOC_SKIP"] = std::to_string(k);
-      ExpectSurvives(run(d2, rest), code, d2.File("t.trace"), false);
+      ExpectSurvives(run(d2, rest), code, d2, false, forks);
     }
   }
   EXPECT_GT(reported, 0);
@@ -336,6 +357,24 @@ TEST(EntryGuard, NvtxHostSurvivesEachAllocationFailing) {
   Sweep([](const TempDir& d,
            const std::map<std::string, std::string>& env) { return RunClient(d, env); },
         kClientExit);
+}
+
+// A forked child starts its own session on its first NVTX call (fork
+// handlers, the child's start, its eager drain after each top-level range);
+// "fork" ends the child with exit(), "fork_exit" with _exit().
+TEST(EntryGuard, ForkingHostSurvivesEachAllocationFailing) {
+  for (const char* mode : {"fork", "fork_exit"}) {
+    SCOPED_TRACE(mode);
+    static const char* current;
+    current = mode;
+    Sweep(
+        [](const TempDir& d, const std::map<std::string, std::string>& env) {
+          auto e = env;
+          e["TRACER_OUTPUT"] = d.File("t.trace");
+          return RunProgram({NVTX_CLIENT, current}, e, LoadPath::kNvtxInjectionEnv);
+        },
+        0, true);
+  }
 }
 
 // ---- CUDA: the injection entry point and the CUPTI callbacks.
@@ -364,6 +403,7 @@ TEST(EntryGuard, CuptiCallbackFailingIsCountedAndTracingGoesOn) {
   ExpectHostUnaffected(r, kDriverExit);
   std::vector<std::string> lines = FailureLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
   EXPECT_NE(lines[0].find("CUPTI callback failed (std::bad_alloc)"), std::string::npos);
   TraceContents t = ReadTrace(dir.File("t.trace"));
   ASSERT_TRUE(t.ok) << t.error;
@@ -379,6 +419,7 @@ TEST(EntryGuard, CudaInitFailingLeavesNvtxTracing) {
   ExpectHostUnaffected(r, kDriverExit);
   std::vector<std::string> lines = FailureLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
   EXPECT_NE(lines[0].find("InitializeInjection failed (std::bad_alloc); GPU activity is not "
                           "traced; NVTX tracing goes on"),
             std::string::npos);
@@ -427,6 +468,7 @@ TEST(EntryGuard, CudaWriterThreadFailingEndsTheTraceCleanly) {
   ExpectHostUnaffected(r, kDriverExit);
   std::vector<std::string> lines = FailureLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
   EXPECT_NE(lines[0].find("writer thread failed"), std::string::npos);
   ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
   ExpectReadable(dir.File("t.trace"), t, false);

@@ -14,7 +14,8 @@
 namespace tracer {
 
 // Logs "<entry> failed (<what>); <consequence>" once per entry point, and
-// never allocates (it must work when memory is exhausted).
+// never allocates (it must work when memory is exhausted). entry must have
+// static storage (a string literal): it is remembered.
 void ReportEntryFailure(const char* entry, const char* what, const char* consequence) noexcept;
 
 #ifdef TRACER_FAULT_INJECTION

@@ -3,8 +3,8 @@
 // the configured activity kinds and the launch-type API callbacks, records
 // launch attribution on the calling thread's ring, and decodes completed
 // buffers on the writer thread (it is a RecordSource). Every CUPTI callback is
-// noexcept and catches everything; every CUPTI error is one log line and a
-// degraded mode (NVTX tracing always continues).
+// one guard (entry_guard.h) around code free to throw; every CUPTI error is
+// one log line and a degraded mode (NVTX tracing always continues).
 #pragma once
 
 #include <atomic>
@@ -58,24 +58,26 @@ class CuptiAdapter final : public RecordSource {
 
   // Attaches to CUPTI. False when nothing of CUPTI could be used (no driver,
   // another subscriber, ...): one line was logged, NVTX tracing goes on.
-  bool Start() noexcept;
+  // Throws when out of memory (its caller's guard reports it).
+  bool Start();
   // Shutdown hook: disables the activity kinds and forces a flush, so the
   // writer's final Drain sees every record CUPTI still held.
-  void Stop() noexcept;
+  void Stop();
   // Writer thread: decodes every completed buffer, reports drop counters.
-  void Drain(RecordSink& sink, bool final) noexcept override;
+  void Drain(RecordSink& sink, bool final) override;
 
   // Capture-window transitions (trace clock), from the session or from
   // cuProfilerStart/Stop.
-  void OpenWindow(uint64_t time_ns) noexcept { window_.Open(time_ns); }
-  void CloseWindow(uint64_t time_ns) noexcept { window_.Close(time_ns); }
+  void OpenWindow(uint64_t time_ns) { window_.Open(time_ns); }
+  void CloseWindow(uint64_t time_ns) { window_.Close(time_ns); }
 
   bool attached() const { return attached_; }
   bool activity_enabled() const { return activity_enabled_; }
   const CuptiBufferPool& pool() const { return pool_; }
   const CuptiDecoder& decoder() const { return decoder_; }
 
-  // The CUPTI callbacks, public for tests and benches that play CUPTI.
+  // The CUPTI callbacks, public for tests and benches that play CUPTI. C
+  // boundaries: each is one guard.
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void* cbdata) noexcept;
   static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size,
@@ -86,14 +88,14 @@ class CuptiAdapter final : public RecordSource {
 
  private:
   void HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                 const CUpti_CallbackData& data) noexcept;
-  void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) noexcept;
-  void FollowSessionWindow(uint64_t now) noexcept;
-  void Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id) noexcept;
-  void FlushFromCallback() noexcept;
+                 const CUpti_CallbackData& data);
+  void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
+  void FollowSessionWindow(uint64_t now);
+  void Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id);
+  void FlushFromCallback();
   // Logs "CUPTI <call> failed: <text>; <consequence>" and counts it.
-  void Fail(const char* call, CUptiResult r, const char* consequence) noexcept;
-  void Log(const std::string& line) noexcept;
+  void Fail(const char* call, CUptiResult r, const char* consequence);
+  void Log(const std::string& line);
   std::vector<CUpti_ActivityKind> KindsToEnable() const;
 
   CuptiApi* api_;

@@ -19,15 +19,9 @@ void BoundedExactness::AddRange(const RangeRecord& r) {
   }
   auto [it, added] = first_range_.emplace(r.thread, r.start_ns);
   if (!added) it->second = std::min(it->second, r.start_ns);
-  if (options_.main_thread == MainThreadMode::kOff || r.thread != candidate_ || candidate_ == 0)
-    return;
-  AddSpan(r.start_ns, r.end_ns);
-  // A top-level range closed: the candidate had nothing open at its end, so
-  // no later record can cover a time before it.
-  if (r.parent_id == 0 && r.depth == 0 && r.end_ns > final_before_) CheckPending(r.end_ns);
 }
 
-void BoundedExactness::AddSpan(uint64_t start, uint64_t end) {
+void BoundedExactness::AddReleasedSpan(uint64_t start, uint64_t end) {
   if (end <= start) return;  // covers no instant (start <= t < end)
   // First span that ends at or after start: it and the following ones that
   // start at or before end merge with the new one. Ranges close children
@@ -44,23 +38,10 @@ void BoundedExactness::AddSpan(uint64_t start, uint64_t end) {
   spans_.insert(first, {start, end});
 }
 
-bool BoundedExactness::Covered(uint64_t t) const {
+bool BoundedExactness::CoveredByReleased(uint64_t t) const {
   auto it = std::partition_point(spans_.begin(), spans_.end(),
                                  [&](const auto& s) { return s.second <= t; });
   return it != spans_.end() && it->first <= t;
-}
-
-void BoundedExactness::CheckPending(uint64_t upto) {
-  final_before_ = upto;
-  size_t kept = 0;
-  for (uint64_t t : pending_) {
-    if (t < upto) {
-      if (Covered(t)) Fail("GPU ops launched on worker threads inherit ranges of the main thread");
-    } else {
-      pending_[kept++] = t;
-    }
-  }
-  pending_.resize(kept);
 }
 
 void BoundedExactness::AddLaunchedOp(uint32_t thread, uint64_t launch_ns) {
@@ -70,19 +51,6 @@ void BoundedExactness::AddLaunchedOp(uint32_t thread, uint64_t launch_ns) {
       std::find(launch_threads_.begin(), launch_threads_.end(), thread) == launch_threads_.end()) {
     launch_threads_.push_back(thread);
   }
-  if (options_.main_thread == MainThreadMode::kOff || thread == candidate_ || !reason_.empty())
-    return;
-  if (launch_ns < final_before_) {
-    if (Covered(launch_ns))
-      Fail("GPU ops launched on worker threads inherit ranges of the main thread");
-    return;
-  }
-  if (pending_.size() >= kMaxPending) {
-    Fail("too many worker-thread launches inside one main-thread range to check inheritance");
-    pending_.clear();
-    return;
-  }
-  pending_.push_back(launch_ns);
 }
 
 std::string BoundedExactness::Finish(uint32_t* main_thread) {
@@ -104,9 +72,7 @@ std::string BoundedExactness::Finish(uint32_t* main_thread) {
     }
   }
   *main_thread = main;
-  if (main != 0 && main == candidate_) {
-    CheckPending(UINT64_MAX);
-  } else if (main != 0) {
+  if (main != 0 && main != candidate_) {
     // The main thread is only known now (the earliest to open a range):
     // its ranges were not followed while reading.
     for (uint32_t t : launch_threads_) {

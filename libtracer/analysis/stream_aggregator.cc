@@ -112,6 +112,8 @@ void StreamAggregator::Track() {
 }
 
 void StreamAggregator::AddBatch(const ProcessTrace& b) {
+  ++batches_;
+  ReleaseHeld(kHoldBatches);
   if (main_thread_ == 0) {
     // The candidate main thread: the pid's thread, or the --main-thread one.
     const bool by_tid = attribution_.main_thread == MainThreadMode::kThread;
@@ -206,7 +208,88 @@ void StreamAggregator::ResolveRange(const RangeRecord& r) {
   n.domain = r.domain;
   n.parent = r.kind == RangeKind::kPushPop && r.parent_id != r.id ? r.parent_id : 0;
   if (n.parent != 0) ++Referenced(n.parent).waiting;
+  if (r.kind == RangeKind::kPushPop && r.thread == main_thread_ && main_thread_ != 0 &&
+      attribution_.main_thread != MainThreadMode::kOff) {
+    ClaimTickets(r);
+  }
   TryFinalize(r.id);
+}
+
+uint64_t StreamAggregator::MakeTicket(uint32_t thread, uint64_t time) {
+  if (attribution_.main_thread == MainThreadMode::kOff || main_thread_ == 0 || thread == 0 ||
+      thread == main_thread_) {
+    return 0;
+  }
+  const uint64_t id = kTicketBit | ++next_ticket_;
+  Node& v = NodeFor(id);
+  v.resolved = true;
+  v.ticket = true;
+  v.time_ns = time;
+  // Held ranges close innermost first: the earliest closed one covering the
+  // launch is its innermost main-thread range. Ends grow in close order, so
+  // the scan stops at the first range that ended before the launch.
+  uint64_t claim = 0;
+  for (auto it = held_.rbegin(); it != held_.rend() && it->end_ns > time; ++it) {
+    if (it->start_ns <= time) claim = it->id;
+  }
+  if (exactness_.CoveredByReleased(time)) {
+    exactness_.Fail(
+        "a worker-thread launch reached the file after the main-thread range it inherits was "
+        "folded");
+  } else if (claim != 0) {
+    Node* parent = FindNode(claim);
+    if (parent != nullptr) {
+      Node& ticket = NodeFor(id);  // FindNode moved the cache
+      ticket.parent = claim;
+      ++parent->waiting;
+    }
+  } else if (unclaimed_.size() >= kMaxUnclaimed) {
+    exactness_.Fail("too many worker-thread launches waiting for the main thread's ranges");
+  } else {
+    NodeFor(id).unclaimed = true;
+    unclaimed_.emplace(time, id);
+  }
+  return id;
+}
+
+void StreamAggregator::ClaimTickets(const RangeRecord& r) {
+  std::vector<uint64_t> claimed;
+  auto first = unclaimed_.lower_bound(r.start_ns);
+  auto last = unclaimed_.lower_bound(r.end_ns);  // [start, end), as InnermostOpenAt
+  for (auto it = first; it != last; ++it) claimed.push_back(it->second);
+  unclaimed_.erase(first, last);
+  // A top-level range: nothing was open on the main thread at its end, so
+  // earlier tickets that no range took never will be.
+  std::vector<uint64_t> orphaned;
+  if (r.parent_id == 0 && r.depth == 0) {
+    auto end = unclaimed_.lower_bound(r.end_ns);
+    for (auto it = unclaimed_.begin(); it != end; ++it) orphaned.push_back(it->second);
+    unclaimed_.erase(unclaimed_.begin(), end);
+  }
+  for (uint64_t id : claimed) {
+    Node& v = NodeFor(id);
+    v.unclaimed = false;
+    v.parent = r.id;
+    ++NodeFor(r.id).waiting;
+  }
+  for (uint64_t id : orphaned) NodeFor(id).unclaimed = false;
+  Node& n = NodeFor(r.id);
+  n.held = true;
+  held_.push_back({r.id, r.start_ns, r.end_ns, batches_});
+  for (uint64_t id : claimed) TryFinalize(id);
+  for (uint64_t id : orphaned) TryFinalize(id);
+}
+
+void StreamAggregator::ReleaseHeld(size_t keep_batches) {
+  while (!held_.empty() && held_.front().batch + keep_batches <= batches_) {
+    const Held h = held_.front();
+    held_.pop_front();
+    exactness_.AddReleasedSpan(h.start_ns, h.end_ns);
+    if (Node* n = FindNode(h.id)) {
+      n->held = false;
+      TryFinalize(h.id);
+    }
+  }
 }
 
 void StreamAggregator::AddLaunch(const LaunchRecord& l) {
@@ -220,19 +303,25 @@ void StreamAggregator::AddLaunch(const LaunchRecord& l) {
     if (graph && pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread, true})) {
       if (l.range_id != 0) ++Referenced(l.range_id).waiting;
     }
+    const uint64_t ticket = graph ? 0 : MakeTicket(l.thread, l.time_ns);
     for (const Op& op : ops) {
       if (op.graph_id != 0) {
         AddOp(op);  // through the snapshots, as any graph kernel
       } else {
-        Attribute(op, l.range_id, l.thread, l.time_ns);
+        Attribute(op, l.range_id, l.thread, l.time_ns, ticket);
       }
     }
+    if (ticket != 0) TryFinalize(ticket);
     if (graph) EvictLaunches(max_pending_, /*count=*/true);
     return;
   }
   // A duplicate correlation id: the first launch wins.
-  if (!pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread})) return;
+  if (pending_.Find(l.correlation_id) != nullptr) return;
+  Launch launch{l.range_id, l.time_ns, l.thread};
+  launch.ticket = MakeTicket(l.thread, l.time_ns);
+  pending_.Insert(l.correlation_id, launch);
   if (l.range_id != 0) ++Referenced(l.range_id).waiting;
+  if (launch.ticket != 0) ++NodeFor(launch.ticket).waiting;
   EvictLaunches(max_pending_, /*count=*/true);
 }
 
@@ -245,6 +334,7 @@ void StreamAggregator::EvictLaunches(size_t keep, bool count) {
       exactness_.Fail("launch records waited longer than the streaming window allows");
     }
     if (l.range_id != 0) released.push_back(l.range_id);
+    if (l.ticket != 0) released.push_back(l.ticket);
   });
   for (uint64_t range : released) ReleaseNode(range);
 }
@@ -252,9 +342,10 @@ void StreamAggregator::EvictLaunches(size_t keep, bool count) {
 void StreamAggregator::ReleaseLaunch(uint64_t corr) {
   const Launch* l = pending_.Find(corr);
   if (l == nullptr) return;
-  const uint64_t range = l->range_id;
+  const uint64_t range = l->range_id, ticket = l->ticket;
   pending_.Erase(corr);
   if (range != 0) ReleaseNode(range);
+  if (ticket != 0) ReleaseNode(ticket);
 }
 
 void StreamAggregator::ReleaseNode(uint64_t range_id) {
@@ -304,6 +395,10 @@ void StreamAggregator::AddOp(const Op& op) {
         thread = launch->thread;
         launch_ns = launch->time_ns;
       }
+      if (attribution_.main_thread != MainThreadMode::kOff && main_thread_ != 0 && thread != 0 &&
+          thread != main_thread_) {
+        exactness_.Fail("CUDA graph kernels launched on worker threads inherit main-thread ranges");
+      }
       if (pending) {
         // The launch's own range gets none of the graph's kernels: let it
         // go, and keep only its time and thread for the graph's other
@@ -313,9 +408,12 @@ void StreamAggregator::AddOp(const Op& op) {
         pending_.Erase(op.correlation_id);
         graph_launches_.Insert(op.correlation_id, moved);
         graph_launches_.EvictTo(kRecentGraphLaunches, [](uint64_t, const Launch&) {});
+        const uint64_t ticket = moved.ticket;
+        moved.ticket = 0;
         if (moved.range_id != 0) ReleaseNode(moved.range_id);
+        if (ticket != 0) ReleaseNode(ticket);
       }
-      Attribute(op, best->range_id, thread, launch_ns);
+      Attribute(op, best->range_id, thread, launch_ns, 0);
       return;
     }
   }
@@ -339,24 +437,32 @@ void StreamAggregator::AddOp(const Op& op) {
     ReleaseLaunchAfter(op, l);
   } else {
     launch->used = true;
-    Attribute(op, l.range_id, l.thread, l.time_ns);
+    Attribute(op, l.range_id, l.thread, l.time_ns, 0);
   }
 }
 
 void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
-  Attribute(op, l.range_id, l.thread, l.time_ns);
+  Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket);
   ReleaseLaunch(op.correlation_id);
 }
 
 void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread,
-                                 uint64_t launch_ns) {
+                                 uint64_t launch_ns, uint64_t ticket) {
   if (main_thread_ != 0 && thread != 0 && thread != main_thread_) ++stats_.off_main_thread_ops;
   exactness_.AddLaunchedOp(thread, launch_ns);
-  if (range_id == 0) {
+  if (ticket != 0) {
+    Node& v = NodeFor(ticket);
+    AddOpToNode(op, &v);
+    // Outside every range only if no main-thread range takes it either.
+    if (range_id == 0) ++v.own_outside;
+  } else if (range_id == 0) {
     ++outside_ranges_;
-    return;
   }
-  Node& n = NodeFor(range_id);
+  if (range_id != 0) AddOpToNode(op, &NodeFor(range_id));
+}
+
+void StreamAggregator::AddOpToNode(const Op& op, Node* node) {
+  Node& n = *node;
   ++n.direct_ops;
   n.first_start = std::min(n.first_start, op.start_ns);
   n.last_end = std::max(n.last_end, op.end_ns);
@@ -388,21 +494,31 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
     if (found == nullptr) return;
     Node n = std::move(*found);
     EraseNode(id);
-    RowBuild& rb = row_builds_[{n.domain, n.name}];
-    RangeRow& row = rb.row;
-    if (n.ops > 0) {
-      row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
-      *row.busy += static_cast<int64_t>(MergeIntervals(&n.intervals));
-      row.ops += n.ops;
-      row.kernel_count += n.kernels;
-      row.kernel_ns += n.kernel_ns;
-      row.max_streams = std::max(row.max_streams, n.streams.size());
-      auto& rk = range_kernels_[n.name];
-      for (const auto& [kernel, acc] : n.kernel_durations) {
-        row.kernel_time[kernel] += acc.total();
-        RangeKernelRow& k = rk[kernel];
-        k.durations.Merge(acc);
-        ++k.instances;
+    if (n.ticket) {
+      // No row of its own: its ops go to the main-thread range that claimed
+      // it, or nowhere (then they count outside ranges if they had none).
+      if (n.parent == 0 || !fold_into_parent) {
+        outside_ranges_ += n.own_outside;
+        return;
+      }
+      inherited_ops_ += static_cast<uint64_t>(n.ops);
+    } else {
+      RowBuild& rb = row_builds_[{n.domain, n.name}];
+      RangeRow& row = rb.row;
+      if (n.ops > 0) {
+        row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
+        *row.busy += static_cast<int64_t>(MergeIntervals(&n.intervals));
+        row.ops += n.ops;
+        row.kernel_count += n.kernels;
+        row.kernel_ns += n.kernel_ns;
+        row.max_streams = std::max(row.max_streams, n.streams.size());
+        auto& rk = range_kernels_[n.name];
+        for (const auto& [kernel, acc] : n.kernel_durations) {
+          row.kernel_time[kernel] += acc.total();
+          RangeKernelRow& k = rk[kernel];
+          k.durations.Merge(acc);
+          ++k.instances;
+        }
       }
     }
     if (!fold_into_parent || n.parent == 0) return;
@@ -441,6 +557,11 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
   EvictLaunches(0, /*count=*/false);
   // Graph snapshot targets are final now; then fold whatever can be folded,
   // children first (the cascade in Finalize takes their parents along).
+  ReleaseHeld(0);
+  for (const auto& [time, id] : unclaimed_) {
+    if (Node* v = FindNode(id)) v->unclaimed = false;
+  }
+  unclaimed_.clear();
   for (auto& [id, n] : nodes_) n.pinned = false;
   std::vector<uint64_t> ids;
   for (const auto& [id, n] : nodes_) ids.push_back(id);
@@ -514,7 +635,7 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
     exactness_.Fail("records name range instances already finished (out of the tracer's order)");
   uint32_t main = 0;
   inexact_reason_ = exactness_.Finish(&main);
-  row.inherited = 0;  // exact only: any inheritance makes the path inexact
+  row.inherited = static_cast<int64_t>(inherited_ops_);
   if (main != 0) row.main_thread = ThreadLabel(trace, p, main);
   const std::string who = row.process + ": ";
   if (stats_.evicted_launches > 0) {

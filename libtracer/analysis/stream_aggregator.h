@@ -20,11 +20,23 @@
 // union of its subtree's op intervals (merged, so consecutive overlapping
 // ops take one entry) until it folds into its parent.
 //
-// What the tree reduction cannot do (main-thread inheritance, the GPU work
-// of start/end ranges, a launch or parent naming an instance that never
-// appears, records evicted from the waiting lists) is detected, not
-// approximated: inexact_reason() names it, and the caller then computes the
-// tables from the whole trace (bounded_exactness.h). The numbers of this
+// Main-thread inheritance (attribution.h "Worker threads"): a launch on
+// another thread than the main one gets a ticket, a node of its own that
+// takes the op like its own range does. The main thread's ranges close
+// innermost first, so the first one to close around the launch time claims
+// the ticket (the ticket becomes its child, and the tree reduction carries
+// the op up the main thread's chain); a launch that comes after that range
+// closed finds it among the recently closed ones, which are held for
+// kHoldBatches frames because rings drain one thread after another. When a
+// top-level main-thread range closes, tickets before its end that no range
+// claimed never will be (nothing was open on the main thread then).
+//
+// What the tree reduction cannot do (the GPU work of start/end ranges, a
+// launch or parent naming an instance that never appears, a worker launch
+// arriving after its main-thread range was folded, records evicted from the
+// waiting lists) is detected, not approximated: inexact_reason() names it,
+// and the caller then computes the tables from the whole trace
+// (bounded_exactness.h). The numbers of this
 // path are never different from the whole-trace ones; they are either the
 // same or not offered.
 #pragma once
@@ -88,7 +100,12 @@ class StreamAggregator {
  private:
   struct Node {
     bool resolved = false;
-    bool pinned = false;  // a graph snapshot names it: final at Finish only
+    bool pinned = false;       // a graph snapshot names it: final at Finish only
+    bool held = false;         // a closed main-thread range that may still get tickets
+    bool ticket = false;       // a worker launch's inherited share (no row of its own)
+    bool unclaimed = false;    // a ticket no main-thread range took yet
+    uint32_t own_outside = 0;  // ticket: its ops had no range of their own
+    uint64_t time_ns = 0;      // ticket: launch time
     uint32_t name = 0, domain = 0;
     uint64_t parent = 0;
     uint32_t waiting = 0;     // pending launches + unfinished children
@@ -105,7 +122,7 @@ class StreamAggregator {
     size_t last_kernel = 0;
     DurationAccumulator& KernelDurations(uint32_t name);
     // Nothing can change it any more: fold it into its parent and the rows.
-    bool Ready() const { return resolved && !pinned && waiting == 0; }
+    bool Ready() const { return resolved && !pinned && !held && !unclaimed && waiting == 0; }
   };
   struct Op {
     OpKind kind;
@@ -115,7 +132,8 @@ class StreamAggregator {
   struct Launch {
     uint64_t range_id, time_ns;
     uint32_t thread;
-    bool used = false;  // an op came (graph launches have several)
+    bool used = false;    // an op came (graph launches have several)
+    uint64_t ticket = 0;  // inheritance ticket node, 0 = none
   };
   struct Snapshot {
     uint64_t time_ns, range_id;
@@ -131,7 +149,15 @@ class StreamAggregator {
   void ResolveRange(const RangeRecord& r);  // the instance's node, children first
   void AddLaunch(const LaunchRecord& l);
   void AddOp(const Op& op);
-  void Attribute(const Op& op, uint64_t range_id, uint32_t thread, uint64_t launch_ns);
+  void Attribute(const Op& op, uint64_t range_id, uint32_t thread, uint64_t launch_ns,
+                 uint64_t ticket);
+  void AddOpToNode(const Op& op, Node* n);
+  // The inheritance ticket of a launch on `thread` at `time` (0: none
+  // applies); claimed at once when a held main-thread range covers it.
+  uint64_t MakeTicket(uint32_t thread, uint64_t time);
+  // A main-thread push/pop range closed: claims the tickets it covers.
+  void ClaimTickets(const RangeRecord& r);
+  void ReleaseHeld(size_t keep_batches);
   void ReleaseLaunch(uint64_t corr);
   void ReleaseNode(uint64_t range_id);
   void ReleaseLaunchAfter(const Op& op, const Launch& l);
@@ -181,6 +207,17 @@ class StreamAggregator {
   CorrelationWindow<char> api_ids_;
   uint64_t api_ids_evicted_below_ = 0;  // ids up to here may have been forgotten
   AttributionOptions attribution_;
+  static constexpr uint64_t kTicketBit = uint64_t{1} << 63;
+  static constexpr size_t kHoldBatches = 2;
+  static constexpr size_t kMaxUnclaimed = 1u << 20;
+  uint64_t next_ticket_ = 0;
+  uint64_t batches_ = 0;
+  std::multimap<uint64_t, uint64_t> unclaimed_;  // launch time -> ticket id
+  struct Held {
+    uint64_t id, start_ns, end_ns, batch;
+  };
+  std::deque<Held> held_;  // closed main-thread ranges, in close order
+  uint64_t inherited_ops_ = 0;
   BoundedExactness exactness_;
   std::string inexact_reason_;
   StreamAggregatorStats stats_;

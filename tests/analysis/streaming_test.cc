@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -294,7 +295,9 @@ void ExpectSameTables(const std::vector<std::string>& files, const ReportOptions
     ASSERT_EQ(got.tables[i].columns.size(), want[i].columns.size());
     for (size_t c = 0; c < want[i].columns.size(); ++c)
       EXPECT_EQ(got.tables[i].columns[c].name, want[i].columns[c].name);
-    if (every_table_has_rows) EXPECT_FALSE(want[i].rows.empty());
+    if (every_table_has_rows) {
+      EXPECT_FALSE(want[i].rows.empty());
+    }
     EXPECT_EQ(Rows(got.tables[i]), Rows(want[i]));
   }
 }
@@ -443,14 +446,17 @@ TEST(StreamingReport, StartEndRangesOverGpuWorkAreLeftToTheWholeTracePath) {
 
 // A PyTorch-like process: the main thread (os tid == pid) holds "step" and
 // "backward" while an autograd worker launches the backward kernels. With
-// inheritance on, those kernels count toward the main thread's ranges: the
-// bounded path must say it cannot fold them, never report them without.
-std::string WriteWorkerProgram(bool worker_inside_main_range, const std::string& stem) {
+// inheritance on, those kernels also count toward the main thread's ranges
+// (attribution.h "Worker threads"), on the bounded path as in memory.
+std::string WriteWorkerProgram(bool worker_inside_main_range, const std::string& stem,
+                               int frames_late = 0) {
   TraceFileBuilder b(900);
   b.Thread(1, 900, "main");
   b.Thread(2, 901, "autograd");
   b.Stream(1, 0, 1);
+  b.Stream(2, 0, 2);
   uint64_t corr = 0, id = 0, t = 1000;
+  std::vector<std::function<void()>> late;
   for (int step = 0; step < 4; ++step) {
     const uint64_t step_id = ++id, step_start = t;
     const uint64_t fwd = ++id;
@@ -466,9 +472,21 @@ std::string WriteWorkerProgram(bool worker_inside_main_range, const std::string&
       bwd_start = t;
     }
     const uint64_t worker_range = ++id;
-    b.Launch(++corr, 2, t + 5, worker_range);
-    b.Kernel("bwd_kernel", 1, t + 300, t + 500, corr);
-    b.Range(worker_range, 0, 2, "autograd::engine", t, t + 40);
+    const uint64_t c1 = ++corr, c2 = ++corr, c3 = ++corr, w = t;
+    // The worker's records: two kernels in its own range, one launched
+    // outside any range of its own; their GPU records come a frame later.
+    auto worker = [&b, c1, c2, c3, w, worker_range] {
+      b.Launch(c1, 2, w + 5, worker_range);
+      b.Launch(c2, 2, w + 8, worker_range);
+      b.Range(worker_range, 0, 2, "autograd::engine", w, w + 40);
+      b.Launch(c3, 2, w + 45, 0);
+    };
+    auto worker_gpu = [&b, c1, c2, c3, w] {
+      b.Kernel("bwd_kernel", 1, w + 300, w + 500, c1);
+      b.Kernel("bwd_kernel", 2, w + 400, w + 700, c2);
+      b.Memcpy(1, 64, 1, w + 700, w + 800, c3);
+    };
+    if (frames_late == 0) worker();
     t += 50;
     if (worker_inside_main_range) {
       const uint64_t bwd = ++id;
@@ -477,49 +495,79 @@ std::string WriteWorkerProgram(bool worker_inside_main_range, const std::string&
     }
     t += 1000;
     b.Frame();
+    for (int f = 1; f < frames_late; ++f) {
+      b.Thread(3, 999, "idle");  // keeps the frame non-empty
+      b.Frame();
+    }
+    if (frames_late > 0) worker();
+    worker_gpu();
+    b.Frame();
   }
   return b.WriteTemp(stem);
 }
 
-TEST(StreamingReport, WorkerLaunchesInsideMainThreadRangesAreLeftToTheWholeTracePath) {
-  const std::string f = WriteWorkerProgram(/*worker_inside_main_range=*/true, "inherit");
-  const StreamingResult got = Streamed({f}, {});
-  ASSERT_EQ(got.inexact.size(), 1u);
-  EXPECT_NE(got.inexact[0].find("inherit"), std::string::npos) << got.inexact[0];
-  // The whole-trace path does count them toward "backward" (so streaming
-  // without inheritance would have printed a different number).
-  const std::vector<Table> whole = InMemory({f}, {});
-  const auto* row = testing::FindRow(whole[3], {{"range", "backward"}, {"kernel", "bwd_kernel"}});
-  ASSERT_NE(row, nullptr);
-  EXPECT_EQ(testing::IntAt(whole[3], *row, "count"), 4);
-  // With inheritance off (nsys semantics) the bounded path is exact.
-  AttributionOptions off;
-  off.main_thread = MainThreadMode::kOff;
-  ExpectSameTables({f}, {}, off, false);
-  std::remove(f.c_str());
+TEST(StreamingReport, WorkerLaunchesInheritMainThreadRangesAsInMemory) {
+  for (int late : {0, 1}) {
+    SCOPED_TRACE(late);
+    const std::string f = WriteWorkerProgram(/*worker_inside_main_range=*/true, "inherit", late);
+    ExpectSameTables({f}, {}, {}, false);
+    // The whole-trace numbers it matched do count them toward "backward"
+    // and "step", and the summary says how many were inherited.
+    const StreamingResult got = Streamed({f}, {});
+    const auto* row =
+        testing::FindRow(got.tables[3], {{"range", "backward"}, {"kernel", "bwd_kernel"}});
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(testing::IntAt(got.tables[3], *row, "count"), 8);
+    const auto* summary = testing::FindRow(got.tables[0], {{"source", "tracer"}});
+    ASSERT_NE(summary, nullptr);
+    EXPECT_EQ(testing::IntAt(got.tables[0], *summary, "inherited_ops"), 12);
+    EXPECT_EQ(testing::IntAt(got.tables[0], *summary, "ops_outside_ranges"), 0);
+    // With inheritance off (nsys semantics), exact too.
+    AttributionOptions off;
+    off.main_thread = MainThreadMode::kOff;
+    ExpectSameTables({f}, {}, off, false);
+    std::remove(f.c_str());
+  }
 }
 
-TEST(StreamingReport, WorkerLaunchesOutsideMainThreadRangesStayBounded) {
+TEST(StreamingReport, WorkerLaunchesOutsideMainThreadRangesAreNotInherited) {
   const std::string f = WriteWorkerProgram(/*worker_inside_main_range=*/false, "noinherit");
   ExpectSameTables({f}, {}, {}, false);
+  const StreamingResult got = Streamed({f}, {});
+  const auto* summary = testing::FindRow(got.tables[0], {{"source", "tracer"}});
+  ASSERT_NE(summary, nullptr);
+  EXPECT_EQ(testing::IntAt(got.tables[0], *summary, "inherited_ops"), 0);
+  EXPECT_EQ(testing::IntAt(got.tables[0], *summary, "ops_outside_ranges"), 4);
   std::remove(f.c_str());
 }
 
-TEST(StreamingReport, WorkerLaunchArrivingAfterTheMainRangeClosedIsStillChecked) {
-  // The worker's launch record reaches the file a frame after the main
-  // thread's ranges that cover it (rings drain one after another).
-  TraceFileBuilder b(910);
-  b.Thread(1, 910, "main");
-  b.Thread(2, 911, "worker");
-  b.Stream(1, 0, 1);
-  b.Range(1, 0, 1, "step", 100, 1000);
-  b.Frame();
-  b.Launch(1, 2, 500, 0);
-  b.Kernel("k", 1, 600, 700, 1);
-  const std::string f = b.WriteTemp("late_worker");
+TEST(StreamingReport, WorkerLaunchArrivingAfterTheMainRangeWasFoldedIsLeftToTheWholePath) {
+  // The worker's launch records reach the file several frames after the
+  // main thread's ranges that cover them, past the frames they are held.
+  const std::string f = WriteWorkerProgram(/*worker_inside_main_range=*/true, "late_worker", 4);
   const StreamingResult got = Streamed({f}, {});
   ASSERT_EQ(got.inexact.size(), 1u);
+  EXPECT_NE(got.inexact[0].find("after the main-thread range"), std::string::npos)
+      << got.inexact[0];
   std::remove(f.c_str());
+}
+
+TEST(StreamingReport, HeldStateWithInheritanceDependsOnOpenRangesNotOnLength) {
+  Program shorter;
+  shorter.steps = 5;
+  Program longer = shorter;
+  longer.steps = 50;
+  // Program threads 2 and 3 launch while thread 1 (the pid's) is idle: every
+  // launch of theirs takes a ticket that a later top-level range discards.
+  const std::string a = WriteProgram(shorter, "short_t");
+  const std::string b = WriteProgram(longer, "long_t");
+  const StreamingResult ra = Streamed({a}, {});
+  const StreamingResult rb = Streamed({b}, {});
+  EXPECT_TRUE(ra.inexact.empty());
+  EXPECT_TRUE(rb.inexact.empty());
+  EXPECT_LE(rb.peak_nodes, ra.peak_nodes + 16);
+  std::remove(a.c_str());
+  std::remove(b.c_str());
 }
 
 TEST(StreamingReport, BusyTimeIsTheUnionOfTheSubtreeOps) {

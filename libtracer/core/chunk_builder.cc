@@ -270,20 +270,25 @@ void ChunkBuilder::AppendRowMessage(std::string* out, uint32_t field, std::strin
 void ChunkBuilder::AddKernel(const KernelRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.name,
                           r.stream,   r.correlation_id,      r.launch_config};
-  if (r.graph_id != 0 || r.graph_node_id != 0) {
-    scratch_.clear();
-    AppendUint(&scratch_, 1, kernels_.rows());
-    AppendUint(&scratch_, 2, r.graph_id);
-    AppendUint(&scratch_, 3, r.graph_node_id);
-    AppendBytes(&kernel_graph_refs_, 7, scratch_);
-  }
+  AppendGraphRef(&kernel_graph_refs_, 7, kernels_.rows(), r.graph_id, r.graph_node_id);
   kernels_.AddRow(row);
   ++items_;
+}
+
+void ChunkBuilder::AppendGraphRef(std::string* out, uint32_t field, size_t row, uint64_t graph_id,
+                                  uint64_t graph_node_id) {
+  if (graph_id == 0 && graph_node_id == 0) return;
+  scratch_.clear();
+  AppendUint(&scratch_, 1, row);
+  AppendUint(&scratch_, 2, graph_id);
+  AppendUint(&scratch_, 3, graph_node_id);
+  AppendBytes(out, field, scratch_);
 }
 
 void ChunkBuilder::AddMemcpy(const MemcpyRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.bytes, r.copy_kind,
                           r.stream,   r.correlation_id,      r.flags};
+  AppendGraphRef(&memcpy_graph_refs_, 8, memcpys_.rows(), r.graph_id, r.graph_node_id);
   memcpys_.AddRow(row);
   ++items_;
 }
@@ -291,6 +296,7 @@ void ChunkBuilder::AddMemcpy(const MemcpyRecord& r) {
 void ChunkBuilder::AddMemset(const MemsetRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.bytes, r.value,
                           r.stream,   r.correlation_id,      r.flags};
+  AppendGraphRef(&memset_graph_refs_, 8, memsets_.rows(), r.graph_id, r.graph_node_id);
   memsets_.AddRow(row);
   ++items_;
 }
@@ -387,7 +393,8 @@ void ChunkBuilder::AddCounterDelta(std::string_view name, uint64_t delta) {
 }
 
 size_t ChunkBuilder::ApproximateBytes() const {
-  size_t n = header_.size() + footer_.size() + kernel_graph_refs_.size();
+  size_t n = header_.size() + footer_.size() + kernel_graph_refs_.size() +
+             memcpy_graph_refs_.size() + memset_graph_refs_.size();
   for (const auto& d : defs_) n += d.size();
   for (const auto& r : rows_) n += r.size();
   // Column batches: a few bytes a row.
@@ -414,8 +421,8 @@ void ChunkBuilder::FinishFrame(std::string* out) {
     AppendBytes(&payload_, field, scratch_);
   };
   append_batch(12, kernels_, &kernel_graph_refs_);
-  append_batch(13, memcpys_, nullptr);
-  append_batch(14, memsets_, nullptr);
+  append_batch(13, memcpys_, &memcpy_graph_refs_);
+  append_batch(14, memsets_, &memset_graph_refs_);
   append_batch(15, apis_, nullptr);
   append_batch(16, launches_, nullptr);
   for (int f = 17; f <= 21; ++f) payload_.append(rows_[f]);

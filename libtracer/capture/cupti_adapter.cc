@@ -146,8 +146,9 @@ bool CuptiAdapter::Start() noexcept {
       if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
     }
     const CUpti_CallbackId resource_cbids[] = {
-        CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
-        CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
+        CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,   CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+        CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,           CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING,
+        CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
     for (CUpti_CallbackId cbid : resource_cbids) {
       r = api_->EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
       if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
@@ -186,11 +187,11 @@ void CuptiAdapter::Stop() noexcept {
   }
 }
 
-void CuptiAdapter::FlushFromCallback() noexcept {
+void CuptiAdapter::FlushFromCallback(bool forced) noexcept {
   if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
   // Completed buffers come back through OnBufferCompleted on this thread,
   // which only queues them: no re-entry into CUPTI, no lock held across.
-  CUptiResult r = api_->ActivityFlushAll(kForcedFlush);
+  CUptiResult r = api_->ActivityFlushAll(forced ? kForcedFlush : 0);
   if (r != CUPTI_SUCCESS) {
     Fail("cuptiActivityFlushAll", r, "records are flushed later");
     return;
@@ -469,6 +470,39 @@ void CuptiAdapter::GraphExecUpdated(const CUpti_CallbackData& data) noexcept {
   for (const auto& [node, range] : updated) Snapshot(exec_id, node, range);
 }
 
+// A destroyed graph or exec takes its nodes' entries with it: a program that
+// captures a new graph every step keeps a bounded map. (An exec's clones have
+// their own entries, so destroying the graph it came from, as is common right
+// after instantiation, loses nothing.)
+void CuptiAdapter::GraphDestroyed(CUpti_CallbackId cbid, const CUpti_GraphData& g) noexcept {
+  uint32_t id = 0;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING) {
+    if (g.graph == nullptr || api_->GetGraphId(g.graph, &id) != CUPTI_SUCCESS) return;
+  } else if (g.graphExec == nullptr || api_->GetGraphExecId(g.graphExec, &id) != CUPTI_SUCCESS) {
+    return;
+  }
+  try {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    auto drop = [&](std::unordered_map<uint32_t, std::vector<uint64_t>>& map) {
+      auto it = map.find(id);
+      if (it == map.end()) return;
+      for (uint64_t node : it->second) node_ranges_.erase(node);
+      map.erase(it);
+    };
+    // An exec's own graph may report the exec id (graph and exec ids never
+    // overlap), so its clones' CREATED entries go with it as well.
+    drop(graph_nodes_);
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING) drop(exec_nodes_);
+  } catch (...) {
+    callback_errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+size_t CuptiAdapter::graph_entries() noexcept {
+  std::lock_guard<std::mutex> lock(graph_mu_);
+  return node_ranges_.size() + graph_nodes_.size() + exec_nodes_.size();
+}
+
 void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) noexcept {
   switch (cbid) {
     case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
@@ -477,16 +511,24 @@ void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceDat
     case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
       // The module's kernel names may be freed and their addresses reused by
       // a later module: kernels starting after now get names cached afresh
-      // (CuptiDecoder::ModuleUnloaded), and the module's own records are
-      // flushed and decoded now, while their names are intact.
+      // (CuptiDecoder::ModuleUnloaded), and the module's own records, done by
+      // now, are flushed and decoded while their names are intact. Not a
+      // forced flush: other modules' kernels may still be running.
       decoder_.ModuleUnloaded(NowNs());
-      FlushFromCallback();
+      if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
+      FlushFromCallback(/*forced=*/false);
       if (options_.on_module_unload) options_.on_module_unload();
       return;
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: {
       const auto* g = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
       if (g != nullptr) GraphNodeMade(cbid, *g);
+      return;
+    }
+    case CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING:
+    case CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING: {
+      const auto* g = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+      if (g != nullptr) GraphDestroyed(cbid, *g);
       return;
     }
     default:

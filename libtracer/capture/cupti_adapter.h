@@ -78,6 +78,9 @@ class CuptiAdapter final : public RecordSource {
   bool activity_enabled() const { return activity_enabled_; }
   const CuptiBufferPool& pool() const { return pool_; }
   const CuptiDecoder& decoder() const { return decoder_; }
+  // Graph nodes, graphs and execs whose ranges are kept (tests: destroyed
+  // ones are let go).
+  size_t graph_entries() noexcept;
 
   // The CUPTI callbacks, public for tests and benches that play CUPTI.
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
@@ -96,7 +99,10 @@ class CuptiAdapter final : public RecordSource {
   void Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id) noexcept;
   void GraphNodeMade(CUpti_CallbackId cbid, const CUpti_GraphData& g) noexcept;
   void GraphExecUpdated(const CUpti_CallbackData& data) noexcept;
-  void FlushFromCallback() noexcept;
+  void GraphDestroyed(CUpti_CallbackId cbid, const CUpti_GraphData& g) noexcept;
+  // forced: also buffers holding running work (which then comes back
+  // without an end time and is lost); else completed buffers only.
+  void FlushFromCallback(bool forced = true) noexcept;
   // Logs "CUPTI <call> failed: <text>; <consequence>" and counts it.
   void Fail(const char* call, CUptiResult r, const char* consequence) noexcept;
   void Log(const std::string& line) noexcept;

@@ -718,6 +718,8 @@ const CbidName kNames[] = {
     {CUPTI_CB_DOMAIN_RUNTIME_API, 315, "cudaStreamBeginCapture_v10000"},
     {CUPTI_CB_DOMAIN_RUNTIME_API, 319, "cudaStreamEndCapture_v10000"},
     {CUPTI_CB_DOMAIN_RUNTIME_API, 335, "cudaGraphExecUpdate_v10020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 313, "cudaGraphExecDestroy_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 314, "cudaGraphDestroy_v10000"},
     {CUPTI_CB_DOMAIN_DRIVER_API, 22, "cuModuleUnload"},
     {CUPTI_CB_DOMAIN_DRIVER_API, 652, "cuLaunchKernelEx"},
     {CUPTI_CB_DOMAIN_DRIVER_API, 307, "cuLaunchKernel"},
@@ -1355,6 +1357,26 @@ FAKE_EXPORT uint32_t fakeCuptiGraphLaunch(uint64_t exec_handle, uint32_t stream)
   }
   E().Exit(call);
   return call.correlation;
+}
+
+FAKE_EXPORT void fakeCuptiGraphDestroy(uint64_t handle) {
+  fake_cupti::FakeGraph* g = E().FindGraph(handle);
+  if (g == nullptr) return;
+  // cudaGraphDestroy / cudaGraphExecDestroy: GRAPH(EXEC)_DESTROY_STARTING.
+  // The object stays allocated (handles must not be reused by the test).
+  auto call = Call(0, g->exec ? 313u : 314u);
+  E().Enter(&call);
+  CUpti_GraphData data;
+  std::memset(&data, 0, sizeof(data));
+  if (g->exec) {
+    data.graphExec = reinterpret_cast<CUgraphExec>(g);
+  } else {
+    data.graph = reinterpret_cast<CUgraph>(g);
+  }
+  E().Resource(g->exec ? CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING
+                       : CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING,
+               &data);
+  E().Exit(call);
 }
 
 FAKE_EXPORT uint32_t fakeCuptiStreamBeginCapture(uint32_t stream) {

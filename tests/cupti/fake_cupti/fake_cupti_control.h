@@ -79,6 +79,9 @@ uint32_t fakeCuptiGraphLaunch(uint64_t exec, uint32_t stream);
  * (cudaErrorGraphExecUpdateFailure) when the topology differs. The EXIT
  * callback's functionReturnValue points to the result. */
 int fakeCuptiGraphExecUpdate(uint64_t exec, uint64_t graph);
+/* cudaGraphDestroy or cudaGraphExecDestroy (GRAPH_DESTROY_STARTING /
+ * GRAPHEXEC_DESTROY_STARTING); execs made from a graph outlive it. */
+void fakeCuptiGraphDestroy(uint64_t graph_or_exec);
 /* Stream capture (cudaStreamBeginCapture / cudaStreamEndCapture): launches,
  * copies and sets on the stream in between add nodes to the capture graph
  * (GRAPHNODE_CREATED inside their call) and run nothing. End returns the

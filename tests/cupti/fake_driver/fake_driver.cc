@@ -53,6 +53,7 @@ namespace {
   FN(fakeCuptiGraphInstantiate)           \
   FN(fakeCuptiGraphLaunch)                \
   FN(fakeCuptiGraphExecUpdate)            \
+  FN(fakeCuptiGraphDestroy)               \
   FN(fakeCuptiStreamBeginCapture)         \
   FN(fakeCuptiStreamEndCapture)           \
   FN(fakeCuptiSetDistinctExecGraphIds)    \
@@ -374,13 +375,24 @@ class Driver {
         return false;
       }
       c_.fakeCuptiGraphExecUpdate(execs_[name], graphs_[op.Str("from", "")]);
+    } else if (what == "destroy") {  // graph destroy E|G: an exec if so named, else a graph
+      if (execs_.count(name) != 0) {
+        c_.fakeCuptiGraphDestroy(execs_[name]);
+        execs_.erase(name);
+      } else if (graphs_.count(name) != 0) {
+        c_.fakeCuptiGraphDestroy(graphs_[name]);
+        graphs_.erase(name);
+      } else {
+        *error = "graph destroy needs a graph or exec name";
+        return false;
+      }
     } else if (what == "launch") {  // graph launch E|G: an exec, else G's (instantiated once)
       if (execs_.count(name) == 0) execs_[name] = c_.fakeCuptiGraphInstantiate(graphs_[name]);
       for (uint64_t i = 0, n = op.Num("times", 1); i < n; ++i) {
         c_.fakeCuptiGraphLaunch(execs_[name], static_cast<uint32_t>(op.Num("stream", 7)));
       }
     } else {
-      *error = "graph needs create, kernel, memcpy, memset, instantiate, update or launch";
+      *error = "graph needs create, kernel, memcpy, memset, instantiate, update, destroy or launch";
       return false;
     }
     return true;

@@ -100,7 +100,7 @@ ScenarioRun RunTraced(const std::string& scenario) {
   return run;
 }
 
-void ExpectInstantiatedTwice(const std::string& scenario) {
+void ExpectInstantiatedTwice(const std::string& scenario, bool distinct_exec_graph_ids) {
   ScenarioRun run = RunTraced(scenario);
   const TraceContents& t = run.trace;
   // Ids as CUDA reports them: 2 launches of exec A and 3 of exec B, each
@@ -142,6 +142,13 @@ void ExpectInstantiatedTwice(const std::string& scenario) {
   EXPECT_EQ(built_nodes.size(), 4u);  // 2 kernels, a memcpy, a memset
   ASSERT_EQ(built_graphs.size(), 1u);
   EXPECT_FALSE(execs.count(*built_graphs.begin()));
+  // Clones were seen in their exec's own graph, whose cuptiGetGraphId is the
+  // exec id unless the fake was told otherwise.
+  for (const proto::GraphNodeSnapshot& s : t.graph_nodes) {
+    if (record_nodes.count(s.graph_node_id())) {
+      EXPECT_EQ(execs.count(s.graph_id()) == 1, !distinct_exec_graph_ids) << s.graph_id();
+    }
+  }
 
   const OpCounts expected = {{{"kernel", "twice_0", "build"}, 5},
                              {{"kernel", "twice_1", "build"}, 5},
@@ -152,13 +159,13 @@ void ExpectInstantiatedTwice(const std::string& scenario) {
 }
 
 TEST(CuptiGraphAttribution, AGraphInstantiatedTwiceKeepsItsNodesRanges) {
-  ExpectInstantiatedTwice("graph_instantiate_twice.scn");
+  ExpectInstantiatedTwice("graph_instantiate_twice.scn", false);
 }
 
 // Whether an exec's own graph reports the exec id or another one through
 // cuptiGetGraphId must not matter: node snapshots are matched by node id.
 TEST(CuptiGraphAttribution, AttributionDoesNotDependOnTheExecGraphsId) {
-  ExpectInstantiatedTwice("graph_distinct_exec_ids.scn");
+  ExpectInstantiatedTwice("graph_distinct_exec_ids.scn", true);
 }
 
 TEST(CuptiGraphAttribution, StreamCapturedGraphsFollowExecUpdates) {

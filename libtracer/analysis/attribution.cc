@@ -7,8 +7,8 @@
 namespace tracer::analysis {
 namespace {
 
-// Snapshots of one (graph, node) key, sorted by time: a graph launched from
-// several places has one (graph, 0) snapshot per launch.
+// Snapshots of one key, sorted by time: a graph launched from several places
+// has one launch snapshot per launch.
 using SnapshotMap = std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>>;
 
 // The snapshot taken last at or before `when`, else the first one.
@@ -112,7 +112,8 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
   const CorrelationIndex api_by_corr(p.api_calls);
   SnapshotMap snapshots;
   for (uint32_t i = 0; i < p.graph_nodes.size(); ++i) {
-    snapshots[{p.graph_nodes[i].graph_id, p.graph_nodes[i].graph_node_id}].push_back(i);
+    const GraphNodeSnapshotRecord& g = p.graph_nodes[i];
+    snapshots[GraphSnapshotKey(g.graph_id, g.graph_node_id)].push_back(i);
   }
   for (auto& [key, list] : snapshots) {
     std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
@@ -143,11 +144,11 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
       const std::vector<uint32_t>* list = nullptr;
       AttributionSource src = AttributionSource::kGraphNode;
       if (node_id != 0) {
-        if (auto it = snapshots.find({graph_id, node_id}); it != snapshots.end())
+        if (auto it = snapshots.find(GraphSnapshotKey(graph_id, node_id)); it != snapshots.end())
           list = &it->second;
       }
       if (list == nullptr) {
-        if (auto it = snapshots.find({graph_id, 0}); it != snapshots.end()) {
+        if (auto it = snapshots.find(GraphSnapshotKey(graph_id, 0)); it != snapshots.end()) {
           list = &it->second;
           src = AttributionSource::kGraphLaunch;
         }
@@ -171,10 +172,12 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
     ops_[i] = attribute(k.correlation_id, k.graph_id, k.graph_node_id, k.start_ns);
   }
   for (size_t i = 0; i < p.memcpys.size(); ++i) {
-    ops_[base_[1] + i] = attribute(p.memcpys[i].correlation_id, 0, 0, p.memcpys[i].start_ns);
+    const MemcpyRecord& m = p.memcpys[i];
+    ops_[base_[1] + i] = attribute(m.correlation_id, m.graph_id, m.graph_node_id, m.start_ns);
   }
   for (size_t i = 0; i < p.memsets.size(); ++i) {
-    ops_[base_[2] + i] = attribute(p.memsets[i].correlation_id, 0, 0, p.memsets[i].start_ns);
+    const MemsetRecord& m = p.memsets[i];
+    ops_[base_[2] + i] = attribute(m.correlation_id, m.graph_id, m.graph_node_id, m.start_ns);
   }
 
   // Stacks: own chain, inherited chain from the main thread, covering

@@ -3,8 +3,9 @@
 // range", "Worker threads").
 //
 // Source of truth, in order:
-//   1. kernels with a graph id: the GraphNodeSnapshot for (graph, node), else
-//      the one for (graph, 0) taken at graph launch, else 2.;
+//   1. ops with a graph id (kernel, memcpy and memset nodes): the
+//      GraphNodeSnapshot of their node, else the one taken when their
+//      executable graph was launched, else 2. (GraphSnapshotKey);
 //   2. the LaunchRecord with the op's correlation id (captured by the tracer
 //      at the launch API's enter callback);
 //   3. the ApiRecord with that correlation id: its thread and start time, then
@@ -23,6 +24,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/range_index.h"
@@ -36,6 +38,21 @@ enum class MainThreadMode : uint8_t {
   kThread,  // the thread with os_tid == AttributionOptions::main_thread_tid
   kOff,     // no inheritance
 };
+
+// The key a GraphNodeSnapshot is stored and looked up under. CUPTI gives a
+// GPU record's graphId as the id of the executable graph it ran from (the
+// header only says "the graph that launched this kernel"; Triton's Proton,
+// which matches it to cuptiGetGraphExecId of the launched CUgraphExec, notes
+// it is the exec id "confirmed by NVIDIA"), and its graphNodeId as the node of
+// that executable graph, a clone with its own id (cuptiGetGraphNodeId: "the
+// unique ID of the CUDA graph node"; NVIDIA's cuda_graphs_trace sample moves
+// its per-node data to the clone's id on GRAPHNODE_CLONED). Node ids being
+// unique in a process, a node snapshot is keyed by the node alone, whatever
+// graph the tracer saw it in; launch snapshots (node 0) by the exec id.
+inline std::pair<uint64_t, uint64_t> GraphSnapshotKey(uint64_t graph_id, uint64_t node_id) {
+  return node_id != 0 ? std::pair<uint64_t, uint64_t>{0, node_id}
+                      : std::pair<uint64_t, uint64_t>{graph_id, 0};
+}
 
 struct AttributionOptions {
   MainThreadMode main_thread = MainThreadMode::kAuto;

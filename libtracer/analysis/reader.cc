@@ -287,6 +287,22 @@ class FileDecoder {
       m.flags = static_cast<uint32_t>(At(b.flags(), i));
       p_->memcpys.push_back(m);
     }
+    ReadGraphRefs(b.graph(), n, &p_->memcpys);
+  }
+
+  // Sparse graph ids of the last n rows of records.
+  template <typename Refs, typename Records>
+  void ReadGraphRefs(const Refs& refs, int n, Records* records) {
+    const size_t base = records->size() - static_cast<size_t>(n);
+    for (const auto& g : refs) {
+      if (g.row() >= static_cast<uint32_t>(n)) {
+        ++ragged_;
+        continue;
+      }
+      auto& r = (*records)[base + g.row()];
+      r.graph_id = g.graph_id();
+      r.graph_node_id = g.graph_node_id();
+    }
   }
 
   void ReadMemsets(const proto::MemsetBatch& b) {
@@ -306,6 +322,7 @@ class FileDecoder {
       m.flags = static_cast<uint32_t>(At(b.flags(), i));
       p_->memsets.push_back(m);
     }
+    ReadGraphRefs(b.graph(), n, &p_->memsets);
   }
 
   void ReadApis(const proto::ApiBatch& b) {

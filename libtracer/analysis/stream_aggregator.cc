@@ -133,7 +133,7 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
   counts_.memsets += static_cast<int64_t>(b.memsets.size());
   counts_.api_calls += static_cast<int64_t>(b.api_calls.size());
   for (const GraphNodeSnapshotRecord& g : b.graph_nodes) {
-    auto& list = snapshots_[{g.graph_id, g.graph_node_id}];
+    auto& list = snapshots_[GraphSnapshotKey(g.graph_id, g.graph_node_id)];
     const Snapshot s{g.time_ns, g.range_id, g.thread};
     // Kept sorted by time (stable for equal times, as the in-memory path).
     auto at = std::upper_bound(
@@ -149,10 +149,12 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
            k.name, k.stream});
   }
   for (const MemcpyRecord& m : b.memcpys) {
-    AddOp({OpKind::kMemcpy, m.start_ns, m.end_ns, m.correlation_id, 0, 0, 0, m.stream});
+    AddOp({OpKind::kMemcpy, m.start_ns, m.end_ns, m.correlation_id, m.graph_id, m.graph_node_id, 0,
+           m.stream});
   }
   for (const MemsetRecord& m : b.memsets) {
-    AddOp({OpKind::kMemset, m.start_ns, m.end_ns, m.correlation_id, 0, 0, 0, m.stream});
+    AddOp({OpKind::kMemset, m.start_ns, m.end_ns, m.correlation_id, m.graph_id, m.graph_node_id, 0,
+           m.stream});
   }
   // Children before parents (the tracer writes them so: pop order); a file
   // written otherwise still folds correctly within a frame.
@@ -375,11 +377,12 @@ void StreamAggregator::AddOp(const Op& op) {
   if (op.graph_id != 0) {
     const std::vector<Snapshot>* list = nullptr;
     if (op.graph_node_id != 0) {
-      if (auto it = snapshots_.find({op.graph_id, op.graph_node_id}); it != snapshots_.end())
-        list = &it->second;
+      auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, op.graph_node_id));
+      if (it != snapshots_.end()) list = &it->second;
     }
     if (list == nullptr) {
-      if (auto it = snapshots_.find({op.graph_id, 0}); it != snapshots_.end()) list = &it->second;
+      auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, 0));
+      if (it != snapshots_.end()) list = &it->second;
     }
     if (list != nullptr) {
       const uint64_t when = launch != nullptr ? launch->time_ns : op.start_ns;

@@ -138,9 +138,10 @@ bool CuptiAdapter::Start() {
     r = api_->EnableCallback(1, subscriber_, entries[i].domain, entries[i].cbid);
     if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
   }
-  const CUpti_CallbackId resource_cbids[] = {CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
-                                             CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
-                                             CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED};
+  const CUpti_CallbackId resource_cbids[] = {
+      CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,   CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+      CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,           CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING,
+      CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
   for (CUpti_CallbackId cbid : resource_cbids) {
     r = api_->EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
     if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
@@ -172,11 +173,11 @@ void CuptiAdapter::Stop() {
   }
 }
 
-void CuptiAdapter::FlushFromCallback() {
+void CuptiAdapter::FlushFromCallback(bool forced) {
   if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
   // Completed buffers come back through OnBufferCompleted on this thread,
   // which only queues them: no re-entry into CUPTI, no lock held across.
-  CUptiResult r = api_->ActivityFlushAll(kForcedFlush);
+  CUptiResult r = api_->ActivityFlushAll(forced ? kForcedFlush : 0);
   if (r != CUPTI_SUCCESS) {
     Fail("cuptiActivityFlushAll", r, "records are flushed later");
     return;
@@ -313,6 +314,9 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     case CbidAction::kDeviceReset:
       if (enter) FlushFromCallback();
       return;
+    case CbidAction::kGraphExecUpdate:
+      if (!enter) GraphExecUpdated(data);
+      return;
     case CbidAction::kNone:
       return;
   }
@@ -344,39 +348,176 @@ void CuptiAdapter::Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_
   ts->Append(events, 2);
 }
 
+// CUDA graphs as CUPTI reports them, and what the snapshots are keyed by:
+//  - cuptiGetGraphId gives "the unique ID of CUDA graph", cuptiGetGraphExecId
+//    "the unique ID of executable CUDA graph", cuptiGetGraphNodeId "the
+//    unique ID of the CUDA graph node" (cupti_activity.h). Graph and exec ids
+//    do not overlap (Proton keeps both in one map).
+//  - A GPU record's graphId is "the unique ID of the graph that launched this
+//    kernel" / "that executed this memcpy|memset" (CUpti_ActivityKernel10,
+//    Memcpy6, Memset4): the executable graph's id, the one
+//    cuptiGetGraphExecId gives for the launched CUgraphExec (Proton matches
+//    it so, "a misnomer confirmed by NVIDIA, actually it refers to
+//    graphExecId"). Its graphNodeId is the node of that executable graph.
+//  - cudaGraphInstantiate clones every node into the executable graph: for
+//    each, GRAPHNODE_CREATED and GRAPHNODE_CLONED fire (Proton), the clone has
+//    a new node id, and CUpti_GraphData.originalNode is "the original CUDA
+//    graph node from which node is cloned" (cupti_callbacks.h). NVIDIA's
+//    cuda_graphs_trace sample moves its per-node data to the clone's id there
+//    and finds the kernel record's graphNodeId in it. Instantiating a graph
+//    twice gives two execs with their own clones.
+//  - Stream capture adds nodes to the capture graph from inside the captured
+//    launch call: GRAPHNODE_CREATED fires then, as for cudaGraphAdd*Node.
+// So: a node gets the range open when it was created; a clone gets its
+// original's (not the one open around cudaGraphInstantiate: when CREATED for
+// the clone comes first, the later CLONED snapshot wins, readers take the
+// last snapshot before the launch); a node id identifies a node process-wide,
+// so readers match node snapshots on the node id alone
+// (analysis GraphSnapshotKey); the launch-time snapshot is keyed by the exec
+// id, for nodes made before tracing began.
+void CuptiAdapter::GraphNodeMade(CUpti_CallbackId cbid, const CUpti_GraphData& g) {
+  ThreadState* ts = CurrentThreadState();
+  uint64_t range = ts != nullptr ? ts->innermost_range_id() : 0;
+  uint32_t graph_id = 0;
+  uint64_t node_id = 0;
+  if (api_->GetGraphId(g.graph, &graph_id) != CUPTI_SUCCESS ||
+      api_->GetGraphNodeId(g.node, &node_id) != CUPTI_SUCCESS) {
+    callback_errors_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+      uint64_t original = 0;
+      if (g.originalNode != nullptr &&
+          api_->GetGraphNodeId(g.originalNode, &original) == CUPTI_SUCCESS) {
+        auto it = node_ranges_.find(original);
+        if (it != node_ranges_.end()) range = it->second;
+      }
+      // The clone's executable graph: graphExec when CUPTI fills it in, else
+      // the graph the clone sits in.
+      uint32_t exec_id = graph_id;
+      if (g.graphExec != nullptr) api_->GetGraphExecId(g.graphExec, &exec_id);
+      exec_nodes_[exec_id].push_back(node_id);
+    } else {
+      // CLONED came first for this node: keep the original's range.
+      if (node_ranges_.count(node_id) != 0) return;
+      graph_nodes_[graph_id].push_back(node_id);
+    }
+    node_ranges_[node_id] = range;
+  }
+  Snapshot(graph_id, node_id, range);
+}
+
+// cudaGraphExecUpdate "updates the node parameters in the instantiated graph
+// ... with the node parameters in a topologically identical graph"
+// (cuda_runtime_api.h): the exec's nodes keep their ids but now run the new
+// graph's work, so they take the ranges of the new graph's nodes. CUDA pairs
+// nodes by topology and the order of the API calls that made them; pairing by
+// creation order is that for graphs built or captured by the same code. When
+// the node counts differ (nodes the tracer did not see), every node of the
+// exec takes the range open around the update.
+void CuptiAdapter::GraphExecUpdated(const CUpti_CallbackData& data) {
+  if (data.functionParams == nullptr) return;
+  // cudaGraphExecUpdate_v10020_params, cuGraphExecUpdate[_v2]_params: the
+  // exec, then the graph (generated_cuda*_meta.h).
+  struct ExecAndGraph {
+    CUgraphExec exec;
+    CUgraph graph;
+  };
+  const auto* params = static_cast<const ExecAndGraph*>(data.functionParams);
+  // cudaSuccess / CUDA_SUCCESS only: a failed update changed nothing.
+  if (data.functionReturnValue != nullptr &&
+      *static_cast<const int*>(data.functionReturnValue) != 0) {
+    return;
+  }
+  uint32_t exec_id = 0, graph_id = 0;
+  if (params->exec == nullptr || params->graph == nullptr ||
+      api_->GetGraphExecId(params->exec, &exec_id) != CUPTI_SUCCESS ||
+      api_->GetGraphId(params->graph, &graph_id) != CUPTI_SUCCESS) {
+    return;
+  }
+  ThreadState* ts = CurrentThreadState();
+  const uint64_t here = ts != nullptr ? ts->innermost_range_id() : 0;
+  std::vector<std::pair<uint64_t, uint64_t>> updated;  // clone, range
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    auto clones = exec_nodes_.find(exec_id);
+    if (clones == exec_nodes_.end()) return;
+    auto sources = graph_nodes_.find(graph_id);
+    const bool paired =
+        sources != graph_nodes_.end() && sources->second.size() == clones->second.size();
+    for (size_t i = 0; i < clones->second.size(); ++i) {
+      uint64_t range = here;
+      if (paired) {
+        auto it = node_ranges_.find(sources->second[i]);
+        if (it != node_ranges_.end()) range = it->second;
+      }
+      node_ranges_[clones->second[i]] = range;
+      updated.emplace_back(clones->second[i], range);
+    }
+  }
+  for (const auto& [node, range] : updated) Snapshot(exec_id, node, range);
+}
+
+// A destroyed graph or exec takes its nodes' entries with it: a program that
+// captures a new graph every step keeps a bounded map. (An exec's clones have
+// their own entries, so destroying the graph it came from, as is common right
+// after instantiation, loses nothing.)
+void CuptiAdapter::GraphDestroyed(CUpti_CallbackId cbid, const CUpti_GraphData& g) {
+  uint32_t id = 0;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING) {
+    if (g.graph == nullptr || api_->GetGraphId(g.graph, &id) != CUPTI_SUCCESS) return;
+  } else if (g.graphExec == nullptr || api_->GetGraphExecId(g.graphExec, &id) != CUPTI_SUCCESS) {
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    auto drop = [&](std::unordered_map<uint32_t, std::vector<uint64_t>>& map) {
+      auto it = map.find(id);
+      if (it == map.end()) return;
+      for (uint64_t node : it->second) node_ranges_.erase(node);
+      map.erase(it);
+    };
+    // An exec's own graph may report the exec id (graph and exec ids never
+    // overlap), so its clones' CREATED entries go with it as well.
+    drop(graph_nodes_);
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING) drop(exec_nodes_);
+  }
+}
+
+size_t CuptiAdapter::graph_entries() {
+  std::lock_guard<std::mutex> lock(graph_mu_);
+  return node_ranges_.size() + graph_nodes_.size() + exec_nodes_.size();
+}
+
+
 void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
   switch (cbid) {
     case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
       FlushFromCallback();
       return;
+    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+      // The module's kernel names may be freed and their addresses reused by
+      // a later module: kernels starting after now get names cached afresh
+      // (CuptiDecoder::ModuleUnloaded), and the module's own records, done by
+      // now, are flushed and decoded while their names are intact. Not a
+      // forced flush: other modules' kernels may still be running.
+      decoder_.ModuleUnloaded(NowNs());
+      if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
+      FlushFromCallback(/*forced=*/false);
+      if (options_.on_module_unload) options_.on_module_unload();
+      return;
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: {
       const auto* g = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
-      if (g == nullptr) return;
-      ThreadState* ts = CurrentThreadState();
-      uint64_t range = ts != nullptr ? ts->innermost_range_id() : 0;
-      uint32_t graph_id = 0;
-      uint64_t node_id = 0;
-      if (api_->GetGraphId(g->graph, &graph_id) != CUPTI_SUCCESS ||
-          api_->GetGraphNodeId(g->node, &node_id) != CUPTI_SUCCESS) {
-        callback_errors_.fetch_add(1, std::memory_order_relaxed);
-        return;
-      }
-      {
-        std::lock_guard<std::mutex> lock(graph_mu_);
-        if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
-          // The clone inherits the range of the node it was cloned from, not
-          // the one open around cudaGraphInstantiate.
-          uint64_t original = 0;
-          if (g->originalNode != nullptr &&
-              api_->GetGraphNodeId(g->originalNode, &original) == CUPTI_SUCCESS) {
-            auto it = node_ranges_.find(original);
-            if (it != node_ranges_.end()) range = it->second;
-          }
-        }
-        node_ranges_[node_id] = range;
-      }
-      Snapshot(graph_id, node_id, range);
+      if (g != nullptr) GraphNodeMade(cbid, *g);
+      return;
+    }
+    case CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING:
+    case CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING: {
+      const auto* g = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+      if (g != nullptr) GraphDestroyed(cbid, *g);
       return;
     }
     default:

@@ -51,6 +51,10 @@ class CuptiAdapter final : public RecordSource {
     // After a flush inside a callback: ask the writer to drain soon. Must not
     // block.
     std::function<void()> on_flushed;
+    // At a module unload, after the flush: have the writer decode what was
+    // flushed, so kernel records are read while their names are still
+    // valid. May block (bounded); may be empty.
+    std::function<void()> on_module_unload;
   };
 
   CuptiAdapter(CuptiApi* api, Options options);
@@ -75,6 +79,9 @@ class CuptiAdapter final : public RecordSource {
   bool activity_enabled() const { return activity_enabled_; }
   const CuptiBufferPool& pool() const { return pool_; }
   const CuptiDecoder& decoder() const { return decoder_; }
+  // Graph nodes, graphs and execs whose ranges are kept (tests: destroyed
+  // ones are let go).
+  size_t graph_entries();
 
   // The CUPTI callbacks, public for tests and benches that play CUPTI. C
   // boundaries: each is one guard.
@@ -92,7 +99,12 @@ class CuptiAdapter final : public RecordSource {
   void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   void FollowSessionWindow(uint64_t now);
   void Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id);
-  void FlushFromCallback();
+  void GraphNodeMade(CUpti_CallbackId cbid, const CUpti_GraphData& g);
+  void GraphExecUpdated(const CUpti_CallbackData& data);
+  void GraphDestroyed(CUpti_CallbackId cbid, const CUpti_GraphData& g);
+  // forced: also buffers holding running work (which then comes back
+  // without an end time and is lost); else completed buffers only.
+  void FlushFromCallback(bool forced = true);
   // Logs "CUPTI <call> failed: <text>; <consequence>" and counts it.
   void Fail(const char* call, CUptiResult r, const char* consequence);
   void Log(const std::string& line);
@@ -114,8 +126,12 @@ class CuptiAdapter final : public RecordSource {
 
   // Graph node id -> range instance open when it was created, so nodes cloned
   // into an executable graph (cudaGraphInstantiate) keep their creator's range.
+  // Graph id -> its nodes in creation order and executable graph id -> its
+  // clones in cloning order, to pair them at cudaGraphExecUpdate.
   std::mutex graph_mu_;
   std::unordered_map<uint64_t, uint64_t> node_ranges_;
+  std::unordered_map<uint32_t, std::vector<uint64_t>> graph_nodes_;
+  std::unordered_map<uint32_t, std::vector<uint64_t>> exec_nodes_;
 
   // Writer-thread only: what Drain has already reported.
   std::vector<CuptiBufferPool::Completed> completed_scratch_;

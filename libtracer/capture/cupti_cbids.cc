@@ -33,6 +33,7 @@ constexpr CbidEntry kEntries[] = {
     {kRt, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, A::kProfilerStart},
     {kRt, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, A::kProfilerStop},
     {kRt, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020, A::kDeviceReset},
+    {kRt, CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecUpdate_v10020, A::kGraphExecUpdate},
     // Driver launches: Triton and Inductor launch through cuLaunchKernel.
     {kDrv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, A::kLaunch},
     {kDrv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, A::kLaunch},
@@ -57,6 +58,8 @@ constexpr CbidEntry kEntries[] = {
     {kDrv, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, A::kProfilerStart},
     {kDrv, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, A::kProfilerStop},
     {kDrv, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2, A::kDeviceReset},
+    {kDrv, CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate, A::kGraphExecUpdate},
+    {kDrv, CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2, A::kGraphExecUpdate},
 };
 
 struct Tables {

@@ -12,11 +12,12 @@ namespace tracer {
 
 enum class CbidAction : uint8_t {
   kNone = 0,
-  kLaunch,         // kernel, copy or set: record correlation -> innermost range
-  kGraphLaunch,    // a launch that also snapshots the range for the graph
-  kProfilerStart,  // cudaProfilerStart / cuProfilerStart (EXIT)
-  kProfilerStop,   // cudaProfilerStop / cuProfilerStop (ENTER: flush before)
-  kDeviceReset,    // cudaDeviceReset / primary context reset (ENTER: flush)
+  kLaunch,           // kernel, copy or set: record correlation -> innermost range
+  kGraphLaunch,      // a launch that also snapshots the range for the graph
+  kProfilerStart,    // cudaProfilerStart / cuProfilerStart (EXIT)
+  kProfilerStop,     // cudaProfilerStop / cuProfilerStop (ENTER: flush before)
+  kDeviceReset,      // cudaDeviceReset / primary context reset (ENTER: flush)
+  kGraphExecUpdate,  // cudaGraphExecUpdate / cuGraphExecUpdate (EXIT: re-snapshot)
 };
 
 // kNone for cbids out of range or of other domains.

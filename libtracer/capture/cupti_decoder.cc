@@ -1,5 +1,6 @@
 #include "libtracer/capture/cupti_decoder.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -33,7 +34,26 @@ size_t CuptiDecoder::ConfigKeyHash::operator()(const ConfigKey& k) const {
 CuptiDecoder::CuptiDecoder(CuptiApi* api, const CuptiCaptureWindow* window)
     : api_(api), window_(window) {}
 
+void CuptiDecoder::ModuleUnloaded(uint64_t time_ns) {
+  std::lock_guard<std::mutex> lock(unload_mu_);
+  pending_unloads_.push_back(time_ns);
+  unloads_changed_.store(true, std::memory_order_release);
+}
+
+uint32_t CuptiDecoder::NameEpoch(uint64_t start) const {
+  if (unloads_.empty()) return 0;
+  return static_cast<uint32_t>(std::upper_bound(unloads_.begin(), unloads_.end(), start) -
+                               unloads_.begin());
+}
+
 size_t CuptiDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSink& sink) {
+  if (unloads_changed_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(unload_mu_);
+    unloads_changed_.store(false, std::memory_order_relaxed);
+    unloads_.insert(unloads_.end(), pending_unloads_.begin(), pending_unloads_.end());
+    pending_unloads_.clear();
+    std::sort(unloads_.begin(), unloads_.end());
+  }
   if (window_ != nullptr) {
     window_->Read(&window_snapshot_);
   } else {
@@ -138,24 +158,26 @@ inline size_t PointerHash(const char* p) {
 }
 }  // namespace
 
-inline CuptiDecoder::NameSlot& CuptiDecoder::KernelName(const char* name, RecordSink& sink) {
+inline CuptiDecoder::NameSlot& CuptiDecoder::KernelName(const char* name, uint32_t epoch,
+                                                        RecordSink& sink) {
   if (name == nullptr) return no_name_;  // id 0; only its config memo is used
   const size_t mask = name_table_.size() - 1;
   for (size_t i = PointerHash(name) & mask;; i = (i + 1) & mask) {
     NameSlot& slot = name_table_[i];
-    if (slot.name == name) return slot;
-    if (slot.name == nullptr) return AddName(name, sink);
+    if (slot.name == name && slot.epoch == epoch) return slot;
+    if (slot.name == nullptr) return AddName(name, epoch, sink);
   }
 }
 
 // The first record of a kernel name: out of line, off the common path.
-CuptiDecoder::NameSlot& CuptiDecoder::AddName(const char* name, RecordSink& sink) {
+CuptiDecoder::NameSlot& CuptiDecoder::AddName(const char* name, uint32_t epoch, RecordSink& sink) {
   if ((names_used_ + 1) * 2 > name_table_.size()) GrowNameTable();
   const size_t mask = name_table_.size() - 1;
   size_t i = PointerHash(name) & mask;
   while (name_table_[i].name != nullptr) i = (i + 1) & mask;
   NameSlot& slot = name_table_[i];
   slot.name = name;
+  slot.epoch = epoch;
   slot.id = sink.InternString(name);
   ++names_used_;
   return slot;
@@ -213,7 +235,7 @@ void CuptiDecoder::Kernel(const CUpti_ActivityKernel10& r, RecordSink& sink) {
   KernelRecord k;
   k.start_ns = r.start;
   k.end_ns = r.end;
-  NameSlot& name = KernelName(r.name, sink);
+  NameSlot& name = KernelName(r.name, NameEpoch(r.start), sink);
   k.name = name.id;
   k.stream = Stream(r.deviceId, r.contextId, r.streamId, sink);
   k.correlation_id = r.correlationId;
@@ -247,6 +269,8 @@ void CuptiDecoder::Memcpy(const CUpti_ActivityMemcpy6& r, RecordSink& sink) {
   m.correlation_id = r.runtimeCorrelationId != 0 ? r.runtimeCorrelationId : r.correlationId;
   m.flags = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC ? 1u : 0u) |
             (static_cast<uint32_t>(r.srcKind) << 8) | (static_cast<uint32_t>(r.dstKind) << 16);
+  m.graph_id = r.graphId;
+  m.graph_node_id = r.graphNodeId;
   ++totals_.memcpys;
   sink.Memcpy(m);
 }
@@ -261,6 +285,8 @@ void CuptiDecoder::Memset(const CUpti_ActivityMemset4& r, RecordSink& sink) {
   m.stream = Stream(r.deviceId, r.contextId, r.streamId, sink);
   m.correlation_id = r.correlationId;
   m.flags = r.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC ? 1u : 0u;
+  m.graph_id = r.graphId;
+  m.graph_node_id = r.graphNodeId;
   ++totals_.memsets;
   sink.Memset(m);
 }

@@ -5,8 +5,10 @@
 // kernel record costs no string hashing.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +39,11 @@ class CuptiDecoder {
   size_t DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSink& sink);
 
   const Totals& totals() const { return totals_; }
+
+  // A module is being unloaded at time_ns (trace clock; any thread): its
+  // kernel names may be freed and their addresses reused by a later module,
+  // so a kernel starting after it never takes a name cached before it.
+  void ModuleUnloaded(uint64_t time_ns);
 
  private:
   struct StreamKey {
@@ -71,8 +78,10 @@ class CuptiDecoder {
   // False (and counted) when the timestamps are unusable or outside the window.
   bool Keep(uint64_t start, uint64_t end);
   uint32_t Stream(uint32_t device, uint32_t context, uint32_t stream, RecordSink& sink);
-  NameSlot& KernelName(const char* name, RecordSink& sink);
-  NameSlot& AddName(const char* name, RecordSink& sink);
+  NameSlot& KernelName(const char* name, uint32_t epoch, RecordSink& sink);
+  NameSlot& AddName(const char* name, uint32_t epoch, RecordSink& sink);
+  // Module unloads before `start`: names are cached per (address, epoch).
+  uint32_t NameEpoch(uint64_t start) const;
   uint32_t ApiName(bool driver, uint32_t cbid, RecordSink& sink);
   uint32_t LaunchConfig(const ConfigKey& key, RecordSink& sink);
 
@@ -82,8 +91,13 @@ class CuptiDecoder {
   Totals totals_;
   Totals reported_;  // what has been passed to sink.Count() already
 
-  // CUPTI's kernel names are shared, never-freed strings (cupti_activity.h),
-  // so their address identifies them (name_table_ below).
+  // CUPTI's kernel names are shared strings (cupti_activity.h: "shared
+  // across all activity records representing the same kernel"), so within a
+  // module's life their address identifies them (name_table_ below). Nothing
+  // says they outlive the module: a module unload starts a new epoch, and a
+  // name is cached per (address, epoch), the epoch of a record being the
+  // number of unloads before its start (a module's kernels finish before it
+  // is unloaded, later kernels start after).
   std::unordered_map<StreamKey, uint32_t, StreamKeyHash> streams_;
   std::unordered_map<ConfigKey, uint32_t, ConfigKeyHash> configs_;
   std::unordered_map<uint32_t, uint32_t> context_device_;  // sync records lack a device
@@ -95,6 +109,7 @@ class CuptiDecoder {
   // last one.
   struct NameSlot {
     const char* name = nullptr;  // nullptr = empty
+    uint32_t epoch = 0;
     uint32_t id = 0;
     uint32_t config_id = 0;  // 0 = none yet
     ConfigKey config{};
@@ -116,6 +131,13 @@ class CuptiDecoder {
   StreamSlot stream_slots_[kStreamSlots];
   ConfigSlot config_slots_[kConfigSlots];
   void GrowNameTable();
+
+  // Unload times: appended by ModuleUnloaded (any thread), copied into
+  // unloads_ at the start of each buffer (writer thread), sorted.
+  std::mutex unload_mu_;
+  std::vector<uint64_t> pending_unloads_;
+  std::atomic<bool> unloads_changed_{false};
+  std::vector<uint64_t> unloads_;
 };
 
 }  // namespace tracer

@@ -312,20 +312,26 @@ void ChunkBuilder::AppendRowMessage(std::string* out, uint32_t field, std::strin
 void ChunkBuilder::AddKernel(const KernelRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.name,
                           r.stream,   r.correlation_id,      r.launch_config};
-  if (r.graph_id != 0 || r.graph_node_id != 0) {
-    scratch_.clear();
-    AppendUint(&scratch_, f::GraphRef::kRow, kernels_.rows());
-    AppendUint(&scratch_, f::GraphRef::kGraphId, r.graph_id);
-    AppendUint(&scratch_, f::GraphRef::kGraphNodeId, r.graph_node_id);
-    AppendBytes(&kernel_graph_refs_, f::KernelBatch::kGraph, scratch_);
-  }
+  AppendGraphRef(&kernel_graph_refs_, f::KernelBatch::kGraph, kernels_.rows(), r.graph_id,
+                 r.graph_node_id);
   kernels_.AddRow(row);
   ++items_;
+}
+
+void ChunkBuilder::AppendGraphRef(std::string* out, uint32_t field, size_t row, uint64_t graph_id,
+                                  uint64_t graph_node_id) {
+  if (graph_id == 0 && graph_node_id == 0) return;
+  scratch_.clear();
+  AppendUint(&scratch_, f::GraphRef::kRow, row);
+  AppendUint(&scratch_, f::GraphRef::kGraphId, graph_id);
+  AppendUint(&scratch_, f::GraphRef::kGraphNodeId, graph_node_id);
+  AppendBytes(out, field, scratch_);
 }
 
 void ChunkBuilder::AddMemcpy(const MemcpyRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.bytes, r.copy_kind,
                           r.stream,   r.correlation_id,      r.flags};
+  AppendGraphRef(&memcpy_graph_refs_, f::MemcpyBatch::kGraph, memcpys_.rows(), r.graph_id, r.graph_node_id);
   memcpys_.AddRow(row);
   ++items_;
 }
@@ -333,6 +339,7 @@ void ChunkBuilder::AddMemcpy(const MemcpyRecord& r) {
 void ChunkBuilder::AddMemset(const MemsetRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.bytes, r.value,
                           r.stream,   r.correlation_id,      r.flags};
+  AppendGraphRef(&memset_graph_refs_, f::MemsetBatch::kGraph, memsets_.rows(), r.graph_id, r.graph_node_id);
   memsets_.AddRow(row);
   ++items_;
 }
@@ -434,7 +441,8 @@ void ChunkBuilder::AddCounterDelta(std::string_view name, uint64_t delta) {
 }
 
 size_t ChunkBuilder::ApproximateBytes() const {
-  size_t n = header_.size() + footer_.size() + kernel_graph_refs_.size();
+  size_t n = header_.size() + footer_.size() + kernel_graph_refs_.size() +
+             memcpy_graph_refs_.size() + memset_graph_refs_.size();
   for (const auto& d : defs_) n += d.size();
   for (const auto& r : rows_) n += r.size();
   // Column batches: a few bytes a row.
@@ -461,8 +469,8 @@ void ChunkBuilder::FinishFrame(std::string* out) {
     AppendBytes(&payload_, field, scratch_);
   };
   append_batch(f::Chunk::kKernels, kernels_, &kernel_graph_refs_);
-  append_batch(f::Chunk::kMemcpys, memcpys_, nullptr);
-  append_batch(f::Chunk::kMemsets, memsets_, nullptr);
+  append_batch(f::Chunk::kMemcpys, memcpys_, &memcpy_graph_refs_);
+  append_batch(f::Chunk::kMemsets, memsets_, &memset_graph_refs_);
   append_batch(f::Chunk::kApiCalls, apis_, nullptr);
   append_batch(f::Chunk::kLaunches, launches_, nullptr);
   for (uint32_t r = f::Chunk::kSynchronizations; r <= f::Chunk::kGraphLaunches; ++r) {

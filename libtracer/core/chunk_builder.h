@@ -84,6 +84,9 @@ class ChunkBuilder {
   // one) as field `field` of the chunk.
   void AppendRowMessage(std::string* out, uint32_t field, std::string_view fields,
                         uint32_t payload_field, const PayloadValue& payload);
+  // Appends a GraphRef (field `field` of its batch) when the row has ids.
+  void AppendGraphRef(std::string* out, uint32_t field, size_t row, uint64_t graph_id,
+                      uint64_t graph_node_id);
 
   // Row-based repeated messages, one buffer per Chunk field, already holding
   // their own tag+length framing.
@@ -92,7 +95,7 @@ class ChunkBuilder {
   std::string rows_[32];  // index = Chunk field number (10..30)
   ColumnBatch kernels_, memcpys_, memsets_, apis_, launches_;
   std::vector<uint32_t> kernel_graph_rows_;
-  std::string kernel_graph_refs_;
+  std::string kernel_graph_refs_, memcpy_graph_refs_, memset_graph_refs_;
   std::string scratch_, payload_;
   size_t items_ = 0;
 };

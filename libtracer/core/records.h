@@ -73,6 +73,8 @@ struct MemcpyRecord {
   uint32_t stream = 0;
   uint64_t correlation_id = 0;
   uint32_t flags = 0;
+  uint64_t graph_id = 0;  // as KernelRecord: executed from a graph node
+  uint64_t graph_node_id = 0;
 };
 
 struct MemsetRecord {
@@ -83,6 +85,8 @@ struct MemsetRecord {
   uint32_t stream = 0;
   uint64_t correlation_id = 0;
   uint32_t flags = 0;
+  uint64_t graph_id = 0;
+  uint64_t graph_node_id = 0;
 };
 
 struct ApiRecord {

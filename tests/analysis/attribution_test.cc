@@ -113,8 +113,11 @@ TEST(AttributionTest, GraphKernelsUseNodeThenLaunchSnapshotsThenLaunchRecord) {
   b.Range(2, 0, 1, "replay_a", 1000, 2000);
   b.Range(3, 0, 1, "replay_b", 3000, 4000);
   // Node 1 was created inside "capture"; graph 9 was launched from replay_a
-  // (at 1100) and replay_b (at 3100).
+  // (at 1100) and replay_b (at 3100). Node 3 was seen in a graph whose id is
+  // not the exec id the records carry: node ids are unique in a process, so
+  // it still matches.
   b.GraphSnapshot(9, 1, 1, 1, 50);
+  b.GraphSnapshot(8, 3, 1, 1, 60);
   b.GraphSnapshot(9, 0, 2, 1, 1100);
   b.GraphSnapshot(9, 0, 3, 1, 3100);
   b.Launch(20, 1, 1100, 2);
@@ -123,7 +126,8 @@ TEST(AttributionTest, GraphKernelsUseNodeThenLaunchSnapshotsThenLaunchRecord) {
   b.Kernel("node1", 1, 1200, 1300, 20, 9, 1);   // -> capture (node snapshot)
   b.Kernel("node2", 1, 1300, 1400, 20, 9, 2);   // -> replay_a (launch snapshot at 1100)
   b.Kernel("node2", 1, 3300, 3400, 21, 9, 2);   // -> replay_b (launch snapshot at 3100)
-  b.Kernel("other", 1, 3500, 3600, 22, 10, 1);  // graph 10: no snapshot -> launch record
+  b.Kernel("other", 1, 3500, 3600, 22, 10, 5);  // graph 10: no snapshot -> launch record
+  b.Kernel("node3", 1, 3700, 3800, 21, 9, 3);   // -> capture (node snapshot, by node id)
   const Trace trace = Read(b);
   const ProcessTrace& p = trace.processes[0];
   const RangeIndex index(p);
@@ -135,6 +139,8 @@ TEST(AttributionTest, GraphKernelsUseNodeThenLaunchSnapshotsThenLaunchRecord) {
   EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 2), (std::set<uint64_t>{3}));
   EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 3), (std::set<uint64_t>{3}));
   EXPECT_EQ(a.Of(OpKind::kKernel, 3).source, AttributionSource::kLaunchRecord);
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 4), (std::set<uint64_t>{1}));
+  EXPECT_EQ(a.Of(OpKind::kKernel, 4).source, AttributionSource::kGraphNode);
 }
 
 TEST(RangeIndexTest, InnermostOpenAtAndTimeDerivedParents) {

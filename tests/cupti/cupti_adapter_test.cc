@@ -100,8 +100,57 @@ TEST_F(CuptiAdapterTest, EnablesEveryLaunchTypeCallback) {
   EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
   EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING));
+  EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING));
+  EXPECT_TRUE(has(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING));
+  for (uint32_t cbid : {335u}) EXPECT_TRUE(has(rt, cbid)) << "runtime " << cbid;
+  for (uint32_t cbid : {561u, 696u}) EXPECT_TRUE(has(drv, cbid)) << "driver " << cbid;
   // Not a launch: not enabled, so it costs nothing.
   EXPECT_FALSE(has(rt, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
+}
+
+// What the adapter keeps per graph node goes when the graph or exec does:
+// a program capturing a new graph every step stays bounded. (The in-process
+// CUPTI's ids are the handles' values.)
+TEST_F(CuptiAdapterTest, DestroyedGraphsAndExecsLetTheirNodesGo) {
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  auto handle = [](uintptr_t v) { return reinterpret_cast<void*>(v); };
+  auto resource = [&](CUpti_CallbackId cbid, CUpti_GraphData g) {
+    CUpti_ResourceData r{};
+    r.resourceDescriptor = &g;
+    CuptiAdapter::OnCallback(a.get(), CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
+  };
+  auto node = [&](uintptr_t graph, uintptr_t id) {
+    CUpti_GraphData g{};
+    g.graph = static_cast<CUgraph>(handle(graph));
+    g.node = static_cast<CUgraphNode>(handle(id));
+    resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, g);
+  };
+  auto clone = [&](uintptr_t exec, uintptr_t id, uintptr_t original) {
+    CUpti_GraphData g{};
+    g.graph = static_cast<CUgraph>(handle(exec));
+    g.node = static_cast<CUgraphNode>(handle(id));
+    g.graphExec = static_cast<CUgraphExec>(handle(exec));
+    resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, g);
+    g.originalNode = static_cast<CUgraphNode>(handle(original));
+    g.originalGraph = static_cast<CUgraph>(handle(1));
+    resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, g);
+  };
+  node(1, 11);
+  node(1, 12);
+  clone(5, 21, 11);
+  clone(5, 22, 12);
+  // 4 nodes; graph 1, the exec's own graph 5, exec 5.
+  EXPECT_EQ(a->graph_entries(), 7u);
+  CUpti_GraphData g{};
+  g.graph = static_cast<CUgraph>(handle(1));
+  resource(CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING, g);
+  EXPECT_EQ(a->graph_entries(), 4u);  // the clones stay: the exec still runs
+  g = CUpti_GraphData{};
+  g.graphExec = static_cast<CUgraphExec>(handle(5));
+  resource(CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING, g);
+  EXPECT_EQ(a->graph_entries(), 0u);
 }
 
 TEST_F(CuptiAdapterTest, NoDriverIsOneClearLine) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -90,6 +91,45 @@ TEST_F(CuptiDecoderTest, NamesStreamsAndConfigsAreDefinedOnce) {
   EXPECT_EQ(sink_.configs.size(), 1u);
   EXPECT_EQ(sink_.Text(sink_.kernels[1].name), "a_kernel");
   EXPECT_EQ(sink_.Text(sink_.kernels[2].name), "b_kernel");
+}
+
+// A module unload may free its kernel names and a later module reuse their
+// address: a kernel that starts after the unload must be named by what the
+// address holds then, not by the cached name of the one before.
+TEST_F(CuptiDecoderTest, ANameAddressReusedAfterAModuleUnloadGetsItsOwnName) {
+  char name[32] = "first_module_kernel";
+  Buffer before;
+  before.Add(MakeKernel(name, 100, 200, 7, 1)).Add(MakeKernel(name, 300, 400, 7, 2));
+  EXPECT_EQ(Decode(before), 2u);
+  decoder_->ModuleUnloaded(500);
+  std::snprintf(name, sizeof(name), "%s", "second_module_kernel");  // same address
+  Buffer after;
+  after.Add(MakeKernel(name, 600, 700, 7, 3)).Add(MakeKernel(name, 800, 900, 7, 4));
+  EXPECT_EQ(Decode(after), 2u);
+  ASSERT_EQ(sink_.kernels.size(), 4u);
+  EXPECT_EQ(sink_.Text(sink_.kernels[1].name), "first_module_kernel");
+  EXPECT_EQ(sink_.Text(sink_.kernels[2].name), "second_module_kernel");
+  EXPECT_EQ(sink_.Text(sink_.kernels[3].name), "second_module_kernel");
+  EXPECT_EQ(sink_.intern_calls, 2);  // once per (address, module epoch)
+}
+
+// Graph ids of memcpy and memset nodes reach the sink like a kernel's.
+TEST_F(CuptiDecoderTest, MemcpyAndMemsetGraphIdsAreKept) {
+  CUpti_ActivityMemcpy6 c = MakeMemcpy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 64, 100, 200, 7, 5, 0);
+  c.graphId = 12;
+  c.graphNodeId = 34;
+  CUpti_ActivityMemset4 m = MakeMemset(64, 0, 300, 400, 7, 6);
+  m.graphId = 12;
+  m.graphNodeId = 35;
+  Buffer b;
+  b.Add(c).Add(m);
+  EXPECT_EQ(Decode(b), 2u);
+  ASSERT_EQ(sink_.memcpys.size(), 1u);
+  ASSERT_EQ(sink_.memsets.size(), 1u);
+  EXPECT_EQ(sink_.memcpys[0].graph_id, 12u);
+  EXPECT_EQ(sink_.memcpys[0].graph_node_id, 34u);
+  EXPECT_EQ(sink_.memsets[0].graph_id, 12u);
+  EXPECT_EQ(sink_.memsets[0].graph_node_id, 35u);
 }
 
 TEST_F(CuptiDecoderTest, MemcpyKindBytesFlagsAndCorrelation) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "tests/cupti/scenario_runner.h"
@@ -129,28 +130,28 @@ TEST(CuptiE2e, GraphReplaysAreAttributedToTheLaunchingRange) {
   }
   EXPECT_EQ(launches.size(), 5u);  // one correlation id per graph launch
   EXPECT_EQ(node_ids.size(), 3u);
-  // Snapshots: node creation under build_graph, clones inherit it, and each
-  // launch snapshots the whole graph (node 0) under replay.
-  int created_or_cloned = 0, launch_snapshots = 0;
+  // Snapshots: node creation under build_graph; at instantiation each clone
+  // is created (under setup) and then cloned, which gives it its original's
+  // range, the one readers use (the last); each launch snapshots the whole
+  // exec (node 0) under replay.
+  int node_snapshots = 0, launch_snapshots = 0;
+  std::map<uint64_t, std::string> last_range;  // node id -> range of its last snapshot
   for (const proto::GraphNodeSnapshot& s : t.graph_nodes) {
     if (s.graph_node_id() == 0) {
       ++launch_snapshots;
       EXPECT_EQ(t.RangeName(s.range_id()), "replay");
+      EXPECT_EQ(s.graph_id(), t.kernels[0].graph_id);  // the exec's id
     } else {
-      ++created_or_cloned;
-      EXPECT_EQ(t.RangeName(s.range_id()), "build_graph");
+      ++node_snapshots;
+      last_range[s.graph_node_id()] = t.RangeName(s.range_id());
     }
   }
-  EXPECT_EQ(created_or_cloned, 6);
+  EXPECT_EQ(node_snapshots, 9);  // 3 created + 3 x (created, cloned) at instantiation
   EXPECT_EQ(launch_snapshots, 5);
-  // The replayed kernels' node ids are the clones' snapshots.
-  for (uint64_t node : node_ids) {
-    bool found = false;
-    for (const proto::GraphNodeSnapshot& s : t.graph_nodes) {
-      found |= s.graph_node_id() == node && s.graph_id() == t.kernels[0].graph_id;
-    }
-    EXPECT_TRUE(found) << "node " << node;
-  }
+  EXPECT_EQ(last_range.size(), 6u);  // originals and clones have their own ids
+  for (const auto& [node, range] : last_range) EXPECT_EQ(range, "build_graph") << node;
+  // The replayed kernels' node ids are the clones'.
+  for (uint64_t node : node_ids) EXPECT_TRUE(last_range.count(node)) << "node " << node;
 }
 
 TEST(CuptiE2e, OutOfOrderAndSplitBuffersAllArrive) {

@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -181,6 +182,83 @@ TEST_F(FakeCuptiTest, BehavesLikeCupti) {
   ASSERT_EQ(api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
   EXPECT_EQ(dropped, 0u);  // reset by the read
   seen_.decline = 0;
+}
+
+// Graph ids as CUDA gives them (libtracer/capture/cupti_adapter.cc states
+// the rule): a graph and each exec instantiated from it have distinct ids;
+// an exec's nodes are clones with their own ids; records of a launch carry
+// the exec's id and the clone's node id, for memcpy and memset nodes too.
+// And a module unload frees its kernel name for the next module to reuse.
+TEST_F(FakeCuptiTest, GraphIdsAndModuleNamesAsCudaGivesThem) {
+  void* h = dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL);
+#define SYM(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(h, #name))
+  SYM(fakeCuptiGraphCreate);
+  SYM(fakeCuptiGraphAddMemcpyNode);
+  SYM(fakeCuptiGraphAddMemsetNode);
+  SYM(fakeCuptiGraphInstantiate);
+  SYM(fakeCuptiGraphLaunch);
+  SYM(fakeCuptiModuleLoad);
+  SYM(fakeCuptiModuleUnload);
+  SYM(fakeCuptiModuleKernelName);
+#undef SYM
+  ASSERT_TRUE(fakeCuptiGraphCreate && fakeCuptiGraphAddMemcpyNode && fakeCuptiGraphAddMemsetNode &&
+              fakeCuptiGraphInstantiate && fakeCuptiGraphLaunch && fakeCuptiModuleLoad &&
+              fakeCuptiModuleUnload && fakeCuptiModuleKernelName);
+  ASSERT_EQ(api_->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), CUPTI_SUCCESS);
+  ASSERT_EQ(api_->ActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), CUPTI_SUCCESS);
+
+  const uint64_t g = fakeCuptiGraphCreate(2, "gk", 100);
+  fakeCuptiGraphAddMemcpyNode(g, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 64, 100);
+  fakeCuptiGraphAddMemsetNode(g, 64, 0, 100);
+  const uint64_t e1 = fakeCuptiGraphInstantiate(g), e2 = fakeCuptiGraphInstantiate(g);
+  uint32_t graph_id = 0, exec1 = 0, exec2 = 0;
+  ASSERT_EQ(api_->GetGraphId(reinterpret_cast<CUgraph>(g), &graph_id), CUPTI_SUCCESS);
+  ASSERT_EQ(api_->GetGraphExecId(reinterpret_cast<CUgraphExec>(e1), &exec1), CUPTI_SUCCESS);
+  ASSERT_EQ(api_->GetGraphExecId(reinterpret_cast<CUgraphExec>(e2), &exec2), CUPTI_SUCCESS);
+  EXPECT_EQ(std::set<uint32_t>({graph_id, exec1, exec2}).size(), 3u);
+  const uint32_t c1 = fakeCuptiGraphLaunch(e1, 3), c2 = fakeCuptiGraphLaunch(e2, 3);
+  sync_();
+  ASSERT_EQ(api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  std::map<uint32_t, std::set<uint64_t>> nodes_by_exec;
+  int kernels = 0, memcpys = 0, memsets = 0;
+  for (CUpti_Activity* r : Records()) {
+    uint32_t gid = 0, corr = 0;
+    uint64_t node = 0;
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
+      gid = k->graphId, node = k->graphNodeId, corr = k->correlationId;
+      ++kernels;
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
+      gid = m->graphId, node = m->graphNodeId, corr = m->correlationId;
+      ++memcpys;
+    } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
+      gid = m->graphId, node = m->graphNodeId, corr = m->correlationId;
+      ++memsets;
+    } else {
+      continue;
+    }
+    EXPECT_EQ(corr, gid == exec1 ? c1 : c2);
+    nodes_by_exec[gid].insert(node);
+  }
+  EXPECT_EQ(kernels, 4);
+  EXPECT_EQ(memcpys, 2);
+  EXPECT_EQ(memsets, 2);
+  ASSERT_EQ(nodes_by_exec.size(), 2u);
+  EXPECT_EQ(nodes_by_exec[exec1].size(), 4u);
+  EXPECT_EQ(nodes_by_exec[exec2].size(), 4u);
+  for (uint64_t n : nodes_by_exec[exec1]) EXPECT_FALSE(nodes_by_exec[exec2].count(n));
+
+  const uint64_t m1 = fakeCuptiModuleLoad("first");
+  const char* first = fakeCuptiModuleKernelName(m1);
+  fakeCuptiModuleUnload(m1);
+  const uint64_t m2 = fakeCuptiModuleLoad("second");
+  EXPECT_EQ(fakeCuptiModuleKernelName(m2), first);  // the freed address, reused
+  EXPECT_STREQ(first, "second");
+  fakeCuptiModuleUnload(m2);
+  api_->ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  api_->ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
 }
 
 }  // namespace

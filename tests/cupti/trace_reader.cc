@@ -129,21 +129,31 @@ TraceContents ReadTrace(const std::string& path) {
       const auto& m = c.memcpys();
       auto starts = Undelta(m.start_delta());
       auto corrs = Undelta(m.correlation_delta());
+      const size_t first = t.memcpys.size();
       for (int i = 0; i < static_cast<int>(starts.size()); ++i) {
         t.memcpys.push_back({starts[i], starts[i] + At(m.duration(), i), At(m.bytes(), i),
                              static_cast<uint32_t>(At(m.copy_kind(), i)),
                              static_cast<uint32_t>(At(m.stream(), i)), corrs.empty() ? 0 : corrs[i],
                              static_cast<uint32_t>(At(m.flags(), i))});
       }
+      for (const auto& g : m.graph()) {
+        t.memcpys[first + g.row()].graph_id = g.graph_id();
+        t.memcpys[first + g.row()].graph_node_id = g.graph_node_id();
+      }
     }
     {
       const auto& m = c.memsets();
       auto starts = Undelta(m.start_delta());
       auto corrs = Undelta(m.correlation_delta());
+      const size_t first = t.memsets.size();
       for (int i = 0; i < static_cast<int>(starts.size()); ++i) {
         t.memsets.push_back({starts[i], starts[i] + At(m.duration(), i), At(m.bytes(), i), 0,
                              static_cast<uint32_t>(At(m.stream(), i)), corrs.empty() ? 0 : corrs[i],
                              static_cast<uint32_t>(At(m.flags(), i))});
+      }
+      for (const auto& g : m.graph()) {
+        t.memsets[first + g.row()].graph_id = g.graph_id();
+        t.memsets[first + g.row()].graph_node_id = g.graph_node_id();
       }
     }
     {

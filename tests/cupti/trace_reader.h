@@ -31,6 +31,7 @@ struct CopyRow {
   uint32_t copy_kind, stream;
   uint64_t correlation;
   uint32_t flags;
+  uint64_t graph_id = 0, graph_node_id = 0;
 };
 struct ApiRow {
   uint64_t start, end;

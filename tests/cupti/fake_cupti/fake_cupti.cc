@@ -52,13 +52,25 @@ uint64_t RealtimeNs() {
 }
 
 // Fake CUDA objects behind the opaque handles CUPTI hands its client.
+// Ids as CUDA gives them (cupti_adapter.cc states the rule and its sources):
+// graphs and executable graphs draw ids from one counter, so a graph and an
+// exec made from it differ, and instantiating twice gives two execs; every
+// node, cloned ones included, has its own id from one process-wide counter.
+// An exec's nodes sit in the exec's own graph, whose cuptiGetGraphId is the
+// exec id (what Proton relies on), unless SetDistinctExecGraphIds asks for
+// another id to show a client does not depend on it.
 struct FakeNode {
   uint64_t id;
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_KERNEL;
   std::string kernel;
   uint64_t duration;
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  int copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
 };
 struct FakeGraph {
-  uint32_t id;
+  uint32_t id;        // cuptiGetGraphExecId for an exec, cuptiGetGraphId otherwise
+  uint32_t graph_id;  // cuptiGetGraphId
   bool exec;
   std::vector<std::unique_ptr<FakeNode>> nodes;
 };
@@ -270,6 +282,7 @@ class Engine {
     const char* function;
     const char* symbol = nullptr;
     const void* params = nullptr;
+    const void* return_value = nullptr;  // EXIT only
     uint32_t correlation = 0;
     uint64_t start = 0;
   };
@@ -370,9 +383,33 @@ class Engine {
   FakeGraph* NewGraph(bool exec) {
     std::lock_guard<std::mutex> lock(mu_);
     graphs_.push_back(std::make_unique<FakeGraph>());
-    graphs_.back()->id = ++graph_ids_;
-    graphs_.back()->exec = exec;
-    return graphs_.back().get();
+    FakeGraph* g = graphs_.back().get();
+    g->id = ++graph_ids_;
+    g->graph_id = exec && distinct_exec_graph_ids_ ? ++graph_ids_ : g->id;
+    g->exec = exec;
+    return g;
+  }
+  void SetDistinctExecGraphIds(bool v) {
+    std::lock_guard<std::mutex> lock(mu_);
+    distinct_exec_graph_ids_ = v;
+  }
+  bool DistinctExecGraphIds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return distinct_exec_graph_ids_;
+  }
+  // Stream capture: the graph a capturing stream adds nodes to, or null.
+  FakeGraph* Capturing(uint32_t stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = capturing_.find(stream);
+    return it == capturing_.end() ? nullptr : it->second;
+  }
+  void SetCapturing(uint32_t stream, FakeGraph* g) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (g == nullptr) {
+      capturing_.erase(stream);
+    } else {
+      capturing_[stream] = g;
+    }
   }
   FakeGraph* FindGraph(uint64_t handle) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -429,6 +466,7 @@ class Engine {
     data.contextUid = 1;
     data.correlationData = &correlation_data;
     data.correlationId = call.correlation;
+    if (site == CUPTI_API_EXIT) data.functionReturnValue = const_cast<void*>(call.return_value);
     InvokeCallback(call.domain, call.cbid, &data);
   }
 
@@ -639,6 +677,8 @@ class Engine {
   bool worker_started_ = false;
   std::vector<std::unique_ptr<FakeGraph>> graphs_;
   uint32_t graph_ids_ = 0;
+  bool distinct_exec_graph_ids_ = false;
+  std::map<uint32_t, FakeGraph*> capturing_;
   std::atomic<uint64_t> node_ids_{0};
   int context_tag_ = 0;
   FakeCuptiStats stats_{};
@@ -673,8 +713,16 @@ const CbidName kNames[] = {
     {CUPTI_CB_DOMAIN_RUNTIME_API, 289, "cudaGraphAddKernelNode_v10000"},
     {CUPTI_CB_DOMAIN_RUNTIME_API, 310, "cudaGraphInstantiate_v10000"},
     {CUPTI_CB_DOMAIN_RUNTIME_API, 311, "cudaGraphLaunch_v10000"},
-    {CUPTI_CB_DOMAIN_DRIVER_API, 307, "cuLaunchKernel"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 290, "cudaGraphAddMemcpyNode_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 293, "cudaGraphAddMemsetNode_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 315, "cudaStreamBeginCapture_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 319, "cudaStreamEndCapture_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 335, "cudaGraphExecUpdate_v10020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 313, "cudaGraphExecDestroy_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, 314, "cudaGraphDestroy_v10000"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, 22, "cuModuleUnload"},
     {CUPTI_CB_DOMAIN_DRIVER_API, 652, "cuLaunchKernelEx"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, 307, "cuLaunchKernel"},
     {CUPTI_CB_DOMAIN_DRIVER_API, 306, "cuMemcpyAsync"},
     {CUPTI_CB_DOMAIN_DRIVER_API, 216, "cuMemsetD8Async"},
     {CUPTI_CB_DOMAIN_DRIVER_API, 514, "cuGraphLaunch"},
@@ -716,6 +764,57 @@ const char* StableName(const char* name) {
   static std::set<std::string>* names = new std::set<std::string>();
   std::lock_guard<std::mutex> lock(mu);
   return names->insert(name != nullptr ? name : "").first->c_str();
+}
+
+// Loaded modules: each holds its kernel's name, which kernel records point
+// to. A slot freed by an unload is taken by the next load, so the next
+// module's name sits at the same address (what a freed and reused allocation
+// gives). Slots are never released to the heap: a late reader sees the new
+// name, never freed memory.
+struct ModuleSlot {
+  char name[256] = {0};
+  uint32_t id = 0;  // 0 = free
+};
+constexpr size_t kModuleSlots = 16;
+std::mutex& ModuleMu() {
+  static std::mutex* mu = new std::mutex();
+  return *mu;
+}
+ModuleSlot* ModuleSlots() {
+  static ModuleSlot* slots = new ModuleSlot[kModuleSlots];
+  return slots;
+}
+uint64_t LoadModule(const char* kernel) {
+  std::lock_guard<std::mutex> lock(ModuleMu());
+  static uint32_t next_id = 0;
+  for (size_t i = 0; i < kModuleSlots; ++i) {
+    ModuleSlot& m = ModuleSlots()[i];
+    if (m.id != 0) continue;
+    m.id = ++next_id;
+    std::snprintf(m.name, sizeof(m.name), "%s", kernel);
+    return i + 1;
+  }
+  return 0;
+}
+ModuleSlot* FindModule(uint64_t module) {
+  if (module == 0 || module > kModuleSlots) return nullptr;
+  ModuleSlot* m = &ModuleSlots()[module - 1];
+  return m->id != 0 ? m : nullptr;
+}
+uint32_t ModuleId(uint64_t module) {
+  std::lock_guard<std::mutex> lock(ModuleMu());
+  ModuleSlot* m = FindModule(module);
+  return m != nullptr ? m->id : 0;
+}
+const char* ModuleName(uint64_t module) {
+  std::lock_guard<std::mutex> lock(ModuleMu());
+  ModuleSlot* m = FindModule(module);
+  return m != nullptr ? m->name : nullptr;
+}
+void FreeModule(uint64_t module) {
+  std::lock_guard<std::mutex> lock(ModuleMu());
+  ModuleSlot* m = FindModule(module);
+  if (m != nullptr) m->id = 0;
 }
 
 }  // namespace
@@ -813,7 +912,7 @@ FAKE_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cb
 FAKE_EXPORT CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
   INJECT(cuptiGetGraphId);
   if (graph == nullptr || id == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  *id = reinterpret_cast<fake_cupti::FakeGraph*>(graph)->id;
+  *id = reinterpret_cast<fake_cupti::FakeGraph*>(graph)->graph_id;
   return CUPTI_SUCCESS;
 }
 FAKE_EXPORT CUptiResult cuptiGetGraphExecId(CUgraphExec exec, uint32_t* id) {
@@ -876,6 +975,41 @@ Engine::ApiCall Call(int driver, uint32_t cbid, const char* symbol = nullptr,
   c.params = params;
   return c;
 }
+
+fake_cupti::FakeGraph* Graph(uint64_t handle, bool exec) {
+  fake_cupti::FakeGraph* g = E().FindGraph(handle);
+  return g != nullptr && g->exec == exec ? g : nullptr;
+}
+
+CUpti_GraphData GraphData(fake_cupti::FakeGraph* g, fake_cupti::FakeNode* n) {
+  CUpti_GraphData data;
+  std::memset(&data, 0, sizeof(data));
+  data.graph = reinterpret_cast<CUgraph>(g);
+  data.node = reinterpret_cast<CUgraphNode>(n);
+  data.nodeType = n->type;
+  return data;
+}
+
+// A node added to a graph by the call in progress (cudaGraphAdd*Node, or a
+// launch, copy or set on a capturing stream): GRAPHNODE_CREATED fires between
+// the call's ENTER and EXIT.
+void AddNode(fake_cupti::FakeGraph* g, std::unique_ptr<fake_cupti::FakeNode> node) {
+  node->id = E().NextNodeId();
+  CUpti_GraphData data = GraphData(g, node.get());
+  g->nodes.push_back(std::move(node));
+  E().Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &data);
+}
+
+uint32_t AddNodeCall(uint64_t graph, uint32_t cbid, std::unique_ptr<fake_cupti::FakeNode> node) {
+  fake_cupti::FakeGraph* g = Graph(graph, false);
+  if (g == nullptr) return 0;
+  auto call = Call(0, cbid);
+  E().Enter(&call);
+  AddNode(g, std::move(node));
+  E().Exit(call);
+  return call.correlation;
+}
+
 }  // namespace
 
 FAKE_EXPORT void fakeCuptiSetError(const char* function, int result) {
@@ -887,11 +1021,18 @@ FAKE_EXPORT void fakeCuptiSetInOrder(int in_order) { E().SetInOrder(in_order != 
 
 FAKE_EXPORT uint32_t fakeCuptiLaunchKernel(const FakeKernelLaunch* l) {
   const uint32_t cbid = l->cbid != 0 ? l->cbid : (l->driver ? 307u : 505u);
-  const char* name = fake_cupti::StableName(l->name);
+  const char* name = l->module != 0 ? fake_cupti::ModuleName(l->module) : nullptr;
+  if (name == nullptr) name = fake_cupti::StableName(l->name);
   auto call = Call(l->driver, cbid, name);
   E().Enter(&call);
-  if (E().KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
-      E().KindEnabled(CUPTI_ACTIVITY_KIND_KERNEL)) {
+  if (fake_cupti::FakeGraph* g = E().Capturing(l->stream)) {
+    // Captured: a kernel node of the capture graph, no GPU work.
+    auto node = std::make_unique<fake_cupti::FakeNode>();
+    node->kernel = name;
+    node->duration = l->duration_ns;
+    AddNode(g, std::move(node));
+  } else if (E().KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
+             E().KindEnabled(CUPTI_ACTIVITY_KIND_KERNEL)) {
     CUpti_ActivityKernel10 k;
     std::memset(&k, 0, sizeof(k));
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -919,6 +1060,16 @@ FAKE_EXPORT uint32_t fakeCuptiMemcpy(int driver, int copy_kind, uint64_t bytes, 
                                      uint64_t duration_ns) {
   auto outer = Call(driver, driver ? 306u : 41u);
   E().Enter(&outer);
+  if (fake_cupti::FakeGraph* g = E().Capturing(stream)) {
+    auto node = std::make_unique<fake_cupti::FakeNode>();
+    node->type = CU_GRAPH_NODE_TYPE_MEMCPY;
+    node->copy_kind = copy_kind;
+    node->bytes = bytes;
+    node->duration = duration_ns;
+    AddNode(g, std::move(node));
+    E().Exit(outer);
+    return outer.correlation;
+  }
   uint32_t runtime_corr = 0, driver_corr = outer.correlation;
   Engine::ApiCall inner;
   if (!driver) {  // the runtime call makes a driver call inside it
@@ -954,7 +1105,14 @@ FAKE_EXPORT uint32_t fakeCuptiMemset(int driver, uint64_t bytes, uint32_t value,
                                      uint64_t duration_ns) {
   auto call = Call(driver, driver ? 216u : 51u);
   E().Enter(&call);
-  if (E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMSET)) {
+  if (fake_cupti::FakeGraph* g = E().Capturing(stream)) {
+    auto node = std::make_unique<fake_cupti::FakeNode>();
+    node->type = CU_GRAPH_NODE_TYPE_MEMSET;
+    node->bytes = bytes;
+    node->value = value;
+    node->duration = duration_ns;
+    AddNode(g, std::move(node));
+  } else if (E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMSET)) {
     CUpti_ActivityMemset4 m;
     std::memset(&m, 0, sizeof(m));
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -1006,54 +1164,139 @@ struct GraphLaunchParams {
   CUgraphExec exec;
   CUstream stream;
 };
+// cudaGraphExecUpdate_v10020_params: exec, graph, result info.
+struct GraphExecUpdateParams {
+  CUgraphExec exec;
+  CUgraph graph;
+  void* result_info;
+};
+
+// The GPU record of one node of a launched exec: graphId is the exec's id,
+// graphNodeId the exec's node (a clone), correlationId the launch's.
+void QueueNodeRecord(const fake_cupti::FakeGraph& exec, const fake_cupti::FakeNode& n,
+                     uint32_t correlation, uint32_t stream, uint64_t now) {
+  switch (n.type) {
+    case CU_GRAPH_NODE_TYPE_MEMCPY: {
+      if (!E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMCPY)) return;
+      CUpti_ActivityMemcpy6 m;
+      std::memset(&m, 0, sizeof(m));
+      m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+      m.copyKind = static_cast<uint8_t>(n.copy_kind);
+      m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+      m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+      m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+      m.bytes = n.bytes;
+      m.contextId = 1;
+      m.streamId = stream;
+      m.correlationId = correlation;
+      m.copyCount = 1;
+      m.graphId = exec.id;
+      m.graphNodeId = n.id;
+      E().QueueOp(fake_cupti::Bytes(m), stream, now, n.duration);
+      return;
+    }
+    case CU_GRAPH_NODE_TYPE_MEMSET: {
+      if (!E().KindEnabled(CUPTI_ACTIVITY_KIND_MEMSET)) return;
+      CUpti_ActivityMemset4 m;
+      std::memset(&m, 0, sizeof(m));
+      m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+      m.value = n.value;
+      m.bytes = n.bytes;
+      m.contextId = 1;
+      m.streamId = stream;
+      m.correlationId = correlation;
+      m.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+      m.graphId = exec.id;
+      m.graphNodeId = n.id;
+      E().QueueOp(fake_cupti::Bytes(m), stream, now, n.duration);
+      return;
+    }
+    default: {
+      if (!E().KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
+      CUpti_ActivityKernel10 k;
+      std::memset(&k, 0, sizeof(k));
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.name = fake_cupti::StableName(n.kernel.c_str());
+      k.contextId = 1;
+      k.streamId = stream;
+      k.correlationId = correlation;  // every kernel of the launch
+      k.gridX = k.gridY = k.gridZ = 1;
+      k.blockX = 128;
+      k.blockY = k.blockZ = 1;
+      k.graphId = exec.id;
+      k.graphNodeId = n.id;
+      E().QueueOp(fake_cupti::Bytes(k), stream, now, n.duration);
+      return;
+    }
+  }
+}
 }  // namespace
+
+FAKE_EXPORT void fakeCuptiSetDistinctExecGraphIds(int distinct) {
+  E().SetDistinctExecGraphIds(distinct != 0);
+}
 
 FAKE_EXPORT uint64_t fakeCuptiGraphCreate(int nodes, const char* kernel, uint64_t duration_ns) {
   auto create = Call(0, 286);
   E().Enter(&create);
   fake_cupti::FakeGraph* g = E().NewGraph(false);
   E().Exit(create);
+  const uint64_t handle = reinterpret_cast<uint64_t>(g);
   for (int i = 0; i < nodes; ++i) {
-    auto add = Call(0, 289);
-    E().Enter(&add);
-    auto node = std::make_unique<fake_cupti::FakeNode>();
-    node->id = E().NextNodeId();
-    node->kernel =
-        std::string(kernel != nullptr ? kernel : "graph_kernel") + "_" + std::to_string(i);
-    node->duration = duration_ns;
-    CUpti_GraphData data;
-    std::memset(&data, 0, sizeof(data));
-    data.graph = reinterpret_cast<CUgraph>(g);
-    data.node = reinterpret_cast<CUgraphNode>(node.get());
-    data.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
-    g->nodes.push_back(std::move(node));
-    // GRAPHNODE_CREATED fires between the creating call's ENTER and EXIT.
-    E().Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &data);
-    E().Exit(add);
+    fakeCuptiGraphAddKernelNode(
+        handle,
+        (std::string(kernel != nullptr ? kernel : "graph_kernel") + "_" + std::to_string(i))
+            .c_str(),
+        duration_ns);
   }
-  return reinterpret_cast<uint64_t>(g);
+  return handle;
+}
+
+FAKE_EXPORT uint32_t fakeCuptiGraphAddKernelNode(uint64_t graph, const char* kernel,
+                                                 uint64_t duration_ns) {
+  auto node = std::make_unique<fake_cupti::FakeNode>();
+  node->kernel = kernel != nullptr ? kernel : "graph_kernel";
+  node->duration = duration_ns;
+  return AddNodeCall(graph, 289, std::move(node));
+}
+
+FAKE_EXPORT uint32_t fakeCuptiGraphAddMemcpyNode(uint64_t graph, int copy_kind, uint64_t bytes,
+                                                 uint64_t duration_ns) {
+  auto node = std::make_unique<fake_cupti::FakeNode>();
+  node->type = CU_GRAPH_NODE_TYPE_MEMCPY;
+  node->copy_kind = copy_kind;
+  node->bytes = bytes;
+  node->duration = duration_ns;
+  return AddNodeCall(graph, 290, std::move(node));
+}
+
+FAKE_EXPORT uint32_t fakeCuptiGraphAddMemsetNode(uint64_t graph, uint64_t bytes, uint32_t value,
+                                                 uint64_t duration_ns) {
+  auto node = std::make_unique<fake_cupti::FakeNode>();
+  node->type = CU_GRAPH_NODE_TYPE_MEMSET;
+  node->bytes = bytes;
+  node->value = value;
+  node->duration = duration_ns;
+  return AddNodeCall(graph, 293, std::move(node));
 }
 
 FAKE_EXPORT uint64_t fakeCuptiGraphInstantiate(uint64_t graph) {
-  fake_cupti::FakeGraph* g = E().FindGraph(graph);
-  if (g == nullptr || g->exec) return 0;
+  fake_cupti::FakeGraph* g = Graph(graph, false);
+  if (g == nullptr) return 0;
   auto call = Call(0, 310);
   E().Enter(&call);
-  // The executable graph's nodes are clones (GRAPHNODE_CLONED, new ids);
-  // kernels replayed from it carry the clone's graph and node ids (inferred,
-  // cupti-notes 2).
+  // A new exec (its own id, also when the graph was instantiated before)
+  // whose nodes are clones with new ids: for each, GRAPHNODE_CREATED and then
+  // GRAPHNODE_CLONED naming the original (cupti_adapter.cc).
   fake_cupti::FakeGraph* exec = E().NewGraph(true);
   for (auto& original : g->nodes) {
     auto clone = std::make_unique<fake_cupti::FakeNode>(*original);
     clone->id = E().NextNodeId();
-    CUpti_GraphData data;
-    std::memset(&data, 0, sizeof(data));
-    data.graph = reinterpret_cast<CUgraph>(exec);
-    data.originalGraph = reinterpret_cast<CUgraph>(g);
-    data.node = reinterpret_cast<CUgraphNode>(clone.get());
-    data.originalNode = reinterpret_cast<CUgraphNode>(original.get());
-    data.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+    CUpti_GraphData data = GraphData(exec, clone.get());
     data.graphExec = reinterpret_cast<CUgraphExec>(exec);
+    E().Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &data);
+    data.originalGraph = reinterpret_cast<CUgraph>(g);
+    data.originalNode = reinterpret_cast<CUgraphNode>(original.get());
     exec->nodes.push_back(std::move(clone));
     E().Resource(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &data);
   }
@@ -1061,9 +1304,37 @@ FAKE_EXPORT uint64_t fakeCuptiGraphInstantiate(uint64_t graph) {
   return reinterpret_cast<uint64_t>(exec);
 }
 
+FAKE_EXPORT int fakeCuptiGraphExecUpdate(uint64_t exec_handle, uint64_t graph) {
+  fake_cupti::FakeGraph* exec = Graph(exec_handle, true);
+  fake_cupti::FakeGraph* g = Graph(graph, false);
+  if (exec == nullptr || g == nullptr) return -1;
+  GraphExecUpdateParams params{reinterpret_cast<CUgraphExec>(exec), reinterpret_cast<CUgraph>(g),
+                               nullptr};
+  auto call = Call(0, 335, nullptr, &params);
+  E().Enter(&call);
+  // The exec keeps its id and its nodes' ids; the nodes take the parameters
+  // of their paired nodes (here: same position, same type), or nothing
+  // changes and cudaErrorGraphExecUpdateFailure is returned.
+  bool same = exec->nodes.size() == g->nodes.size();
+  for (size_t i = 0; same && i < g->nodes.size(); ++i) {
+    same = exec->nodes[i]->type == g->nodes[i]->type;
+  }
+  int result = same ? 0 : 910;
+  if (same) {
+    for (size_t i = 0; i < g->nodes.size(); ++i) {
+      const uint64_t id = exec->nodes[i]->id;
+      *exec->nodes[i] = *g->nodes[i];
+      exec->nodes[i]->id = id;
+    }
+  }
+  call.return_value = &result;
+  E().Exit(call);
+  return result;
+}
+
 FAKE_EXPORT uint32_t fakeCuptiGraphLaunch(uint64_t exec_handle, uint32_t stream) {
-  fake_cupti::FakeGraph* exec = E().FindGraph(exec_handle);
-  if (exec == nullptr || !exec->exec) return 0;
+  fake_cupti::FakeGraph* exec = Graph(exec_handle, true);
+  if (exec == nullptr) return 0;
   GraphLaunchParams params{reinterpret_cast<CUgraphExec>(exec),
                            reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream))};
   auto call = Call(0, 311, nullptr, &params);
@@ -1081,25 +1352,70 @@ FAKE_EXPORT uint32_t fakeCuptiGraphLaunch(uint64_t exec_handle, uint32_t stream)
     t.contextId = 1;
     t.streamId = stream;
     E().QueueOp(fake_cupti::Bytes(t), stream, now, total);
-  } else if (E().KindEnabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
-    for (auto& n : exec->nodes) {
-      CUpti_ActivityKernel10 k;
-      std::memset(&k, 0, sizeof(k));
-      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-      k.name = fake_cupti::StableName(n->kernel.c_str());
-      k.contextId = 1;
-      k.streamId = stream;
-      k.correlationId = call.correlation;  // every kernel of the launch
-      k.gridX = k.gridY = k.gridZ = 1;
-      k.blockX = 128;
-      k.blockY = k.blockZ = 1;
-      k.graphId = exec->id;
-      k.graphNodeId = n->id;
-      E().QueueOp(fake_cupti::Bytes(k), stream, now, n->duration);
-    }
+  } else {
+    for (auto& n : exec->nodes) QueueNodeRecord(*exec, *n, call.correlation, stream, now);
   }
   E().Exit(call);
   return call.correlation;
+}
+
+FAKE_EXPORT void fakeCuptiGraphDestroy(uint64_t handle) {
+  fake_cupti::FakeGraph* g = E().FindGraph(handle);
+  if (g == nullptr) return;
+  // cudaGraphDestroy / cudaGraphExecDestroy: GRAPH(EXEC)_DESTROY_STARTING.
+  // The object stays allocated (handles must not be reused by the test).
+  auto call = Call(0, g->exec ? 313u : 314u);
+  E().Enter(&call);
+  CUpti_GraphData data;
+  std::memset(&data, 0, sizeof(data));
+  if (g->exec) {
+    data.graphExec = reinterpret_cast<CUgraphExec>(g);
+  } else {
+    data.graph = reinterpret_cast<CUgraph>(g);
+  }
+  E().Resource(g->exec ? CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING
+                       : CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING,
+               &data);
+  E().Exit(call);
+}
+
+FAKE_EXPORT uint32_t fakeCuptiStreamBeginCapture(uint32_t stream) {
+  auto call = Call(0, 315);
+  E().Enter(&call);
+  E().SetCapturing(stream, E().NewGraph(false));
+  E().Exit(call);
+  return call.correlation;
+}
+
+FAKE_EXPORT uint64_t fakeCuptiStreamEndCapture(uint32_t stream) {
+  auto call = Call(0, 319);
+  E().Enter(&call);
+  fake_cupti::FakeGraph* g = E().Capturing(stream);
+  E().SetCapturing(stream, nullptr);
+  E().Exit(call);
+  return reinterpret_cast<uint64_t>(g);
+}
+
+FAKE_EXPORT uint64_t fakeCuptiModuleLoad(const char* kernel) {
+  return fake_cupti::LoadModule(kernel != nullptr ? kernel : "module_kernel");
+}
+
+FAKE_EXPORT void fakeCuptiModuleUnload(uint64_t module) {
+  const uint32_t id = fake_cupti::ModuleId(module);
+  if (id == 0) return;
+  auto call = Call(1, 22);
+  E().Enter(&call);
+  E().CompleteAllOps();  // the module's work finishes first
+  CUpti_ModuleResourceData data;
+  std::memset(&data, 0, sizeof(data));
+  data.moduleId = id;
+  E().Resource(CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, &data);
+  fake_cupti::FreeModule(module);
+  E().Exit(call);
+}
+
+FAKE_EXPORT const char* fakeCuptiModuleKernelName(uint64_t module) {
+  return fake_cupti::ModuleName(module);
 }
 
 FAKE_EXPORT uint32_t fakeCuptiProfilerStart(void) { return fakeCuptiApiCall(0, 171, 0); }

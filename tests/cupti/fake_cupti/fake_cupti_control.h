@@ -24,6 +24,7 @@ typedef struct {
   int32_t grid[3], block[3];
   int32_t static_smem, dynamic_smem;
   uint16_t registers;
+  uint64_t module; /* 0, or fakeCuptiModuleLoad's handle: the name is the module's */
 } FakeKernelLaunch;
 
 typedef struct {
@@ -57,13 +58,48 @@ uint32_t fakeCuptiApiCall(int driver, uint32_t cbid, uint64_t duration_ns);
  * reach the worker thread's buffers) and a synchronization record is made. */
 uint32_t fakeCuptiSynchronize(void);
 
-/* CUDA graphs: a graph of `nodes` kernel nodes (cudaGraphAddKernelNode each,
- * GRAPHNODE_CREATED between its ENTER and EXIT), its instantiation
- * (GRAPHNODE_CLONED per node) and launches (cudaGraphLaunch; every kernel of
- * one launch carries the launch's correlation id). Handles are > 0. */
+/* CUDA graphs: a graph of `nodes` kernel nodes named kernel_0, kernel_1, ...
+ * (cudaGraphCreate, then cudaGraphAddKernelNode each, GRAPHNODE_CREATED
+ * between its ENTER and EXIT); more kernel, memcpy and memset nodes; an
+ * instantiation (a new exec with its own id, whose nodes are clones with new
+ * ids: GRAPHNODE_CREATED then GRAPHNODE_CLONED per node) and launches
+ * (cudaGraphLaunch; every record of one launch carries the launch's
+ * correlation id, the exec's id as graphId and the clone's id as
+ * graphNodeId). Handles are > 0. */
 uint64_t fakeCuptiGraphCreate(int nodes, const char* kernel, uint64_t duration_ns);
+uint32_t fakeCuptiGraphAddKernelNode(uint64_t graph, const char* kernel, uint64_t duration_ns);
+uint32_t fakeCuptiGraphAddMemcpyNode(uint64_t graph, int copy_kind, uint64_t bytes,
+                                     uint64_t duration_ns);
+uint32_t fakeCuptiGraphAddMemsetNode(uint64_t graph, uint64_t bytes, uint32_t value,
+                                     uint64_t duration_ns);
 uint64_t fakeCuptiGraphInstantiate(uint64_t graph);
 uint32_t fakeCuptiGraphLaunch(uint64_t exec, uint32_t stream);
+/* cudaGraphExecUpdate: the exec keeps its id and node ids, its nodes take the
+ * parameters of the graph's nodes paired by position; 0, or 910
+ * (cudaErrorGraphExecUpdateFailure) when the topology differs. The EXIT
+ * callback's functionReturnValue points to the result. */
+int fakeCuptiGraphExecUpdate(uint64_t exec, uint64_t graph);
+/* cudaGraphDestroy or cudaGraphExecDestroy (GRAPH_DESTROY_STARTING /
+ * GRAPHEXEC_DESTROY_STARTING); execs made from a graph outlive it. */
+void fakeCuptiGraphDestroy(uint64_t graph_or_exec);
+/* Stream capture (cudaStreamBeginCapture / cudaStreamEndCapture): launches,
+ * copies and sets on the stream in between add nodes to the capture graph
+ * (GRAPHNODE_CREATED inside their call) and run nothing. End returns the
+ * graph's handle. */
+uint32_t fakeCuptiStreamBeginCapture(uint32_t stream);
+uint64_t fakeCuptiStreamEndCapture(uint32_t stream);
+/* Execs' own graphs report a cuptiGetGraphId other than the exec id (off by
+ * default: equal, as Proton relies on). */
+void fakeCuptiSetDistinctExecGraphIds(int distinct);
+
+/* Modules: a loaded module holds one kernel whose records point to the
+ * module's copy of the name. Unloading (cuModuleUnload) completes pending
+ * work, raises MODULE_UNLOAD_STARTING and frees the module; the next load
+ * reuses the freed name's address. */
+uint64_t fakeCuptiModuleLoad(const char* kernel);
+void fakeCuptiModuleUnload(uint64_t module);
+/* The address kernel records of the module carry (tests check the reuse). */
+const char* fakeCuptiModuleKernelName(uint64_t module);
 
 uint32_t fakeCuptiProfilerStart(void);
 uint32_t fakeCuptiProfilerStop(void);

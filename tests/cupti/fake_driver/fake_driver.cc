@@ -47,8 +47,18 @@ namespace {
   FN(fakeCuptiApiCall)                    \
   FN(fakeCuptiSynchronize)                \
   FN(fakeCuptiGraphCreate)                \
+  FN(fakeCuptiGraphAddKernelNode)         \
+  FN(fakeCuptiGraphAddMemcpyNode)         \
+  FN(fakeCuptiGraphAddMemsetNode)         \
   FN(fakeCuptiGraphInstantiate)           \
   FN(fakeCuptiGraphLaunch)                \
+  FN(fakeCuptiGraphExecUpdate)            \
+  FN(fakeCuptiGraphDestroy)               \
+  FN(fakeCuptiStreamBeginCapture)         \
+  FN(fakeCuptiStreamEndCapture)           \
+  FN(fakeCuptiSetDistinctExecGraphIds)    \
+  FN(fakeCuptiModuleLoad)                 \
+  FN(fakeCuptiModuleUnload)               \
   FN(fakeCuptiProfilerStart)              \
   FN(fakeCuptiProfilerStop)               \
   FN(fakeCuptiDeviceReset)                \
@@ -200,6 +210,8 @@ class Driver {
       c_.fakeCuptiSetInOrder(1);
     } else if (what == "dropped") {
       c_.fakeCuptiAddDropped(std::strtoull(op.Word(2).c_str(), nullptr, 0));
+    } else if (what == "distinct_exec_graph_ids") {
+      c_.fakeCuptiSetDistinctExecGraphIds(1);
     } else {
       *error = "unknown cupti setting '" + what + "'";
       return 2;
@@ -229,7 +241,8 @@ class Driver {
 
   bool IsCuda(const std::string& v) const {
     return v == "launch" || v == "memcpy" || v == "memset" || v == "api" || v == "sync" ||
-           v == "graph" || v == "profiler" || v == "device" || v == "context";
+           v == "graph" || v == "profiler" || v == "device" || v == "context" || v == "capture" ||
+           v == "module";
   }
 
   bool Run(const Op& op, std::string* error) {
@@ -272,6 +285,10 @@ class Driver {
       l.static_smem = static_cast<int32_t>(op.Num("smem", 0));
       l.dynamic_smem = static_cast<int32_t>(op.Num("dsmem", 0));
       l.registers = static_cast<uint16_t>(op.Num("regs", 32));
+      if (op.Has("module")) {
+        std::lock_guard<std::mutex> lock(ranges_mu_);
+        l.module = modules_[op.Str("module", "")];
+      }
       for (uint64_t i = 0, n = op.Num("times", 1); i < n; ++i) c_.fakeCuptiLaunchKernel(&l);
     } else if (v == "memcpy") {
       int kind = CopyKind(op.Word(1));
@@ -292,6 +309,28 @@ class Driver {
       c_.fakeCuptiSynchronize();
     } else if (v == "graph") {
       return Graph(op, error);
+    } else if (v == "capture") {  // capture begin stream=S | capture end NAME stream=S
+      const uint32_t stream = static_cast<uint32_t>(op.Num("stream", 7));
+      if (op.Word(1) == "begin") {
+        c_.fakeCuptiStreamBeginCapture(stream);
+      } else if (op.Word(1) == "end" && !op.Word(2).empty()) {
+        std::lock_guard<std::mutex> lock(ranges_mu_);
+        graphs_[op.Word(2)] = c_.fakeCuptiStreamEndCapture(stream);
+      } else {
+        *error = "capture needs 'begin' or 'end NAME'";
+        return false;
+      }
+    } else if (v == "module") {  // module load NAME kernel=K | module unload NAME
+      std::lock_guard<std::mutex> lock(ranges_mu_);
+      if (op.Word(1) == "load" && !op.Word(2).empty()) {
+        modules_[op.Word(2)] = c_.fakeCuptiModuleLoad(op.Str("kernel", op.Word(2)).c_str());
+      } else if (op.Word(1) == "unload" && modules_.count(op.Word(2)) != 0) {
+        c_.fakeCuptiModuleUnload(modules_[op.Word(2)]);
+        modules_.erase(op.Word(2));
+      } else {
+        *error = "module needs 'load NAME' or 'unload NAME' of a loaded module";
+        return false;
+      }
     } else if (v == "profiler") {
       if (op.Word(1) == "start") {
         c_.fakeCuptiProfilerStart();
@@ -315,15 +354,45 @@ class Driver {
     if (what == "create") {
       graphs_[name] = c_.fakeCuptiGraphCreate(static_cast<int>(op.Num("nodes", 1)),
                                               op.Str("kernel", name).c_str(), op.Num("dur", 1000));
-    } else if (what == "instantiate") {
-      execs_[name] = c_.fakeCuptiGraphInstantiate(graphs_[name]);
-    } else if (what == "launch") {
+    } else if (what == "kernel") {  // graph kernel G kernel=K dur=D: one more kernel node
+      c_.fakeCuptiGraphAddKernelNode(graphs_[name], op.Str("kernel", name).c_str(),
+                                     op.Num("dur", 1000));
+    } else if (what == "memcpy") {  // graph memcpy G dtod bytes=B dur=D
+      const int kind = CopyKind(op.Word(3).empty() ? "dtod" : op.Word(3));
+      if (kind < 0) {
+        *error = "graph memcpy needs htod, dtoh, dtod, htoh or ptop";
+        return false;
+      }
+      c_.fakeCuptiGraphAddMemcpyNode(graphs_[name], kind, op.Num("bytes", 0), op.Num("dur", 500));
+    } else if (what == "memset") {  // graph memset G bytes=B value=V dur=D
+      c_.fakeCuptiGraphAddMemsetNode(graphs_[name], op.Num("bytes", 0),
+                                     static_cast<uint32_t>(op.Num("value", 0)), op.Num("dur", 200));
+    } else if (what == "instantiate") {  // graph instantiate G [exec=E]
+      execs_[op.Str("exec", name)] = c_.fakeCuptiGraphInstantiate(graphs_[name]);
+    } else if (what == "update") {  // graph update E from=G
+      if (execs_.count(name) == 0 || graphs_.count(op.Str("from", "")) == 0) {
+        *error = "graph update needs an instantiated exec and from=GRAPH";
+        return false;
+      }
+      c_.fakeCuptiGraphExecUpdate(execs_[name], graphs_[op.Str("from", "")]);
+    } else if (what == "destroy") {  // graph destroy E|G: an exec if so named, else a graph
+      if (execs_.count(name) != 0) {
+        c_.fakeCuptiGraphDestroy(execs_[name]);
+        execs_.erase(name);
+      } else if (graphs_.count(name) != 0) {
+        c_.fakeCuptiGraphDestroy(graphs_[name]);
+        graphs_.erase(name);
+      } else {
+        *error = "graph destroy needs a graph or exec name";
+        return false;
+      }
+    } else if (what == "launch") {  // graph launch E|G: an exec, else G's (instantiated once)
       if (execs_.count(name) == 0) execs_[name] = c_.fakeCuptiGraphInstantiate(graphs_[name]);
       for (uint64_t i = 0, n = op.Num("times", 1); i < n; ++i) {
         c_.fakeCuptiGraphLaunch(execs_[name], static_cast<uint32_t>(op.Num("stream", 7)));
       }
     } else {
-      *error = "graph needs create, instantiate or launch";
+      *error = "graph needs create, kernel, memcpy, memset, instantiate, update, destroy or launch";
       return false;
     }
     return true;
@@ -358,7 +427,7 @@ class Driver {
   std::map<int, std::unique_ptr<ScriptThread>> threads_;
   std::mutex ranges_mu_;
   std::map<std::string, nvtxRangeId_t> ranges_;
-  std::map<std::string, uint64_t> graphs_, execs_;
+  std::map<std::string, uint64_t> graphs_, execs_, modules_;
 };
 
 }  // namespace

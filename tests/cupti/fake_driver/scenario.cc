@@ -17,10 +17,10 @@ std::string Op::Str(const std::string& key, const std::string& fallback) const {
 }
 
 bool ParseScenario(const std::string& text, std::vector<Op>* ops, std::string* error) {
-  static const std::set<std::string> kVerbs = {"init",   "cupti",   "push",  "pop",    "start",
-                                               "end",    "mark",    "name",  "launch", "memcpy",
-                                               "memset", "api",     "sync",  "graph",  "profiler",
-                                               "device", "context", "sleep", "storm",  "exit"};
+  static const std::set<std::string> kVerbs = {
+      "init",    "cupti",  "push",   "pop",  "start",   "end",   "mark",     "name",
+      "launch",  "memcpy", "memset", "api",  "sync",    "graph", "profiler", "device",
+      "context", "sleep",  "storm",  "exit", "capture", "module"};
   std::istringstream in(text);
   std::string raw;
   int line_no = 0;

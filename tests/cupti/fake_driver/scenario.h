@@ -11,6 +11,10 @@
 //   memcpy htod bytes=4096 stream=7 dur=300
 //   graph create g1 nodes=3 kernel=gk dur=50
 //   graph launch g1 stream=9 times=5
+//   graph memcpy g1 dtod bytes=64     graph memset g1 bytes=64   graph kernel g1 kernel=k
+//   graph instantiate g1 exec=e1      graph update e1 from=g2    graph launch e1
+//   capture begin stream=7            capture end g2 stream=7
+//   module load m1 kernel=k           launch runtime module=m1   module unload m1
 //   sync                              cudaDeviceSynchronize
 //   exit 0
 //

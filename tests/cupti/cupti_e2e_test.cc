@@ -445,8 +445,8 @@ TEST(CuptiE2e, LaggingGpuBlocksLaunchesWhenItsQueueIsFull) {
   for (size_t i = 0; i < k.size(); ++i) {
     ASSERT_EQ(launch_api.count(k[i]->correlation), 1u);
     const ApiRow& launch = *launch_api[k[i]->correlation];
-    // Latency: nothing runs within 1 ms of its launch call.
-    EXPECT_GE(k[i]->start, launch.start + 1000000);
+    // Latency: nothing runs within 10 ms of its launch call.
+    EXPECT_GE(k[i]->start, launch.start + 10000000);
     if (i >= 2) {
       EXPECT_GE(launch.end, k[i - 2]->end) << "launch " << i << " did not wait";
     } else {

@@ -304,7 +304,7 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     case CbidAction::kLaunch:
     case CbidAction::kGraphLaunch: {
       if (!enter) return;
-      // The hot path: one relaxed load for the window, one thread-local
+      // The hot path: two relaxed loads for the window, one thread-local
       // read, one clock read, one ring store.
       if (source_ != nullptr) FollowWindow(data.correlationId);
       ThreadState* ts = CurrentThreadState();

@@ -42,7 +42,7 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
     bool gated = false;
     bool initially_open = true;
     // The session's window (NVTX-range and profiler gating). Each launch
-    // callback reads it (one relaxed load) so that the ops of launches made
+    // callback reads it (a relaxed load) so that the ops of launches made
     // while it was closed are dropped however late they run, and those made
     // while it was open are kept however late they run; its transitions
     // (observed) time-gate the records of other calls. May be null.

@@ -11,8 +11,9 @@
 //    kernels of different streams arrive out of launch order;
 //  - timestamps from the registered timestamp callback, passed through as is;
 //  - cuptiActivityFlushAll(0) returns the buffers of completed records only;
-//    FLUSH_FORCED also returns work still running, with end = 0 (it is never
-//    re-delivered, pytorch/pytorch#195844);
+//    FLUSH_FORCED also returns work still running, with end = 0, and work
+//    still queued, with start = end = 0 (inferred); neither is ever
+//    re-delivered (pytorch/pytorch#195844);
 //  - a lagging GPU on request (fakeCuptiSetGpu, "cupti gpu" in scenarios):
 //    work starts a launch latency after its launch call and behind the
 //    stream's earlier work, completes when the clock passes its end (a

@@ -3,11 +3,14 @@
 // call (cupti-notes 1). It must return 1 and never fail the host, whatever
 // happens to CUPTI.
 #include "libtracer/capture/cupti_capture.h"
+#include "libtracer/capture/entry_guard.h"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
-  try {
-    tracer::StartCuptiCapture();  // idempotent: one session per process
-  } catch (...) {
-  }
-  return 1;
+  return tracer::Guarded(
+      "InitializeInjection", "GPU activity is not traced; NVTX tracing goes on",
+      [] {
+        tracer::StartCuptiCapture();  // idempotent: one session per process
+        return 1;
+      },
+      []() noexcept { return 1; });
 }

@@ -1,6 +1,6 @@
 // extern "C" entry points of libtracer.so: the NVTX injection, the LD_PRELOAD
 // constructor, the library destructor and the control API. Each is noexcept
-// and catches everything: the host must never notice us failing.
+// and one guard (entry_guard.h): the host must never notice us failing.
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "injection/tracer_control.h"
+#include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/nvtx_handler.h"
 #include "libtracer/capture/session.h"
 
@@ -18,32 +19,45 @@
 // NVTX_INJECTION64_PATH names this library. Returning 0 makes NVTX turn every
 // call into a no-op, which is what a disabled tracer should cost.
 TRACER_EXPORT int InitializeInjectionNvtx2(tracer::NvtxGetExportTable get_export_table) noexcept {
-  try {
-    if (!tracer::Session::EnsureStarted()) return 0;
-    return tracer::InstallNvtxCallbacks(get_export_table);
-  } catch (...) {
-    return 0;
-  }
+  // 0 makes NVTX a no-op for this instance: what a failed start should cost.
+  return tracer::Guarded(
+      "InitializeInjectionNvtx2", "tracing is off",
+      [&] {
+        if (!tracer::Session::EnsureStarted()) return 0;
+        return tracer::InstallNvtxCallbacks(get_export_table);
+      },
+      []() noexcept { return 0; });
 }
 
 TRACER_EXPORT int tracerFlush(void) noexcept {
-  tracer::Session* s = tracer::Session::Instance();
-  if (!s) return 0;
-  s->Flush();
-  return 1;
+  return tracer::Guarded(
+      "tracerFlush", "nothing was flushed",
+      [] {
+        tracer::Session* s = tracer::Session::Instance();
+        if (!s) return 0;
+        s->Flush();
+        return 1;
+      },
+      []() noexcept { return 0; });
 }
 
 TRACER_EXPORT void tracerStart(void) noexcept {
-  if (tracer::Session* s = tracer::Session::Instance()) s->SetProfilerActive(true);
+  tracer::Guarded("tracerStart", [] {
+    if (tracer::Session* s = tracer::Session::Instance()) s->SetProfilerActive(true);
+  });
 }
 
 TRACER_EXPORT void tracerStop(void) noexcept {
-  if (tracer::Session* s = tracer::Session::Instance()) s->SetProfilerActive(false);
+  tracer::Guarded("tracerStop", [] {
+    if (tracer::Session* s = tracer::Session::Instance()) s->SetProfilerActive(false);
+  });
 }
 
 TRACER_EXPORT int tracerIsActive(void) noexcept {
-  tracer::Session* s = tracer::Session::Instance();
-  return s && s->capture_active() ? 1 : 0;
+  return tracer::Guarded("tracerIsActive", [] {
+    tracer::Session* s = tracer::Session::Instance();
+    return s && s->capture_active() ? 1 : 0;
+  });
 }
 
 namespace {
@@ -58,34 +72,36 @@ bool Disabled() {
 // it, so preloading alone traces the program. Only sets variables; the
 // session starts on the first NVTX or CUDA call, so a process that never
 // makes one writes no file.
-__attribute__((constructor)) void TracerPreloadConstructor() noexcept {
-  try {
-    if (Disabled() || getenv("NVTX_INJECTION64_PATH")) return;
-    Dl_info info;
-    if (!dladdr(reinterpret_cast<void*>(&TracerPreloadConstructor), &info) || !info.dli_fname) {
-      return;
-    }
-    char path[PATH_MAX];
-    const char* self = realpath(info.dli_fname, path) ? path : info.dli_fname;
-    setenv("NVTX_INJECTION64_PATH", self, 0);
-    // The first preloaded process is the traced program; exec'ed or early
-    // forked descendants are children (TRACER_FORK).
-    char pid[24];
-    snprintf(pid, sizeof(pid), "%d", static_cast<int>(getpid()));
-    setenv("TRACER_ROOT_PID", pid, 0);
-    const char* cuda = getenv("TRACER_CUDA");
-    if (!(cuda && strcmp(cuda, "0") == 0)) setenv("CUDA_INJECTION64_PATH", self, 0);
-  } catch (...) {
+void PreloadSetup() {
+  if (Disabled() || getenv("NVTX_INJECTION64_PATH")) return;
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&PreloadSetup), &info) || !info.dli_fname) {
+    return;
   }
+  char path[PATH_MAX];
+  const char* self = realpath(info.dli_fname, path) ? path : info.dli_fname;
+  setenv("NVTX_INJECTION64_PATH", self, 0);
+  // The first preloaded process is the traced program; exec'ed or early
+  // forked descendants are children (TRACER_FORK).
+  char pid[24];
+  snprintf(pid, sizeof(pid), "%d", static_cast<int>(getpid()));
+  setenv("TRACER_ROOT_PID", pid, 0);
+  const char* cuda = getenv("TRACER_CUDA");
+  if (!(cuda && strcmp(cuda, "0") == 0)) setenv("CUDA_INJECTION64_PATH", self, 0);
+}
+
+__attribute__((constructor)) void TracerPreloadConstructor() noexcept {
+  tracer::Guarded(
+      "LD_PRELOAD constructor", "the program is not traced", [] { PreloadSetup(); },
+      []() noexcept {});
 }
 
 // Library unload (or process exit after atexit handlers): shut down if
 // atexit did not already.
 __attribute__((destructor)) void TracerDestructor() noexcept {
-  try {
-    tracer::Session::ShutdownProcess();
-  } catch (...) {
-  }
+  tracer::Guarded(
+      "library destructor", "the trace may lack its last records",
+      [] { tracer::Session::ShutdownProcess(); }, []() noexcept {});
 }
 
 }  // namespace

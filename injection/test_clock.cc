@@ -5,8 +5,9 @@
 // was loaded.
 #include <stdint.h>
 
+#include "libtracer/capture/entry_guard.h"
 #include "libtracer/core/clock.h"
 
 extern "C" __attribute__((visibility("default"))) void tracerTestSetClockNs(uint64_t ns) noexcept {
-  tracer::SetTestClockNs(ns);
+  tracer::Guarded("tracerTestSetClockNs", [ns] { tracer::SetTestClockNs(ns); });
 }

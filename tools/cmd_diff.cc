@@ -63,9 +63,11 @@ bool Load(const std::string& path, analysis::Trace* trace) {
   return true;
 }
 
-analysis::Table BuildSide(const analysis::AnalyzedTrace& analyzed, const DiffArgs& args) {
+StatusOr<analysis::Table> BuildSide(const analysis::AnalyzedTrace& analyzed, const DiffArgs& args) {
   if (args.table == "groups") {
-    return analysis::reports::BuildExtraTables(analyzed, {"groups"}, args.extra).front();
+    auto tables = analysis::reports::BuildExtraTables(analyzed, {"groups"}, args.extra);
+    if (!tables.ok()) return tables.status();
+    return std::move(tables->front());
   }
   analysis::ReportOptions options;
   if (args.table == "kernels") return analysis::KernelsTable(analyzed, options);
@@ -101,8 +103,11 @@ int RunDiff(const DiffArgs& args) {
   analysis::Trace ta, tb;
   if (!Load(args.a, &ta) || !Load(args.b, &tb)) return Fail("cannot read both inputs");
   const analysis::AnalyzedTrace aa(ta, attribution), ab(tb, attribution);
-  analysis::Table diff =
-      analysis::reports::DiffTables(BuildSide(aa, args), BuildSide(ab, args), spec);
+  auto side_a = BuildSide(aa, args);
+  if (!side_a.ok()) return Fail("error: " + side_a.status().message());
+  auto side_b = BuildSide(ab, args);
+  if (!side_b.ok()) return Fail("error: " + side_b.status().message());
+  analysis::Table diff = analysis::reports::DiffTables(*side_a, *side_b, spec);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   const std::string text = analysis::RenderTable(diff, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");

@@ -68,10 +68,13 @@ Definitions:
 
 Large inputs: stream files of 2 GiB or more (all inputs together; see
 --stream-above), or too large to read whole in half the available memory, are
-read as a stream with memory bounded by distinct names and open ranges
-(--stream forces it, --no-stream turns it off). That path computes summary, ranges, kernels,
-range-kernels, gpu, memory and api, without GPU busy time, main-thread inheritance or
-GPU work of start/end ranges; the table notes say so.
+read as a stream with memory bounded by distinct names, open ranges and the GPU
+ops still running under them (--stream forces it, --no-stream turns it off).
+That path computes summary, ranges, kernels, range-kernels, gpu, memory and api
+with the same numbers as reading whole. When an input needs what it cannot do
+while reading (worker-thread launches inheriting main-thread ranges, start/end
+ranges over GPU work, records out of order, imports, other tables), it says so
+on stderr and reads the input whole: the choice never changes a number.
 
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record
@@ -202,11 +205,43 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
   return false;
 }
 
+// Why the bounded-memory path cannot take these inputs and tables at all
+// ("" when it can).
+std::string BoundedUnavailable(const std::vector<std::string>& files,
+                               const std::vector<std::string>& tables) {
+  for (const std::string& t : tables) {
+    if (!analysis::IsStreamableTable(t)) {
+      return "table '" + t +
+             "' is computed from the whole trace (bounded: summary, ranges, kernels, "
+             "range-kernels, gpu, memory, api)";
+    }
+  }
+  for (const std::string& f : files) {
+    if (!IsStreamFile(f)) return f + " is an import (nsys or PyTorch profiler)";
+    if (!analysis::IsRecordedStream(f)) {
+      return f + " was written by `tracer import`, not recorded (no launch records)";
+    }
+  }
+  return "";
+}
+
+// The bounded-memory path. Returns -1 when its numbers would differ from the
+// whole-trace path's (said on stderr): the caller then reads the input whole.
 int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& tables,
-                       const analysis::ReportOptions& options, analysis::OutputFormat format) {
+                       const analysis::ReportOptions& options,
+                       const analysis::AttributionOptions& attribution,
+                       analysis::OutputFormat format) {
   std::vector<analysis::StreamingInput> inputs;
   for (const std::string& f : args.files) inputs.push_back({f, ProgressBar("report", f)});
-  analysis::StreamingResult result = analysis::StreamingTables(inputs, tables, options);
+  analysis::StreamingResult result =
+      analysis::StreamingTables(inputs, tables, options, attribution);
+  if (!result.inexact.empty()) {
+    std::fprintf(stderr,
+                 "tracer report: bounded-memory reading cannot give the exact numbers for %s; "
+                 "reading the input whole instead\n",
+                 result.inexact.front().c_str());
+    return -1;
+  }
   for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
   PrintWarnings("report", result.warnings);
   if (result.files_read == 0) return Fail("nothing could be read");
@@ -274,28 +309,21 @@ int RunReport(const ReportArgs& args) {
   std::string why;
   if (args.stream ||
       (!args.no_stream && ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
-    // 'all' means every table this path can compute.
-    if (all_tables) tables = analysis::StreamableTables();
-    for (const std::string& t : tables) {
-      if (!analysis::IsStreamableTable(t)) {
-        return Fail("--stream: table '" + t +
-                    "' needs the whole trace in memory (streamable: summary, ranges, kernels, "
-                    "range-kernels, gpu, memory, api)");
+    // Same numbers either way: the bounded path is only a way of computing.
+    const std::string unavailable = BoundedUnavailable(args.files, tables);
+    if (!unavailable.empty()) {
+      std::fprintf(stderr, "tracer report: --stream: %s; reading the input whole\n",
+                   unavailable.c_str());
+    } else {
+      if (!args.stream) {
+        std::fprintf(stderr,
+                     "tracer report: large input (%s): reading it as a stream with bounded "
+                     "memory (--no-stream reads it whole; the numbers are the same)\n",
+                     why.c_str());
       }
+      const int rc = RunStreamingReport(args, tables, options, attribution, format);
+      if (rc >= 0) return rc;
     }
-    for (const std::string& f : args.files) {
-      if (!IsStreamFile(f)) {
-        return Fail("--stream: " + f +
-                    " is not a tracer stream (imports are read in memory; drop --stream)");
-      }
-    }
-    if (!args.stream) {
-      std::fprintf(stderr,
-                   "tracer report: large input (%s): reading it as a stream with bounded memory "
-                   "(--no-stream reads it whole: GPU busy, inheritance, every table)\n",
-                   why.c_str());
-    }
-    return RunStreamingReport(args, tables, options, format);
   }
 
   analysis::Trace trace;
@@ -327,9 +355,9 @@ int RunReport(const ReportArgs& args) {
     if (analysis::reports::IsExtraTable(t)) {
       auto extra = args.extra;
       if (args.top > 0) extra.top = args.top;
-      for (auto& x : analysis::reports::BuildExtraTables(analyzed, {t}, extra)) {
-        out.push_back(std::move(x));
-      }
+      auto tables = analysis::reports::BuildExtraTables(analyzed, {t}, extra);
+      if (!tables.ok()) return Fail("error: " + tables.status().message());
+      for (auto& x : *tables) out.push_back(std::move(x));
     }
   }
   const std::string text = analysis::RenderTables(out, format);
@@ -360,11 +388,10 @@ const Registrar kReport{Command{
                      "an OS thread id, or off (nsys-identical attribution)");
       sub.add_flag("--by-process", args->by_process,
                    "One row per process instead of aggregating processes by name");
-      sub.add_flag(
-          "--stream", args->stream,
-          "Compute the tables while reading, with memory bounded by distinct names and "
-          "open ranges (default for large inputs, see --stream-above): summary, ranges, "
-          "kernels, range-kernels, gpu, memory, api; no GPU busy, no main-thread inheritance");
+      sub.add_flag("--stream", args->stream,
+                   "Compute the tables while reading, with memory bounded by distinct names and "
+                   "open ranges (default for large inputs, see --stream-above); same numbers as "
+                   "reading whole, which it falls back to (saying why) when it cannot");
       sub.add_flag("--no-stream", args->no_stream, "Always read the whole trace into memory");
       sub.add_option("--stream-above", args->stream_above,
                      "Stream (as --stream) recorded inputs of this size or more, e.g. 2G "

@@ -204,11 +204,13 @@ int main(int argc, char** argv) {
   t0 = std::chrono::steady_clock::now();
   const tracer::analysis::reports::ReportModel model(analyzed);
   const double model_s = Seconds(t0);
-  const auto rules = tracer::analysis::reports::ParseGroupRules(
-      "f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\nf_linear = f_linear_wq\n"
-      "f_mlp = f_w1\nf_attention_norm\n",
-      "bench.groups");
-  const auto groups = tracer::analysis::reports::GroupsTable(model, rules);
+  const auto rules =
+      tracer::analysis::reports::ParseGroupRules(
+          "f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\nf_linear = f_linear_wq\n"
+          "f_mlp = f_w1\nf_attention_norm\n",
+          "bench.groups")
+          .value();
+  const auto groups = tracer::analysis::reports::GroupsTable(model, rules).value();
   const double groups_s = Seconds(t0);
   t0 = std::chrono::steady_clock::now();
   const tracer::analysis::reports::KernelCategorizer categorizer;

@@ -117,156 +117,209 @@ uint64_t ThreadTid(const ProcessTrace& p, uint32_t thread) {
   return thread;
 }
 
-void WriteProcess(const Trace& trace, const ProcessTrace& p, uint64_t pid, uint64_t index,
-                  EventWriter& w) {
-  const uint64_t gpu_pid_base = kGpuPidBase + index * 1000;
-  std::string label = "pid " + std::to_string(p.header.pid);
-  if (p.header.rank >= 0) label = "rank " + std::to_string(p.header.rank) + " " + label;
-  w.Metadata("process_name", pid, 0, label + (p.header.host.empty() ? "" : " on " + p.header.host));
-  for (uint32_t t = 1; t < p.threads.size(); ++t) {
-    if (!p.threads[t].defined) continue;
-    std::string name(trace.strings.Get(p.threads[t].name));
-    if (name.empty()) name = "thread " + std::to_string(p.threads[t].os_tid);
-    w.Metadata("thread_name", pid, ThreadTid(p, t), name);
+// The events of one process: its CPU side under `pid`, its GPU side under
+// one pseudo process per device, one track per stream.
+class ProcessEvents {
+ public:
+  ProcessEvents(const Trace& trace, const ProcessTrace& p, uint64_t pid, uint64_t index,
+                EventWriter& w)
+      : trace_(trace),
+        p_(p),
+        pid_(pid),
+        gpu_pid_base_(kGpuPidBase + index * 1000),
+        flow_base_(index << 44),  // flow ids unique across merged processes
+        w_(w) {}
+
+  void Write() {
+    WriteNames();
+    WriteRanges();
+    WriteMarks();
+    WriteLaunchSide();
+    WriteKernels();
+    WriteMemoryOps();
+    WritePmSamples();
   }
-  // GPU tracks: one pseudo process per device, one track per stream.
-  auto gpu_pid = [&](uint32_t stream) {
-    const uint32_t device = stream < p.streams.size() ? p.streams[stream].device : 0;
-    return gpu_pid_base + device;
-  };
-  auto stream_tid = [&](uint32_t stream) -> uint64_t {
-    if (stream < p.streams.size() && p.streams[stream].defined) return p.streams[stream].stream;
+
+ private:
+  uint64_t GpuPid(uint32_t stream) const {
+    const uint32_t device = stream < p_.streams.size() ? p_.streams[stream].device : 0;
+    return gpu_pid_base_ + device;
+  }
+  uint64_t StreamTid(uint32_t stream) const {
+    if (stream < p_.streams.size() && p_.streams[stream].defined) return p_.streams[stream].stream;
     return stream;
-  };
+  }
+
+  void WriteNames();
+  void WriteRanges();
+  void WriteMarks();
+  void WriteLaunchSide();
+  void WriteGpuOp(std::string_view name, const char* cat, uint64_t start, uint64_t end,
+                  uint32_t stream, uint64_t corr, const std::string& args);
+  void WriteKernels();
+  void WriteMemoryOps();
+  void WritePmSamples();
+
+  const Trace& trace_;
+  const ProcessTrace& p_;
+  const uint64_t pid_;
+  const uint64_t gpu_pid_base_;
+  const uint64_t flow_base_;
+  EventWriter& w_;
+  // Launch side of each correlation id: (tid, ns), for the flow arrows.
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> launch_at_;
+};
+
+// Process and thread names, then the GPU pseudo processes and stream tracks.
+void ProcessEvents::WriteNames() {
+  std::string label = "pid " + std::to_string(p_.header.pid);
+  if (p_.header.rank >= 0) label = "rank " + std::to_string(p_.header.rank) + " " + label;
+  w_.Metadata("process_name", pid_, 0,
+              label + (p_.header.host.empty() ? "" : " on " + p_.header.host));
+  for (uint32_t t = 1; t < p_.threads.size(); ++t) {
+    if (!p_.threads[t].defined) continue;
+    std::string name(trace_.strings.Get(p_.threads[t].name));
+    if (name.empty()) name = "thread " + std::to_string(p_.threads[t].os_tid);
+    w_.Metadata("thread_name", pid_, ThreadTid(p_, t), name);
+  }
   std::set<std::pair<uint64_t, uint64_t>> tracks;
-  auto note_track = [&](uint32_t stream) { tracks.insert({gpu_pid(stream), stream_tid(stream)}); };
-  for (const auto& k : p.kernels) note_track(k.stream);
-  for (const auto& m : p.memcpys) note_track(m.stream);
-  for (const auto& m : p.memsets) note_track(m.stream);
+  auto note_track = [&](uint32_t stream) { tracks.insert({GpuPid(stream), StreamTid(stream)}); };
+  for (const auto& k : p_.kernels) note_track(k.stream);
+  for (const auto& m : p_.memcpys) note_track(m.stream);
+  for (const auto& m : p_.memsets) note_track(m.stream);
   std::set<uint64_t> gpu_pids;
   for (const auto& [gp, tid] : tracks) {
     if (gpu_pids.insert(gp).second) {
-      w.Metadata("process_name", gp, 0,
-                 "GPU " + std::to_string(gp - gpu_pid_base) + " (" + label + ")");
+      w_.Metadata("process_name", gp, 0,
+                  "GPU " + std::to_string(gp - gpu_pid_base_) + " (" + label + ")");
     }
-    w.Metadata("thread_name", gp, tid, "stream " + std::to_string(tid));
+    w_.Metadata("thread_name", gp, tid, "stream " + std::to_string(tid));
   }
-  for (const auto& pm : p.pm_samples) {
-    if (gpu_pids.insert(gpu_pid_base + pm.device).second) {
-      w.Metadata("process_name", gpu_pid_base + pm.device, 0,
-                 "GPU " + std::to_string(pm.device) + " (" + label + ")");
+  for (const auto& pm : p_.pm_samples) {
+    if (gpu_pids.insert(gpu_pid_base_ + pm.device).second) {
+      w_.Metadata("process_name", gpu_pid_base_ + pm.device, 0,
+                  "GPU " + std::to_string(pm.device) + " (" + label + ")");
     }
   }
+}
 
-  // Ranges: push/pop nest on their thread ("X"); start/end may overlap or
-  // end elsewhere, so they are async slices ("b"/"e").
-  for (const RangeRecord& r : p.ranges) {
-    std::string_view name = trace.strings.Get(r.name);
+// Push/pop ranges nest on their thread ("X"); start/end may overlap or end
+// elsewhere, so they are async slices ("b"/"e").
+void ProcessEvents::WriteRanges() {
+  for (const RangeRecord& r : p_.ranges) {
+    std::string_view name = trace_.strings.Get(r.name);
     if (name.empty()) name = "(unnamed)";
-    const uint64_t tid = ThreadTid(p, r.thread);
+    const uint64_t tid = ThreadTid(p_, r.thread);
     if (r.kind == RangeKind::kStartEnd) {
-      w.Begin("b", pid, tid);
-      w.Name(name);
-      w.Raw(",\"cat\":\"nvtx\",\"id\":" + std::to_string(r.id));
-      w.Ts("ts", r.start_ns);
-      w.End();
-      w.Begin("e", pid, tid);
-      w.Name(name);
-      w.Raw(",\"cat\":\"nvtx\",\"id\":" + std::to_string(r.id));
-      w.Ts("ts", r.end_ns);
-      w.End();
+      w_.Begin("b", pid_, tid);
+      w_.Name(name);
+      w_.Raw(",\"cat\":\"nvtx\",\"id\":" + std::to_string(r.id));
+      w_.Ts("ts", r.start_ns);
+      w_.End();
+      w_.Begin("e", pid_, tid);
+      w_.Name(name);
+      w_.Raw(",\"cat\":\"nvtx\",\"id\":" + std::to_string(r.id));
+      w_.Ts("ts", r.end_ns);
+      w_.End();
       continue;
     }
-    w.Begin("X", pid, tid);
-    w.Name(name);
-    w.Raw(",\"cat\":\"nvtx\"");
-    w.Ts("ts", r.start_ns);
-    w.Ts("dur", r.end_ns - r.start_ns);
-    w.Raw(",\"args\":{\"id\":" + std::to_string(r.id) + ",\"depth\":" + std::to_string(r.depth));
-    if (auto it = p.domain_names.find(r.domain); it != p.domain_names.end()) {
-      w.Raw(",\"domain\":");
+    w_.Begin("X", pid_, tid);
+    w_.Name(name);
+    w_.Raw(",\"cat\":\"nvtx\"");
+    w_.Ts("ts", r.start_ns);
+    w_.Ts("dur", r.end_ns - r.start_ns);
+    w_.Raw(",\"args\":{\"id\":" + std::to_string(r.id) + ",\"depth\":" + std::to_string(r.depth));
+    if (auto it = p_.domain_names.find(r.domain); it != p_.domain_names.end()) {
+      w_.Raw(",\"domain\":");
       std::string s;
-      AppendJsonString(&s, trace.strings.Get(it->second));
-      w.Raw(s);
+      AppendJsonString(&s, trace_.strings.Get(it->second));
+      w_.Raw(s);
     }
-    w.Raw("}");
-    w.End();
+    w_.Raw("}");
+    w_.End();
   }
-  for (const MarkRecord& m : p.marks) {
-    w.Begin("i", pid, ThreadTid(p, m.thread));
-    w.Name(trace.strings.Get(m.name));
-    w.Raw(",\"cat\":\"nvtx\",\"s\":\"t\"");
-    w.Ts("ts", m.time_ns);
-    w.End();
-  }
+}
 
-  // Launch side of the flows: the API call when there is one, else a
-  // zero-length "launch" slice at the launch record's time (a flow must
-  // start inside a slice).
+void ProcessEvents::WriteMarks() {
+  for (const MarkRecord& m : p_.marks) {
+    w_.Begin("i", pid_, ThreadTid(p_, m.thread));
+    w_.Name(trace_.strings.Get(m.name));
+    w_.Raw(",\"cat\":\"nvtx\",\"s\":\"t\"");
+    w_.Ts("ts", m.time_ns);
+    w_.End();
+  }
+}
+
+// Launch side of the flows: the API call when there is one, else a
+// zero-length "launch" slice at the launch record's time (a flow must start
+// inside a slice).
+void ProcessEvents::WriteLaunchSide() {
   std::unordered_set<uint64_t> api_corr;
-  for (const ApiRecord& a : p.api_calls) {
-    std::string name(trace.strings.Get(a.name));
+  for (const ApiRecord& a : p_.api_calls) {
+    std::string name(trace_.strings.Get(a.name));
     if (name.empty()) name = "cuda api " + std::to_string(a.cbid);
-    const uint64_t tid = ThreadTid(p, a.thread);
-    w.Begin("X", pid, tid);
-    w.Name(name);
-    w.Raw(",\"cat\":\"cuda_api\"");
-    w.Ts("ts", a.start_ns);
-    w.Ts("dur", a.end_ns - a.start_ns);
-    w.Raw(",\"args\":{\"correlation\":" + std::to_string(a.correlation_id) + "}");
-    w.End();
+    const uint64_t tid = ThreadTid(p_, a.thread);
+    w_.Begin("X", pid_, tid);
+    w_.Name(name);
+    w_.Raw(",\"cat\":\"cuda_api\"");
+    w_.Ts("ts", a.start_ns);
+    w_.Ts("dur", a.end_ns - a.start_ns);
+    w_.Raw(",\"args\":{\"correlation\":" + std::to_string(a.correlation_id) + "}");
+    w_.End();
     if (a.correlation_id != 0) api_corr.insert(a.correlation_id);
   }
-  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> launch_at;  // corr -> (tid, ns)
-  for (const ApiRecord& a : p.api_calls) {
+  for (const ApiRecord& a : p_.api_calls) {
     if (a.correlation_id != 0)
-      launch_at.emplace(a.correlation_id, std::pair(ThreadTid(p, a.thread), a.start_ns));
+      launch_at_.emplace(a.correlation_id, std::pair(ThreadTid(p_, a.thread), a.start_ns));
   }
-  for (const LaunchRecord& l : p.launches) {
+  for (const LaunchRecord& l : p_.launches) {
     if (l.correlation_id == 0 || api_corr.count(l.correlation_id)) continue;
-    const uint64_t tid = ThreadTid(p, l.thread);
-    w.Begin("X", pid, tid);
-    w.Name("launch");
-    w.Raw(",\"cat\":\"cuda_api\"");
-    w.Ts("ts", l.time_ns);
-    w.Raw(",\"dur\":0,\"args\":{\"correlation\":" + std::to_string(l.correlation_id) + "}");
-    w.End();
-    launch_at.emplace(l.correlation_id, std::pair(tid, l.time_ns));
+    const uint64_t tid = ThreadTid(p_, l.thread);
+    w_.Begin("X", pid_, tid);
+    w_.Name("launch");
+    w_.Raw(",\"cat\":\"cuda_api\"");
+    w_.Ts("ts", l.time_ns);
+    w_.Raw(",\"dur\":0,\"args\":{\"correlation\":" + std::to_string(l.correlation_id) + "}");
+    w_.End();
+    launch_at_.emplace(l.correlation_id, std::pair(tid, l.time_ns));
   }
+}
 
-  const uint64_t flow_base = index << 44;  // flow ids unique across merged processes
-  auto gpu_op = [&](std::string_view name, const char* cat, uint64_t start, uint64_t end,
-                    uint32_t stream, uint64_t corr, const std::string& args) {
-    const uint64_t gp = gpu_pid(stream), tid = stream_tid(stream);
-    w.Begin("X", gp, tid);
-    w.Name(name);
-    w.Raw(",\"cat\":\"");
-    w.Raw(cat);
-    w.Raw("\"");
-    w.Ts("ts", start);
-    w.Ts("dur", end - start);
-    w.Raw(",\"args\":{\"correlation\":" + std::to_string(corr) + args + "}");
-    w.End();
-    auto it = corr != 0 ? launch_at.find(corr) : launch_at.end();
-    if (it == launch_at.end()) return;
-    const std::string id = std::to_string(flow_base | (corr & ((uint64_t{1} << 44) - 1)));
-    w.Begin("s", pid, it->second.first);
-    w.Name("launch");
-    w.Raw(",\"cat\":\"launch\",\"id\":" + id);
-    w.Ts("ts", it->second.second);
-    w.End();
-    w.Begin("f", gp, tid);
-    w.Name("launch");
-    w.Raw(",\"cat\":\"launch\",\"bp\":\"e\",\"id\":" + id);
-    w.Ts("ts", start);
-    w.End();
-  };
-  for (const KernelRecord& k : p.kernels) {
-    const std::string_view raw = trace.strings.Get(k.name);
+// A GPU op's slice on its stream track, and the flow arrow from its launch.
+void ProcessEvents::WriteGpuOp(std::string_view name, const char* cat, uint64_t start, uint64_t end,
+                               uint32_t stream, uint64_t corr, const std::string& args) {
+  const uint64_t gp = GpuPid(stream), tid = StreamTid(stream);
+  w_.Begin("X", gp, tid);
+  w_.Name(name);
+  w_.Raw(",\"cat\":\"");
+  w_.Raw(cat);
+  w_.Raw("\"");
+  w_.Ts("ts", start);
+  w_.Ts("dur", end - start);
+  w_.Raw(",\"args\":{\"correlation\":" + std::to_string(corr) + args + "}");
+  w_.End();
+  auto it = corr != 0 ? launch_at_.find(corr) : launch_at_.end();
+  if (it == launch_at_.end()) return;
+  const std::string id = std::to_string(flow_base_ | (corr & ((uint64_t{1} << 44) - 1)));
+  w_.Begin("s", pid_, it->second.first);
+  w_.Name("launch");
+  w_.Raw(",\"cat\":\"launch\",\"id\":" + id);
+  w_.Ts("ts", it->second.second);
+  w_.End();
+  w_.Begin("f", gp, tid);
+  w_.Name("launch");
+  w_.Raw(",\"cat\":\"launch\",\"bp\":\"e\",\"id\":" + id);
+  w_.Ts("ts", start);
+  w_.End();
+}
+
+void ProcessEvents::WriteKernels() {
+  for (const KernelRecord& k : p_.kernels) {
+    const std::string_view raw = trace_.strings.Get(k.name);
     std::string args = ",\"name\":";
     AppendJsonString(&args, Demangle(raw));
-    if (k.launch_config != 0 && k.launch_config < p.launch_configs.size()) {
-      const LaunchConfigRecord& c = p.launch_configs[k.launch_config];
+    if (k.launch_config != 0 && k.launch_config < p_.launch_configs.size()) {
+      const LaunchConfigRecord& c = p_.launch_configs[k.launch_config];
       char buf[160];
       std::snprintf(buf, sizeof(buf),
                     ",\"grid\":\"%u,%u,%u\",\"block\":\"%u,%u,%u\",\"registers\":%u,"
@@ -279,28 +332,35 @@ void WriteProcess(const Trace& trace, const ProcessTrace& p, uint64_t pid, uint6
       args += ",\"graph\":" + std::to_string(k.graph_id) +
               ",\"graph_node\":" + std::to_string(k.graph_node_id);
     }
-    gpu_op(raw.empty() ? "kernel" : ShortKernelName(raw), "kernel", k.start_ns, k.end_ns, k.stream,
-           k.correlation_id, args);
+    WriteGpuOp(raw.empty() ? "kernel" : ShortKernelName(raw), "kernel", k.start_ns, k.end_ns,
+               k.stream, k.correlation_id, args);
   }
-  for (const MemcpyRecord& m : p.memcpys) {
-    gpu_op(CopyKindName(m.copy_kind), "memcpy", m.start_ns, m.end_ns, m.stream, m.correlation_id,
-           ",\"bytes\":" + std::to_string(m.bytes));
+}
+
+void ProcessEvents::WriteMemoryOps() {
+  for (const MemcpyRecord& m : p_.memcpys) {
+    WriteGpuOp(CopyKindName(m.copy_kind), "memcpy", m.start_ns, m.end_ns, m.stream,
+               m.correlation_id, ",\"bytes\":" + std::to_string(m.bytes));
   }
-  for (const MemsetRecord& m : p.memsets) {
-    gpu_op("Memset", "memset", m.start_ns, m.end_ns, m.stream, m.correlation_id,
-           ",\"bytes\":" + std::to_string(m.bytes));
+  for (const MemsetRecord& m : p_.memsets) {
+    WriteGpuOp("Memset", "memset", m.start_ns, m.end_ns, m.stream, m.correlation_id,
+               ",\"bytes\":" + std::to_string(m.bytes));
   }
-  for (const PmSampleRecord& s : p.pm_samples) {
-    std::string_view metric = trace.strings.Get(s.metric);
+}
+
+// PM samples as counters on the device's pseudo process.
+void ProcessEvents::WritePmSamples() {
+  for (const PmSampleRecord& s : p_.pm_samples) {
+    std::string_view metric = trace_.strings.Get(s.metric);
     if (metric.empty()) metric = "metric";
-    w.Begin("C", gpu_pid_base + s.device, 0);
-    w.Name(metric);
-    w.Ts("ts", s.start_ns);
+    w_.Begin("C", gpu_pid_base_ + s.device, 0);
+    w_.Name(metric);
+    w_.Ts("ts", s.start_ns);
     char buf[64];
     std::snprintf(buf, sizeof(buf), ",\"args\":{\"value\":%.17g}",
                   std::isfinite(s.value) ? s.value : 0.0);
-    w.Raw(buf);
-    w.End();
+    w_.Raw(buf);
+    w_.End();
   }
 }
 
@@ -315,7 +375,7 @@ bool WriteChromeTrace(const Trace& trace, std::ostream& out, std::string* error)
     // Two merged files may share a pid (different hosts): keep them apart.
     uint64_t pid = p.header.pid != 0 ? p.header.pid : 1;
     while (!used_pids.insert(pid).second) pid += 1u << 22;
-    WriteProcess(trace, p, pid, i, w);
+    ProcessEvents(trace, p, pid, i, w).Write();
     if (!out) break;
   }
   out << "\n]}\n";

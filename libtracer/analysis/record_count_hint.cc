@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "libtracer/core/trace_fields.h"
+
 namespace tracer::analysis {
 namespace {
 
@@ -67,23 +69,24 @@ size_t BatchRows(std::string_view batch) {
 void AddRecordCountHint(std::string_view payload, RecordCountHint* hint) {
   ForEachField(payload, [&](uint32_t field, int wire, std::string_view bytes) {
     if (wire != 2) return;
+    using C = fields::Chunk;
     switch (field) {
-      case 10:
+      case C::kRanges:
         ++hint->ranges;
         break;
-      case 12:
+      case C::kKernels:
         hint->kernels += BatchRows(bytes);
         break;
-      case 13:
+      case C::kMemcpys:
         hint->memcpys += BatchRows(bytes);
         break;
-      case 14:
+      case C::kMemsets:
         hint->memsets += BatchRows(bytes);
         break;
-      case 15:
+      case C::kApiCalls:
         hint->api_calls += BatchRows(bytes);
         break;
-      case 16:
+      case C::kLaunches:
         hint->launches += BatchRows(bytes);
         break;
       default:

@@ -17,6 +17,11 @@ void MergeRangeRow(RangeRow&& from, RangeRow* to) {
   to->min_depth = std::min(to->min_depth, from.min_depth);
   to->max_depth = std::max(to->max_depth, from.max_depth);
   to->proj.Merge(from.proj);
+  if (to->busy.has_value() && from.busy.has_value()) {
+    *to->busy += *from.busy;
+  } else {
+    to->busy.reset();
+  }
   to->ops += from.ops;
   to->kernel_count += from.kernel_count;
   to->kernel_ns += from.kernel_ns;
@@ -24,10 +29,30 @@ void MergeRangeRow(RangeRow&& from, RangeRow* to) {
   for (const auto& [kernel, ns] : from.kernel_time) to->kernel_time[kernel] += ns;
 }
 
+// Sorts and merges overlapping or touching intervals in place; returns the
+// length of their union.
+uint64_t MergeIntervals(std::vector<std::pair<uint64_t, uint64_t>>* v) {
+  std::sort(v->begin(), v->end());
+  size_t out = 0;
+  uint64_t total = 0;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const auto cur = (*v)[i];
+    if (out > 0 && cur.first <= (*v)[out - 1].second) {
+      (*v)[out - 1].second = std::max((*v)[out - 1].second, cur.second);
+    } else {
+      (*v)[out++] = cur;
+    }
+  }
+  v->resize(out);
+  for (const auto& [s, e] : *v) total += e - s;
+  return total;
+}
+
 }  // namespace
 
-StreamAggregator::StreamAggregator(size_t row_process, TableRows* rows)
-    : row_process_(row_process), rows_(rows) {}
+StreamAggregator::StreamAggregator(size_t row_process, TableRows* rows,
+                                   const AttributionOptions& attribution)
+    : row_process_(row_process), rows_(rows), attribution_(attribution), exactness_(attribution) {}
 
 void StreamAggregator::SetLimits(size_t max_pending_launches, size_t max_orphan_ops) {
   max_pending_ = std::max<size_t>(max_pending_launches, 1);
@@ -88,9 +113,13 @@ void StreamAggregator::Track() {
 
 void StreamAggregator::AddBatch(const ProcessTrace& b) {
   if (main_thread_ == 0) {
+    // The candidate main thread: the pid's thread, or the --main-thread one.
+    const bool by_tid = attribution_.main_thread == MainThreadMode::kThread;
+    const uint64_t want = by_tid ? attribution_.main_thread_tid : b.header.pid;
     for (uint32_t t = 1; t < b.threads.size(); ++t) {
-      if (b.threads[t].defined && b.threads[t].os_tid == b.header.pid && b.header.pid != 0) {
+      if (b.threads[t].defined && b.threads[t].os_tid == want && (by_tid || want != 0)) {
         main_thread_ = t;
+        exactness_.SetCandidate(t);
         break;
       }
     }
@@ -103,7 +132,7 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
   counts_.api_calls += static_cast<int64_t>(b.api_calls.size());
   for (const GraphNodeSnapshotRecord& g : b.graph_nodes) {
     auto& list = snapshots_[{g.graph_id, g.graph_node_id}];
-    const Snapshot s{g.time_ns, g.range_id};
+    const Snapshot s{g.time_ns, g.range_id, g.thread};
     // Kept sorted by time (stable for equal times, as the in-memory path).
     auto at = std::upper_bound(
         list.begin(), list.end(), s,
@@ -134,7 +163,13 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
   } else {
     for (const RangeRecord& r : b.ranges) ResolveRange(r);
   }
-  for (const ApiRecord& a : b.api_calls) AddApiRow(*rows_->strings, row_process_, a, rows_);
+  for (const ApiRecord& a : b.api_calls) {
+    AddApiRow(*rows_->strings, row_process_, a, rows_);
+    if (a.correlation_id != 0) api_ids_.Insert(a.correlation_id, 1);
+  }
+  api_ids_.EvictTo(kRecentApiIds, [&](uint64_t id, char) {
+    api_ids_evicted_below_ = std::max(api_ids_evicted_below_, id);
+  });
   for (const MemcpyRecord& m : b.memcpys) AddMemoryRow(row_process_, m, rows_);
   for (const MemsetRecord& m : b.memsets) AddMemoryRow(row_process_, m, rows_);
   for (const KernelRecord& k : b.kernels) {
@@ -159,6 +194,7 @@ void StreamAggregator::AddRangeRow(const RangeRecord& r) {
     rb.threads.push_back(r.thread);
   }
   if (r.kind == RangeKind::kStartEnd) ++stats_.start_end_ranges;
+  exactness_.AddRange(r);
 }
 
 void StreamAggregator::ResolveRange(const RangeRecord& r) {
@@ -188,7 +224,7 @@ void StreamAggregator::AddLaunch(const LaunchRecord& l) {
       if (op.graph_id != 0) {
         AddOp(op);  // through the snapshots, as any graph kernel
       } else {
-        Attribute(op, l.range_id, l.thread);
+        Attribute(op, l.range_id, l.thread, l.time_ns);
       }
     }
     if (graph) EvictLaunches(max_pending_, /*count=*/true);
@@ -204,7 +240,10 @@ void StreamAggregator::EvictLaunches(size_t keep, bool count) {
   if (pending_.size() <= keep) return;
   std::vector<uint64_t> released;
   pending_.EvictTo(keep, [&](uint64_t, const Launch& l) {
-    if (count && !l.used) ++stats_.evicted_launches;
+    if (count && !l.used) {
+      ++stats_.evicted_launches;
+      exactness_.Fail("launch records waited longer than the streaming window allows");
+    }
     if (l.range_id != 0) released.push_back(l.range_id);
   });
   for (uint64_t range : released) ReleaseNode(range);
@@ -226,8 +265,13 @@ void StreamAggregator::ReleaseNode(uint64_t range_id) {
 }
 
 void StreamAggregator::EvictOrphans(size_t keep, bool count) {
-  orphans_.EvictTo(keep, [&](uint64_t, const std::vector<Op>& ops) {
-    if (count) stats_.evicted_orphans += ops.size();
+  orphans_.EvictTo(keep, [&](uint64_t id, const std::vector<Op>& ops) {
+    if (count) {
+      stats_.evicted_orphans += ops.size();
+      exactness_.Fail("GPU ops waited longer for their launch record than the window allows");
+    } else if (api_ids_.Find(id) != nullptr || id <= api_ids_evicted_below_) {
+      exactness_.Fail("GPU ops without a launch record (attributed through API records)");
+    }
     unattributed_ += ops.size();
     orphan_count_ -= ops.size();
   });
@@ -253,8 +297,13 @@ void StreamAggregator::AddOp(const Op& op) {
         if (s.time_ns > when) break;
         best = &s;
       }
-      uint32_t thread = 0;
-      if (launch != nullptr) thread = launch->thread;
+      // As in memory: the launch's thread and time, else the snapshot's.
+      uint32_t thread = best->thread;
+      uint64_t launch_ns = best->time_ns;
+      if (launch != nullptr) {
+        thread = launch->thread;
+        launch_ns = launch->time_ns;
+      }
       if (pending) {
         // The launch's own range gets none of the graph's kernels: let it
         // go, and keep only its time and thread for the graph's other
@@ -266,7 +315,7 @@ void StreamAggregator::AddOp(const Op& op) {
         graph_launches_.EvictTo(kRecentGraphLaunches, [](uint64_t, const Launch&) {});
         if (moved.range_id != 0) ReleaseNode(moved.range_id);
       }
-      Attribute(op, best->range_id, thread);
+      Attribute(op, best->range_id, thread, launch_ns);
       return;
     }
   }
@@ -290,17 +339,19 @@ void StreamAggregator::AddOp(const Op& op) {
     ReleaseLaunchAfter(op, l);
   } else {
     launch->used = true;
-    Attribute(op, l.range_id, l.thread);
+    Attribute(op, l.range_id, l.thread, l.time_ns);
   }
 }
 
 void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
-  Attribute(op, l.range_id, l.thread);
+  Attribute(op, l.range_id, l.thread, l.time_ns);
   ReleaseLaunch(op.correlation_id);
 }
 
-void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread) {
+void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread,
+                                 uint64_t launch_ns) {
   if (main_thread_ != 0 && thread != 0 && thread != main_thread_) ++stats_.off_main_thread_ops;
+  exactness_.AddLaunchedOp(thread, launch_ns);
   if (range_id == 0) {
     ++outside_ranges_;
     return;
@@ -312,6 +363,11 @@ void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t threa
   ++n.ops;
   if (std::find(n.streams.begin(), n.streams.end(), op.stream) == n.streams.end())
     n.streams.push_back(op.stream);
+  n.intervals.emplace_back(op.start_ns, op.end_ns);
+  if (n.intervals.size() >= 2 * std::max<size_t>(n.merged_size, 64)) {
+    MergeIntervals(&n.intervals);
+    n.merged_size = n.intervals.size();
+  }
   if (op.kind == OpKind::kKernel) {
     const int64_t d = static_cast<int64_t>(op.end_ns - op.start_ns);
     ++n.kernels;
@@ -336,6 +392,7 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
     RangeRow& row = rb.row;
     if (n.ops > 0) {
       row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
+      *row.busy += static_cast<int64_t>(MergeIntervals(&n.intervals));
       row.ops += n.ops;
       row.kernel_count += n.kernels;
       row.kernel_ns += n.kernel_ns;
@@ -363,6 +420,11 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
           parent.streams.push_back(s);
       }
       for (auto& [kernel, acc] : n.kernel_durations) parent.KernelDurations(kernel).Merge(acc);
+      parent.intervals.insert(parent.intervals.end(), n.intervals.begin(), n.intervals.end());
+      if (parent.intervals.size() >= 2 * std::max<size_t>(parent.merged_size, 64)) {
+        MergeIntervals(&parent.intervals);
+        parent.merged_size = parent.intervals.size();
+      }
     }
     if (parent.waiting > 0) --parent.waiting;
     if (!parent.Ready()) return;
@@ -387,7 +449,12 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
   // launched in no range we know of) and broken parent chains (cycles).
   ids.clear();
   for (const auto& [id, n] : nodes_) {
-    if (!n.resolved) outside_ranges_ += n.direct_ops;
+    if (!n.resolved) {
+      outside_ranges_ += n.direct_ops;
+      // In memory, a launch naming a missing instance falls back to the range
+      // open at that moment, and a missing parent to the enclosing range.
+      exactness_.Fail("launches or ranges name range instances missing from the file");
+    }
     ids.push_back(id);
   }
   for (uint64_t id : ids) {
@@ -421,7 +488,6 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
       if (row.threads.size() < 8) row.threads.insert(ThreadLabel(trace, p, t));
     }
     MergeRangeRow(std::move(rb.row), &row);
-    row.busy.reset();
   }
   for (auto& [name, kernels] : range_kernels_) {
     if (!name_passes.count(name)) continue;
@@ -444,21 +510,17 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
   row.api_calls = counts_.api_calls;
   row.unattributed = static_cast<int64_t>(unattributed_);
   row.outside_ranges = static_cast<int64_t>(outside_ranges_);
+  if (stats_.late_references > 0)
+    exactness_.Fail("records name range instances already finished (out of the tracer's order)");
+  uint32_t main = 0;
+  inexact_reason_ = exactness_.Finish(&main);
+  row.inherited = 0;  // exact only: any inheritance makes the path inexact
+  if (main != 0) row.main_thread = ThreadLabel(trace, p, main);
   const std::string who = row.process + ": ";
   if (stats_.evicted_launches > 0) {
     notes->push_back(who + std::to_string(stats_.evicted_launches) +
                      " launch record(s) waited too long for their GPU op and were dropped "
                      "from the streaming window (ops arriving later are unattributed)");
-  }
-  if (stats_.off_main_thread_ops > 0) {
-    notes->push_back(who + std::to_string(stats_.off_main_thread_ops) +
-                     " GPU ops were launched off the main thread; streaming counts them toward "
-                     "their own thread's ranges only (no --main-thread inheritance)");
-  }
-  if (stats_.start_end_ranges > 0) {
-    notes->push_back(who + std::to_string(stats_.start_end_ranges) +
-                     " start/end range instance(s): CPU time only in streaming mode (no GPU "
-                     "attribution)");
   }
   return row;
 }

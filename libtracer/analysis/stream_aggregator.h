@@ -16,22 +16,30 @@
 //
 // Attribution is the in-memory path's (attribution.h) for streams written by
 // the tracer: launch record -> range instance -> parent chain; graph kernels
-// through their node snapshot. Not done here, and said in the table notes:
-// main-thread inheritance for worker-thread launches, GPU work of start/end
-// ranges, and GPU busy time (a union of intervals needs them all); a launch
-// naming a range instance that never appears counts as outside ranges
-// instead of falling back to the range open at that time.
+// through their node snapshot. GPU busy time is exact: a node holds the
+// union of its subtree's op intervals (merged, so consecutive overlapping
+// ops take one entry) until it folds into its parent.
+//
+// What the tree reduction cannot do (main-thread inheritance, the GPU work
+// of start/end ranges, a launch or parent naming an instance that never
+// appears, records evicted from the waiting lists) is detected, not
+// approximated: inexact_reason() names it, and the caller then computes the
+// tables from the whole trace (bounded_exactness.h). The numbers of this
+// path are never different from the whole-trace ones; they are either the
+// same or not offered.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "libtracer/analysis/attribution.h"
+#include "libtracer/analysis/bounded_exactness.h"
 #include "libtracer/analysis/correlation_window.h"
 #include "libtracer/analysis/table_rows.h"
 #include "libtracer/analysis/trace_model.h"
@@ -55,7 +63,8 @@ struct StreamAggregatorStats {
 class StreamAggregator {
  public:
   // row_process: the process index rows are keyed by (0 unless by_process).
-  StreamAggregator(size_t row_process, TableRows* rows);
+  StreamAggregator(size_t row_process, TableRows* rows,
+                   const AttributionOptions& attribution = AttributionOptions());
 
   // Caps on the two waiting lists (tests lower them).
   void SetLimits(size_t max_pending_launches, size_t max_orphan_ops);
@@ -67,6 +76,10 @@ class StreamAggregator {
   // summary row; notes get what the streaming path left out.
   SummaryRow Finish(const ProcessTrace& p, const Trace& trace, const ReportOptions& o,
                     std::vector<std::string>* notes);
+
+  // After Finish: "" when every number equals the whole-trace path's, else
+  // the first reason it may not (the caller must not print these tables).
+  const std::string& inexact_reason() const { return inexact_reason_; }
 
   size_t nodes() const { return nodes_.size(); }
   size_t pending_launches() const { return pending_.size(); }
@@ -83,6 +96,9 @@ class StreamAggregator {
     uint64_t first_start = UINT64_MAX, last_end = 0;
     int64_t ops = 0, kernels = 0, kernel_ns = 0;
     std::vector<uint32_t> streams;
+    // Subtree op intervals [start, end), merged once it doubles in size.
+    std::vector<std::pair<uint64_t, uint64_t>> intervals;
+    size_t merged_size = 0;
     // Subtree durations per kernel name; few names per range, so a vector
     // searched from the last hit beats a hash map.
     std::vector<std::pair<uint32_t, DurationAccumulator>> kernel_durations;
@@ -103,6 +119,7 @@ class StreamAggregator {
   };
   struct Snapshot {
     uint64_t time_ns, range_id;
+    uint32_t thread;
   };
   // Per (domain id, name id) of this process, before names are known.
   struct RowBuild {
@@ -114,7 +131,7 @@ class StreamAggregator {
   void ResolveRange(const RangeRecord& r);  // the instance's node, children first
   void AddLaunch(const LaunchRecord& l);
   void AddOp(const Op& op);
-  void Attribute(const Op& op, uint64_t range_id, uint32_t thread);
+  void Attribute(const Op& op, uint64_t range_id, uint32_t thread, uint64_t launch_ns);
   void ReleaseLaunch(uint64_t corr);
   void ReleaseNode(uint64_t range_id);
   void ReleaseLaunchAfter(const Op& op, const Launch& l);
@@ -157,6 +174,15 @@ class StreamAggregator {
     int64_t ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;
   } counts_;
   uint64_t unattributed_ = 0, outside_ranges_ = 0;
+  // Correlation ids of recent API records: an op whose launch record never
+  // came is attributed in memory through its API record, which this path
+  // does not do; one that has none is unattributed on both paths.
+  static constexpr size_t kRecentApiIds = 1u << 20;
+  CorrelationWindow<char> api_ids_;
+  uint64_t api_ids_evicted_below_ = 0;  // ids up to here may have been forgotten
+  AttributionOptions attribution_;
+  BoundedExactness exactness_;
+  std::string inexact_reason_;
   StreamAggregatorStats stats_;
 };
 

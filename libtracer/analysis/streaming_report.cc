@@ -33,7 +33,8 @@ bool IsRecordedStream(const std::string& path) {
 }
 
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
-                                const std::vector<std::string>& tables, const ReportOptions& o) {
+                                const std::vector<std::string>& tables, const ReportOptions& o,
+                                const AttributionOptions& attribution) {
   StreamingResult result;
   Trace trace;  // only its string table grows: distinct names
   TableRows rows;
@@ -42,7 +43,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
   std::vector<std::string> notes;
   for (const StreamingInput& in : inputs) {
     const size_t index = result.files_read;
-    StreamAggregator aggregator(o.by_process ? index : 0, &rows);
+    StreamAggregator aggregator(o.by_process ? index : 0, &rows, attribution);
     ProcessTrace process;
     std::string error;
     bool foreign = false;
@@ -67,24 +68,16 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
                               "tracer's record order (drop --stream)");
       continue;
     }
-    if (aggregator.stats().late_references > 0) {
-      result.warnings.push_back(
-          in.path + ": " + std::to_string(aggregator.stats().late_references) +
-          " record(s) named a range instance already finished (records out of the tracer's "
-          "order); their GPU work is missing from the streamed tables (--no-stream is exact)");
-    }
     ++result.files_read;
     rows.process_labels.push_back(ProcessLabelOf(process));
     summary.push_back(aggregator.Finish(process, trace, o, &notes));
+    if (!aggregator.inexact_reason().empty())
+      result.inexact.push_back(in.path + ": " + aggregator.inexact_reason());
     result.peak_nodes = std::max(result.peak_nodes, aggregator.stats().peak_nodes);
     result.peak_pending_launches =
         std::max(result.peak_pending_launches, aggregator.stats().peak_pending_launches);
   }
   if (result.files_read == 0) return result;
-  rows.notes.push_back(
-      "streaming mode: GPU busy not computed; no main-thread inheritance; start/end ranges get "
-      "CPU time only; medians exact up to " +
-      std::to_string(DurationAccumulator::kExactLimit) + " values per row, then within 0.4%.");
 
   std::vector<std::string> chosen = tables;
   if (chosen.empty()) {

@@ -1,7 +1,9 @@
 // `tracer report --stream`: the core tables computed while reading, one frame
 // at a time, with memory bounded by distinct names and open ranges instead of
-// records (design.md section 5; stream_aggregator.h says what this path
-// computes and what it leaves out).
+// records (design.md section 5; stream_aggregator.h says how). The numbers
+// are the whole-trace path's or none: when an input needs a rule this path
+// cannot apply while reading (StreamingResult::inexact), the caller reads it
+// whole instead.
 #pragma once
 
 #include <functional>
@@ -9,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libtracer/analysis/attribution.h"
 #include "libtracer/analysis/reader.h"
 #include "libtracer/analysis/table.h"
 #include "libtracer/analysis/tables.h"
@@ -37,6 +40,9 @@ struct StreamingResult {
   size_t files_read = 0;
   bool has_kernels = false, has_api = false, has_memory = false;
   uint64_t peak_nodes = 0, peak_pending_launches = 0;  // largest over the files
+  // One line per file whose tables would differ from the whole-trace path's
+  // ("path: reason"); when not empty, `tables` must not be shown.
+  std::vector<std::string> inexact;
 };
 
 // Reads our stream files only (imports need the in-memory path). tables
@@ -44,6 +50,7 @@ struct StreamingResult {
 // when there are copies or sets, + api when there are API calls (the
 // in-memory defaults).
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
-                                const std::vector<std::string>& tables, const ReportOptions& o);
+                                const std::vector<std::string>& tables, const ReportOptions& o,
+                                const AttributionOptions& attribution = AttributionOptions());
 
 }  // namespace tracer::analysis

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "libtracer/core/status.h"
+
 namespace tracer {
 namespace {
 
@@ -178,163 +180,176 @@ bool ExpandOutputTemplate(std::string_view tmpl, uint32_t pid, std::string_view 
   return true;
 }
 
-ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
-  ConfigResult result;
-  Config& c = result.config;
-  auto get = [&](const char* var) -> const char* { return getenv_fn(var); };
+namespace {
 
+// Each Parse* below reads a few TRACER_* variables into *c; an error is the
+// one line ParseConfig reports (variable, value, why, "tracing disabled").
+
+Status ParseEnable(const GetEnvFn& get, Config* c) {
   if (const char* v = get("TRACER_ENABLE")) {
     std::string s = Lower(Trim(v));
     if (s == "0" || s == "false" || s == "off" || s == "no") {
-      c.enabled = false;
+      c->enabled = false;
     } else if (!(s == "1" || s == "true" || s == "on" || s == "yes" || s.empty())) {
-      result.error = Bad("TRACER_ENABLE", v, "is not 0 or 1");
-      return result;
+      return Status::Error(Bad("TRACER_ENABLE", v, "is not 0 or 1"));
     }
   }
+  return Status();
+}
+
+Status ParseOutputAndBuffers(const GetEnvFn& get, Config* c) {
   if (const char* v = get("TRACER_OUTPUT")) {
     std::string expanded, why;
     // Validate the template now so a typo is reported once, at start.
-    if (!ExpandOutputTemplate(v, 1, "host", getenv_fn, &expanded, &why)) {
-      result.error = Bad("TRACER_OUTPUT", v, why);
-      return result;
+    if (!ExpandOutputTemplate(v, 1, "host", get, &expanded, &why)) {
+      return Status::Error(Bad("TRACER_OUTPUT", v, why));
     }
-    c.output_template = v;
+    c->output_template = v;
   }
   if (const char* v = get("TRACER_BUFFER_SIZE")) {
-    if (!ParseSize(v, &c.buffer_size)) {
-      result.error = Bad("TRACER_BUFFER_SIZE", v, "is not a size (e.g. 4M)");
-      return result;
+    if (!ParseSize(v, &c->buffer_size)) {
+      return Status::Error(Bad("TRACER_BUFFER_SIZE", v, "is not a size (e.g. 4M)"));
     }
-    if (c.buffer_size < 4096 || c.buffer_size > (1ull << 32)) {
-      result.error = Bad("TRACER_BUFFER_SIZE", v, "is out of range (4K to 4G)");
-      return result;
+    if (c->buffer_size < 4096 || c->buffer_size > (1ull << 32)) {
+      return Status::Error(Bad("TRACER_BUFFER_SIZE", v, "is out of range (4K to 4G)"));
     }
   }
   if (const char* v = get("TRACER_FLUSH_INTERVAL_MS")) {
     uint64_t ms = 0;
     if (!ParseUint(v, &ms) || ms < 1 || ms > 600000) {
-      result.error = Bad("TRACER_FLUSH_INTERVAL_MS", v, "is not a number of ms in 1..600000");
-      return result;
+      return Status::Error(
+          Bad("TRACER_FLUSH_INTERVAL_MS", v, "is not a number of ms in 1..600000"));
     }
-    c.flush_interval_ms = static_cast<uint32_t>(ms);
+    c->flush_interval_ms = static_cast<uint32_t>(ms);
   }
-  if (const char* v = get("TRACER_DOMAINS_INCLUDE")) c.domains_include = SplitList(v);
-  if (const char* v = get("TRACER_DOMAINS_EXCLUDE")) c.domains_exclude = SplitList(v);
-  if (const char* v = get("TRACER_CAPTURE_RANGE")) c.capture_range = std::string(Trim(v));
+  return Status();
+}
+
+// NVTX domain filters and the capture window (range name, start, stop).
+Status ParseDomainsAndWindow(const GetEnvFn& get, Config* c) {
+  if (const char* v = get("TRACER_DOMAINS_INCLUDE")) c->domains_include = SplitList(v);
+  if (const char* v = get("TRACER_DOMAINS_EXCLUDE")) c->domains_exclude = SplitList(v);
+  if (const char* v = get("TRACER_CAPTURE_RANGE")) c->capture_range = std::string(Trim(v));
   bool stop_set = false;
   if (const char* v = get("TRACER_CAPTURE_START")) {
-    if (!ParseUint(v, &c.capture_start) || c.capture_start == 0) {
-      result.error =
-          Bad("TRACER_CAPTURE_START", v, "is not a positive instance number (1 = first)");
-      return result;
+    if (!ParseUint(v, &c->capture_start) || c->capture_start == 0) {
+      return Status::Error(
+          Bad("TRACER_CAPTURE_START", v, "is not a positive instance number (1 = first)"));
     }
   }
   if (const char* v = get("TRACER_CAPTURE_STOP")) {
-    if (!ParseUint(v, &c.capture_stop)) {
-      result.error = Bad("TRACER_CAPTURE_STOP", v, "is not an instance number (0 = never stop)");
-      return result;
+    if (!ParseUint(v, &c->capture_stop)) {
+      return Status::Error(
+          Bad("TRACER_CAPTURE_STOP", v, "is not an instance number (0 = never stop)"));
     }
     stop_set = true;
   }
-  if (!stop_set) c.capture_stop = c.capture_start;
-  if (c.capture_stop != 0 && c.capture_stop < c.capture_start) {
-    result.error = Bad("TRACER_CAPTURE_STOP", std::to_string(c.capture_stop),
-                       "is before TRACER_CAPTURE_START=" + std::to_string(c.capture_start));
-    return result;
+  if (!stop_set) c->capture_stop = c->capture_start;
+  if (c->capture_stop != 0 && c->capture_stop < c->capture_start) {
+    return Status::Error(Bad("TRACER_CAPTURE_STOP", std::to_string(c->capture_stop),
+                             "is before TRACER_CAPTURE_START=" + std::to_string(c->capture_start)));
   }
-  if ((get("TRACER_CAPTURE_START") || stop_set) && c.capture_range.empty()) {
+  if ((get("TRACER_CAPTURE_START") || stop_set) && c->capture_range.empty()) {
     const char* var = stop_set ? "TRACER_CAPTURE_STOP" : "TRACER_CAPTURE_START";
-    result.error = Bad(var, get(var), "needs TRACER_CAPTURE_RANGE (the NVTX range to count)");
-    return result;
+    return Status::Error(
+        Bad(var, get(var), "needs TRACER_CAPTURE_RANGE (the NVTX range to count)"));
   }
+  return Status();
+}
+
+// Log level, fork handling and the root process id.
+Status ParseProcessSettings(const GetEnvFn& get, Config* c) {
   if (const char* v = get("TRACER_LOG_LEVEL")) {
     std::string s = Lower(Trim(v));
     if (s == "debug")
-      c.log_level = LogLevel::kDebug;
+      c->log_level = LogLevel::kDebug;
     else if (s == "info")
-      c.log_level = LogLevel::kInfo;
+      c->log_level = LogLevel::kInfo;
     else if (s == "warn" || s == "warning")
-      c.log_level = LogLevel::kWarn;
+      c->log_level = LogLevel::kWarn;
     else if (s == "error")
-      c.log_level = LogLevel::kError;
+      c->log_level = LogLevel::kError;
     else if (s == "off")
-      c.log_level = LogLevel::kOff;
-    else {
-      result.error = Bad("TRACER_LOG_LEVEL", v, "is not one of error|warn|info|debug|off");
-      return result;
-    }
+      c->log_level = LogLevel::kOff;
+    else
+      return Status::Error(Bad("TRACER_LOG_LEVEL", v, "is not one of error|warn|info|debug|off"));
   }
   if (const char* v = get("TRACER_FORK")) {
     std::string s = Lower(Trim(v));
     if (s == "child")
-      c.fork = ForkMode::kChild;
+      c->fork = ForkMode::kChild;
     else if (s == "none")
-      c.fork = ForkMode::kNone;
-    else {
-      result.error = Bad("TRACER_FORK", v, "is not child or none");
-      return result;
-    }
+      c->fork = ForkMode::kNone;
+    else
+      return Status::Error(Bad("TRACER_FORK", v, "is not child or none"));
   }
   if (const char* v = get("TRACER_ROOT_PID")) {
-    if (!ParseUint(Trim(v), &c.root_pid)) {
-      result.error = Bad("TRACER_ROOT_PID", v, "is not a process id");
-      return result;
+    if (!ParseUint(Trim(v), &c->root_pid)) {
+      return Status::Error(Bad("TRACER_ROOT_PID", v, "is not a process id"));
     }
   }
+  return Status();
+}
+
+// Activity kinds, CUPTI buffers and the CUDA switch.
+Status ParseCuptiSettings(const GetEnvFn& get, Config* c) {
   if (const char* v = get("TRACER_ACTIVITIES")) {
-    c.activities = 0;
+    c->activities = 0;
     for (const std::string& item : SplitList(v)) {
       std::string name = Lower(item);
       bool found = false;
       for (const auto& a : kActivityNames) {
         if (name == a.name) {
-          c.activities |= a.bit;
+          c->activities |= a.bit;
           found = true;
         }
       }
       if (!found) {
-        result.error = Bad("TRACER_ACTIVITIES", v,
-                           "has unknown activity '" + item +
-                               "' (kernel,memcpy,memset,runtime,driver,sync,overhead,graph)");
-        return result;
+        return Status::Error(
+            Bad("TRACER_ACTIVITIES", v,
+                "has unknown activity '" + item +
+                    "' (kernel,memcpy,memset,runtime,driver,sync,overhead,graph)"));
       }
     }
   }
   if (const char* v = get("TRACER_CUPTI_BUFFER_SIZE")) {
-    if (!ParseSize(v, &c.cupti_buffer_size) || c.cupti_buffer_size < 64 * 1024 ||
-        c.cupti_buffer_size > (1ull << 30)) {
-      result.error = Bad("TRACER_CUPTI_BUFFER_SIZE", v, "is not a size in 64K..1G (e.g. 8M)");
-      return result;
+    if (!ParseSize(v, &c->cupti_buffer_size) || c->cupti_buffer_size < 64 * 1024 ||
+        c->cupti_buffer_size > (1ull << 30)) {
+      return Status::Error(
+          Bad("TRACER_CUPTI_BUFFER_SIZE", v, "is not a size in 64K..1G (e.g. 8M)"));
     }
   }
   if (const char* v = get("TRACER_CUPTI_BUFFER_COUNT")) {
     uint64_t n = 0;
     if (!ParseUint(v, &n) || n < 2 || n > 4096) {
-      result.error = Bad("TRACER_CUPTI_BUFFER_COUNT", v, "is not a count in 2..4096");
-      return result;
+      return Status::Error(Bad("TRACER_CUPTI_BUFFER_COUNT", v, "is not a count in 2..4096"));
     }
-    c.cupti_buffer_count = static_cast<uint32_t>(n);
+    c->cupti_buffer_count = static_cast<uint32_t>(n);
   }
   if (const char* v = get("TRACER_CUDA")) {
     std::string s = Lower(Trim(v));
     if (s == "0" || s == "false" || s == "off")
-      c.cuda = false;
+      c->cuda = false;
     else if (s == "1" || s == "true" || s == "on")
-      c.cuda = true;
-    else {
-      result.error = Bad("TRACER_CUDA", v, "is not 0 or 1");
-      return result;
-    }
+      c->cuda = true;
+    else
+      return Status::Error(Bad("TRACER_CUDA", v, "is not 0 or 1"));
   }
-  if (const char* v = get("TRACER_PM_METRICS")) c.pm_metrics = SplitList(v);
-  if (const char* v = get("TRACER_PM_INTERVAL_NS")) {
-    if (!ParseUint(v, &c.pm_interval_ns) || c.pm_interval_ns < 1000) {
-      result.error = Bad("TRACER_PM_INTERVAL_NS", v, "is not a number of ns >= 1000");
-      return result;
-    }
-  }
+  return Status();
+}
 
+Status ParsePmSampling(const GetEnvFn& get, Config* c) {
+  if (const char* v = get("TRACER_PM_METRICS")) c->pm_metrics = SplitList(v);
+  if (const char* v = get("TRACER_PM_INTERVAL_NS")) {
+    if (!ParseUint(v, &c->pm_interval_ns) || c->pm_interval_ns < 1000) {
+      return Status::Error(Bad("TRACER_PM_INTERVAL_NS", v, "is not a number of ns >= 1000"));
+    }
+  }
+  return Status();
+}
+
+// Every setting as the tracer will use it, for the stream header.
+std::vector<std::pair<std::string, std::string>> EffectiveSettings(const Config& c) {
   std::string activities;
   for (const auto& a : kActivityNames) {
     if (c.activities & a.bit) {
@@ -342,7 +357,7 @@ ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
       activities += a.name;
     }
   }
-  c.effective = {
+  return {
       {"TRACER_ENABLE", c.enabled ? "1" : "0"},
       {"TRACER_OUTPUT", c.output_template},
       {"TRACER_BUFFER_SIZE", std::to_string(c.buffer_size)},
@@ -361,6 +376,21 @@ ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
       {"TRACER_PM_METRICS", JoinList(c.pm_metrics)},
       {"TRACER_PM_INTERVAL_NS", std::to_string(c.pm_interval_ns)},
   };
+}
+
+}  // namespace
+
+ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
+  ConfigResult result;
+  Config& c = result.config;
+  for (auto parse : {ParseEnable, ParseOutputAndBuffers, ParseDomainsAndWindow,
+                     ParseProcessSettings, ParseCuptiSettings, ParsePmSampling}) {
+    if (Status s = parse(getenv_fn, &c); !s.ok()) {
+      result.error = s.message();
+      return result;
+    }
+  }
+  c.effective = EffectiveSettings(c);
   return result;
 }
 

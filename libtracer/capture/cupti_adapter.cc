@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "libtracer/capture/config.h"
+#include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/event.h"
 #include "libtracer/capture/thread_state.h"
 #include "libtracer/core/clock.h"
@@ -42,23 +43,17 @@ CuptiAdapter::~CuptiAdapter() {
   g_adapter.compare_exchange_strong(self, nullptr);
 }
 
-void CuptiAdapter::Log(const std::string& line) noexcept {
-  try {
-    if (options_.log) {
-      options_.log(line);
-    } else {
-      std::fprintf(stderr, "tracer: %s\n", line.c_str());
-    }
-  } catch (...) {
+void CuptiAdapter::Log(const std::string& line) {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "tracer: %s\n", line.c_str());
   }
 }
 
-void CuptiAdapter::Fail(const char* call, CUptiResult r, const char* consequence) noexcept {
+void CuptiAdapter::Fail(const char* call, CUptiResult r, const char* consequence) {
   errors_.fetch_add(1, std::memory_order_relaxed);
-  try {
-    Log(std::string("CUPTI ") + call + " failed: " + api_->ResultString(r) + "; " + consequence);
-  } catch (...) {
-  }
+  Log(std::string("CUPTI ") + call + " failed: " + api_->ResultString(r) + "; " + consequence);
 }
 
 std::vector<CUpti_ActivityKind> CuptiAdapter::KindsToEnable() const {
@@ -77,130 +72,121 @@ std::vector<CUpti_ActivityKind> CuptiAdapter::KindsToEnable() const {
   return kinds;
 }
 
-bool CuptiAdapter::Start() noexcept {
-  try {
-    CuptiAdapter* expected = nullptr;
-    if (!g_adapter.compare_exchange_strong(expected, this)) {
-      Log("CUPTI adapter already started in this process; ignoring a second one");
-      return false;
-    }
-    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {0};
-    CUptiResult r = api_->Subscribe(&subscriber_, &CuptiAdapter::OnCallback, this, "tracer", other,
-                                    sizeof(other));
-    if (r != CUPTI_SUCCESS) {
-      errors_.fetch_add(1, std::memory_order_relaxed);
-      if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        Log(std::string("another CUPTI client is attached (") +
-            (other[0] != '\0' ? other : "unnamed: Nsight Systems/Compute, cuda-gdb or a profiler") +
-            "); GPU activity not traced, tracing NVTX only");
-      } else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) {
-        Log(std::string("CUPTI unavailable (no CUDA driver?): cuptiSubscribe: ") +
-            api_->ResultString(r) + "; tracing NVTX only");
-      } else {
-        Log(std::string("CUPTI unavailable: cuptiSubscribe: ") + api_->ResultString(r) +
-            "; tracing NVTX only");
-      }
-      subscriber_ = nullptr;
-      g_adapter.store(nullptr);
-      return false;
-    }
-    attached_ = true;
-
-    // Our clock first: records made before it is registered would carry
-    // CUPTI's default clock (cupti_activity.h, RegisterTimestampCallback).
-    bool activity_ok = true;
-    if ((r = api_->ActivityRegisterTimestampCallback(&CuptiAdapter::TimestampNs)) !=
-        CUPTI_SUCCESS) {
-      Fail("cuptiActivityRegisterTimestampCallback", r,
-           "GPU activity not traced (its clock would not match NVTX)");
-      activity_ok = false;
-    }
-    if (activity_ok &&
-        (r = api_->ActivityRegisterCallbacks(&CuptiAdapter::OnBufferRequested,
-                                             &CuptiAdapter::OnBufferCompleted)) != CUPTI_SUCCESS) {
-      Fail("cuptiActivityRegisterCallbacks", r, "GPU activity not traced");
-      activity_ok = false;
-    }
-    if (activity_ok) {
-      std::string failed_kinds;
-      CUptiResult kind_error = CUPTI_SUCCESS;
-      for (CUpti_ActivityKind kind : KindsToEnable()) {
-        if ((r = api_->ActivityEnable(kind)) != CUPTI_SUCCESS) {
-          if (!failed_kinds.empty()) failed_kinds += ",";
-          failed_kinds += std::to_string(static_cast<int>(kind));
-          kind_error = r;
-          continue;
-        }
-        enabled_kinds_.push_back(kind);
-      }
-      if (!failed_kinds.empty()) {
-        // One line for all kinds (CUpti_ActivityKind numbers): one cause.
-        Fail("cuptiActivityEnable", kind_error,
-             ("activity kinds " + failed_kinds + " not traced").c_str());
-      }
-      activity_enabled_ = !enabled_kinds_.empty();
-    }
-
-    int n = 0;
-    const CbidEntry* entries = CbidEntries(&n);
-    int failed = 0;
-    CUptiResult first_error = CUPTI_SUCCESS;
-    for (int i = 0; i < n; ++i) {
-      if (entries[i].domain == CUPTI_CB_DOMAIN_DRIVER_API && !options_.driver_callbacks &&
-          entries[i].action == CbidAction::kLaunch) {
-        continue;
-      }
-      r = api_->EnableCallback(1, subscriber_, entries[i].domain, entries[i].cbid);
-      if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
-    }
-    const CUpti_CallbackId resource_cbids[] = {CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
-                                               CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
-                                               CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED};
-    for (CUpti_CallbackId cbid : resource_cbids) {
-      r = api_->EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-      if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
-    }
-    if (failed > 0) {
-      // One line for the lot: the same cause fails them all.
-      Fail("cuptiEnableCallback", first_error,
-           (std::to_string(failed) + " callbacks not enabled; kernels of those calls are "
-                                     "not attributed to NVTX ranges")
-               .c_str());
-    }
-    return true;
-  } catch (...) {
-    Log("CUPTI setup failed unexpectedly; tracing NVTX only");
+bool CuptiAdapter::Start() {
+  CuptiAdapter* expected = nullptr;
+  if (!g_adapter.compare_exchange_strong(expected, this)) {
+    Log("CUPTI adapter already started in this process; ignoring a second one");
     return false;
   }
+  char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {0};
+  CUptiResult r = api_->Subscribe(&subscriber_, &CuptiAdapter::OnCallback, this, "tracer", other,
+                                  sizeof(other));
+  if (r != CUPTI_SUCCESS) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      Log(std::string("another CUPTI client is attached (") +
+          (other[0] != '\0' ? other : "unnamed: Nsight Systems/Compute, cuda-gdb or a profiler") +
+          "); GPU activity not traced, tracing NVTX only");
+    } else if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) {
+      Log(std::string("CUPTI unavailable (no CUDA driver?): cuptiSubscribe: ") +
+          api_->ResultString(r) + "; tracing NVTX only");
+    } else {
+      Log(std::string("CUPTI unavailable: cuptiSubscribe: ") + api_->ResultString(r) +
+          "; tracing NVTX only");
+    }
+    subscriber_ = nullptr;
+    g_adapter.store(nullptr);
+    return false;
+  }
+  attached_ = true;
+
+  // Our clock first: records made before it is registered would carry
+  // CUPTI's default clock (cupti_activity.h, RegisterTimestampCallback).
+  bool activity_ok = true;
+  if ((r = api_->ActivityRegisterTimestampCallback(&CuptiAdapter::TimestampNs)) != CUPTI_SUCCESS) {
+    Fail("cuptiActivityRegisterTimestampCallback", r,
+         "GPU activity not traced (its clock would not match NVTX)");
+    activity_ok = false;
+  }
+  if (activity_ok &&
+      (r = api_->ActivityRegisterCallbacks(&CuptiAdapter::OnBufferRequested,
+                                           &CuptiAdapter::OnBufferCompleted)) != CUPTI_SUCCESS) {
+    Fail("cuptiActivityRegisterCallbacks", r, "GPU activity not traced");
+    activity_ok = false;
+  }
+  if (activity_ok) {
+    std::string failed_kinds;
+    CUptiResult kind_error = CUPTI_SUCCESS;
+    for (CUpti_ActivityKind kind : KindsToEnable()) {
+      if ((r = api_->ActivityEnable(kind)) != CUPTI_SUCCESS) {
+        if (!failed_kinds.empty()) failed_kinds += ",";
+        failed_kinds += std::to_string(static_cast<int>(kind));
+        kind_error = r;
+        continue;
+      }
+      enabled_kinds_.push_back(kind);
+    }
+    if (!failed_kinds.empty()) {
+      // One line for all kinds (CUpti_ActivityKind numbers): one cause.
+      Fail("cuptiActivityEnable", kind_error,
+           ("activity kinds " + failed_kinds + " not traced").c_str());
+    }
+    activity_enabled_ = !enabled_kinds_.empty();
+  }
+
+  int n = 0;
+  const CbidEntry* entries = CbidEntries(&n);
+  int failed = 0;
+  CUptiResult first_error = CUPTI_SUCCESS;
+  for (int i = 0; i < n; ++i) {
+    if (entries[i].domain == CUPTI_CB_DOMAIN_DRIVER_API && !options_.driver_callbacks &&
+        entries[i].action == CbidAction::kLaunch) {
+      continue;
+    }
+    r = api_->EnableCallback(1, subscriber_, entries[i].domain, entries[i].cbid);
+    if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
+  }
+  const CUpti_CallbackId resource_cbids[] = {CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+                                             CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+                                             CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED};
+  for (CUpti_CallbackId cbid : resource_cbids) {
+    r = api_->EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+    if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
+  }
+  if (failed > 0) {
+    // One line for the lot: the same cause fails them all.
+    Fail("cuptiEnableCallback", first_error,
+         (std::to_string(failed) + " callbacks not enabled; kernels of those calls are "
+                                   "not attributed to NVTX ranges")
+             .c_str());
+  }
+  return true;
 }
 
-void CuptiAdapter::Stop() noexcept {
-  try {
-    if (!attached_ || stopped_.exchange(true)) return;
-    for (CUpti_ActivityKind kind : enabled_kinds_) {
-      CUptiResult r = api_->ActivityDisable(kind);
-      if (r != CUPTI_SUCCESS) {
-        Fail("cuptiActivityDisable", r, "continuing shutdown");
-        break;
-      }
+void CuptiAdapter::Stop() {
+  if (!attached_ || stopped_.exchange(true)) return;
+  for (CUpti_ActivityKind kind : enabled_kinds_) {
+    CUptiResult r = api_->ActivityDisable(kind);
+    if (r != CUPTI_SUCCESS) {
+      Fail("cuptiActivityDisable", r, "continuing shutdown");
+      break;
     }
-    if (activity_enabled_) {
-      // Forced: also the buffers whose records are not all complete; no
-      // automatic flush at exit can be relied on (cupti-notes 4). Work still
-      // queued or running comes back with end = 0: the decoder counts what
-      // was launched inside the window as dropped.cupti_unfinished_at_flush.
-      // Waiting for it is not possible from here: CUPTI offers no way to
-      // know what is still in flight, and the tracer must not synchronise
-      // the application's device at exit.
-      decoder_.NoteForcedFlush();
-      CUptiResult r = api_->ActivityFlushAll(kForcedFlush);
-      if (r != CUPTI_SUCCESS) Fail("cuptiActivityFlushAll", r, "records still in CUPTI are lost");
-    }
-  } catch (...) {
+  }
+  if (activity_enabled_) {
+    // Forced: also the buffers whose records are not all complete; no
+    // automatic flush at exit can be relied on (cupti-notes 4). Work still
+    // queued or running comes back with end = 0: the decoder counts what was
+    // launched inside the window as dropped.cupti_unfinished_at_flush.
+    // Waiting for it is not possible from here: CUPTI offers no way to know
+    // what is still in flight, and the tracer must not synchronise the
+    // application's device at exit.
+    decoder_.NoteForcedFlush();
+    CUptiResult r = api_->ActivityFlushAll(kForcedFlush);
+    if (r != CUPTI_SUCCESS) Fail("cuptiActivityFlushAll", r, "records still in CUPTI are lost");
   }
 }
 
-void CuptiAdapter::FlushFromCallback() noexcept {
+void CuptiAdapter::FlushFromCallback() {
   if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
   // Completed buffers come back through OnBufferCompleted on this thread,
   // which only queues them: no re-entry into CUPTI, no lock held across.
@@ -213,7 +199,7 @@ void CuptiAdapter::FlushFromCallback() noexcept {
   if (options_.on_flushed) options_.on_flushed();
 }
 
-void CuptiAdapter::FlushCompleted() noexcept {
+void CuptiAdapter::FlushCompleted() {
   if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
   CUptiResult r = api_->ActivityFlushAll(0);
   if (r != CUPTI_SUCCESS) {
@@ -223,81 +209,91 @@ void CuptiAdapter::FlushCompleted() noexcept {
   if (options_.on_flushed) options_.on_flushed();
 }
 
-void CuptiAdapter::Drain(RecordSink& sink, bool final) noexcept {
-  try {
-    completed_scratch_.clear();
-    pool_.TakeCompleted(&completed_scratch_);
-    for (const CuptiBufferPool::Completed& c : completed_scratch_) {
-      if (c.valid_bytes > 0) decoder_.DecodeBuffer(c.buffer, c.valid_bytes, sink);
-      pool_.Release(c.buffer);
+void CuptiAdapter::Drain(RecordSink& sink, bool final) {
+  completed_scratch_.clear();
+  pool_.TakeCompleted(&completed_scratch_);
+  for (const CuptiBufferPool::Completed& c : completed_scratch_) {
+    if (c.valid_bytes > 0) decoder_.DecodeBuffer(c.buffer, c.valid_bytes, sink);
+    pool_.Release(c.buffer);
+  }
+  if (activity_enabled_) {
+    size_t dropped = 0;
+    if (api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+      sink.Count("dropped.cupti_dropped", dropped);
     }
-    if (activity_enabled_) {
-      size_t dropped = 0;
-      if (api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS &&
-          dropped > 0) {
-        sink.Count("dropped.cupti_dropped", dropped);
-      }
+  }
+  auto report = [&](const char* name, uint64_t now, uint64_t* seen) {
+    if (now > *seen) {
+      sink.Count(name, now - *seen);
+      *seen = now;
     }
-    auto report = [&](const char* name, uint64_t now, uint64_t* seen) {
-      if (now > *seen) {
-        sink.Count(name, now - *seen);
-        *seen = now;
-      }
-    };
-    report("cupti_buffer_pool_exhausted", pool_.exhausted(), &reported_exhausted_);
-    report("cupti_errors", errors_.load(std::memory_order_relaxed), &reported_errors_);
-    report("cupti_callback_errors", callback_errors_.load(std::memory_order_relaxed),
-           &reported_callback_errors_);
-    report("cupti_foreign_buffers", pool_.foreign(), &reported_foreign_);
-    if (final && pool_.outstanding() > 0) {
-      sink.Count("cupti_buffers_not_returned", pool_.outstanding());
-    }
-  } catch (...) {
-    callback_errors_.fetch_add(1, std::memory_order_relaxed);
+  };
+  report("cupti_buffer_pool_exhausted", pool_.exhausted(), &reported_exhausted_);
+  report("cupti_errors", errors_.load(std::memory_order_relaxed), &reported_errors_);
+  report("cupti_callback_errors", callback_errors_.load(std::memory_order_relaxed),
+         &reported_callback_errors_);
+  report("cupti_foreign_buffers", pool_.foreign(), &reported_foreign_);
+  if (final && pool_.outstanding() > 0) {
+    sink.Count("cupti_buffers_not_returned", pool_.outstanding());
   }
 }
 
-uint64_t CUPTIAPI CuptiAdapter::TimestampNs() noexcept { return NowNs(); }
+uint64_t CUPTIAPI CuptiAdapter::TimestampNs() noexcept {
+  return Guarded("CUPTI timestamp callback", [] { return NowNs(); });
+}
 
 void CUPTIAPI CuptiAdapter::OnBufferRequested(uint8_t** buffer, size_t* size,
                                               size_t* max_records) noexcept {
   // Declining (NULL) is safe since CUPTI API v27 (cupti-notes 4): CUPTI drops
-  // the records and counts them in cuptiActivityGetNumDroppedRecords.
+  // the records and counts them in cuptiActivityGetNumDroppedRecords. So it
+  // is also what a failure leaves behind.
   *buffer = nullptr;
   *size = 0;
   if (max_records != nullptr) *max_records = 0;  // 0 = fill the buffer
-  CuptiAdapter* self = g_adapter.load(std::memory_order_acquire);
-  if (self == nullptr) return;
-  uint8_t* b = self->pool_.Acquire();
-  if (b == nullptr) return;
-  *buffer = b;
-  *size = self->pool_.buffer_size();
+  Guarded(
+      "CUPTI buffer request", "GPU records of that buffer were dropped",
+      [&] {
+        CuptiAdapter* self = g_adapter.load(std::memory_order_acquire);
+        if (self == nullptr) return;
+        uint8_t* b = self->pool_.Acquire();
+        if (b == nullptr) return;
+        *buffer = b;
+        *size = self->pool_.buffer_size();
+      },
+      []() noexcept {});
 }
 
 void CUPTIAPI CuptiAdapter::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
                                               size_t valid_size) noexcept {
-  CuptiAdapter* self = g_adapter.load(std::memory_order_acquire);
-  if (self == nullptr) return;  // after teardown; the buffer is the pool's, freed with it
-  self->pool_.Complete(buffer, valid_size);
+  Guarded(
+      "CUPTI buffer completion", "GPU records of that buffer were lost",
+      [&] {
+        CuptiAdapter* self = g_adapter.load(std::memory_order_acquire);
+        if (self == nullptr) return;  // after teardown; the buffer is the pool's, freed with it
+        self->pool_.Complete(buffer, valid_size);
+      },
+      []() noexcept {});
 }
 
 void CUPTIAPI CuptiAdapter::OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                        CUpti_CallbackId cbid, const void* cbdata) noexcept {
   auto* self = static_cast<CuptiAdapter*>(userdata);
   if (self == nullptr || cbdata == nullptr) return;
-  try {
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-      self->HandleApi(domain, cbid, *static_cast<const CUpti_CallbackData*>(cbdata));
-    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-      self->HandleResource(cbid, *static_cast<const CUpti_ResourceData*>(cbdata));
-    }
-  } catch (...) {
-    self->callback_errors_.fetch_add(1, std::memory_order_relaxed);
-  }
+  Guarded(
+      "CUPTI callback", kNotTraced,
+      [&] {
+        if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+          self->HandleApi(domain, cbid, *static_cast<const CUpti_CallbackData*>(cbdata));
+        } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+          self->HandleResource(cbid, *static_cast<const CUpti_ResourceData*>(cbdata));
+        }
+      },
+      // Counted in the trace (cupti_callback_errors) as well as logged once.
+      [self]() noexcept { self->callback_errors_.fetch_add(1, std::memory_order_relaxed); });
 }
 
 void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                             const CUpti_CallbackData& data) noexcept {
+                             const CUpti_CallbackData& data) {
   const CbidAction action = ActionFor(domain, cbid);
   const bool enter = data.callbackSite == CUPTI_API_ENTER;
   switch (action) {
@@ -352,7 +348,7 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   }
 }
 
-void CuptiAdapter::ProfilerActive(bool on, uint32_t correlation_id) noexcept {
+void CuptiAdapter::ProfilerActive(bool on, uint32_t correlation_id) {
   if (source_ == &own_window_) own_window_.SetProfilerActive(on);
   if (options_.on_profiler_active) options_.on_profiler_active(on);
   // This thread's own launches after a start / before a stop are on the right
@@ -360,7 +356,7 @@ void CuptiAdapter::ProfilerActive(bool on, uint32_t correlation_id) noexcept {
   if (source_ != nullptr) FollowWindow(correlation_id);
 }
 
-void CuptiAdapter::LaunchSawChange(bool open, uint32_t correlation_id) noexcept try {
+void CuptiAdapter::LaunchSawChange(bool open, uint32_t correlation_id) {
   // Rare (once per transition). Several threads may get here for one
   // transition, or for two racing ones: under the lock, re-read, so that the
   // flag the launch path compares against always matches window_.
@@ -373,27 +369,26 @@ void CuptiAdapter::LaunchSawChange(bool open, uint32_t correlation_id) noexcept 
   } else {
     window_.CloseAtLaunch(correlation_id);
   }
-} catch (...) {
-  callback_errors_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void CuptiAdapter::OnCaptureWindowChange() noexcept {
-  try {
-    // Read and record under one lock, so that two transitions racing on two
-    // threads leave the state of the later one.
-    std::lock_guard<std::mutex> lock(observe_mu_);
-    const uint64_t now = NowNs();
-    if (source_->active()) {
-      window_.Open(now);
-    } else {
-      window_.Close(now);
-    }
-  } catch (...) {
-    callback_errors_.fetch_add(1, std::memory_order_relaxed);
-  }
+  Guarded(
+      "capture window change", "GPU records of calls other than launches may be misplaced",
+      [&] {
+        // Read and record under one lock, so that two transitions racing on
+        // two threads leave the state of the later one.
+        std::lock_guard<std::mutex> lock(observe_mu_);
+        const uint64_t now = NowNs();
+        if (source_->active()) {
+          window_.Open(now);
+        } else {
+          window_.Close(now);
+        }
+      },
+      [this]() noexcept { callback_errors_.fetch_add(1, std::memory_order_relaxed); });
 }
 
-void CuptiAdapter::Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id) noexcept {
+void CuptiAdapter::Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id) {
   ThreadState* ts = CurrentThreadState();
   if (ts == nullptr) return;
   Event events[2];
@@ -406,7 +401,7 @@ void CuptiAdapter::Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_
   ts->Append(events, 2);
 }
 
-void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) noexcept {
+void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
   switch (cbid) {
     case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
       FlushFromCallback();

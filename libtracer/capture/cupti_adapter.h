@@ -3,8 +3,8 @@
 // the configured activity kinds and the launch-type API callbacks, records
 // launch attribution on the calling thread's ring, and decodes completed
 // buffers on the writer thread (it is a RecordSource). Every CUPTI callback is
-// noexcept and catches everything; every CUPTI error is one log line and a
-// degraded mode (NVTX tracing always continues).
+// one guard (entry_guard.h) around code free to throw; every CUPTI error is
+// one log line and a degraded mode (NVTX tracing always continues).
 #pragma once
 
 #include <atomic>
@@ -61,19 +61,21 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
 
   // Attaches to CUPTI. False when nothing of CUPTI could be used (no driver,
   // another subscriber, ...): one line was logged, NVTX tracing goes on.
-  bool Start() noexcept;
+  // Throws when out of memory (its caller's guard reports it).
+  bool Start();
   // Shutdown hook: disables the activity kinds and forces a flush, so the
   // writer's final Drain sees every record CUPTI still held.
-  void Stop() noexcept;
+  void Stop();
   // Writer thread: decodes every completed buffer, reports drop counters.
-  void Drain(RecordSink& sink, bool final) noexcept override;
+  void Drain(RecordSink& sink, bool final) override;
 
   bool attached() const { return attached_; }
   bool activity_enabled() const { return activity_enabled_; }
   const CuptiBufferPool& pool() const { return pool_; }
   const CuptiDecoder& decoder() const { return decoder_; }
 
-  // The CUPTI callbacks, public for tests and benches that play CUPTI.
+  // The CUPTI callbacks, public for tests and benches that play CUPTI. C
+  // boundaries: each is one guard.
   static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                   CUpti_CallbackId cbid, const void* cbdata) noexcept;
   static void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size,
@@ -84,28 +86,29 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
 
  private:
   void HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                 const CUpti_CallbackData& data) noexcept;
-  void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) noexcept;
+                 const CUpti_CallbackData& data);
+  void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
   // Launch side of the window: the first launch that sees a transition
   // records it by its correlation id.
-  void FollowWindow(uint32_t correlation_id) noexcept {
+  void FollowWindow(uint32_t correlation_id) {
     const bool open = source_->active();
     if (open == launches_see_open_.load(std::memory_order_relaxed)) return;
     LaunchSawChange(open, correlation_id);
   }
-  void LaunchSawChange(bool open, uint32_t correlation_id) noexcept;
-  // CaptureWindow::Observer: the time side of the window.
+  void LaunchSawChange(bool open, uint32_t correlation_id);
+  // CaptureWindow::Observer, the time side of the window: a C-like boundary
+  // (called from NVTX entry points), so one guard.
   void OnCaptureWindowChange() noexcept override;
-  void ProfilerActive(bool on, uint32_t correlation_id) noexcept;
-  void Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id) noexcept;
+  void ProfilerActive(bool on, uint32_t correlation_id);
+  void Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id);
   // FLUSH_FORCED: also work still running, which comes back unfinished.
-  void FlushFromCallback() noexcept;
+  void FlushFromCallback();
   // Only buffers whose records are all complete; running work stays in CUPTI
   // and arrives later, complete.
-  void FlushCompleted() noexcept;
+  void FlushCompleted();
   // Logs "CUPTI <call> failed: <text>; <consequence>" and counts it.
-  void Fail(const char* call, CUptiResult r, const char* consequence) noexcept;
-  void Log(const std::string& line) noexcept;
+  void Fail(const char* call, CUptiResult r, const char* consequence);
+  void Log(const std::string& line);
   std::vector<CUpti_ActivityKind> KindsToEnable() const;
 
   CuptiApi* api_;

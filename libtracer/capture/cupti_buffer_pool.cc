@@ -23,7 +23,7 @@ CuptiBufferPool::~CuptiBufferPool() {
   for (uint8_t* b : all_) std::free(b);
 }
 
-uint8_t* CuptiBufferPool::Acquire() noexcept {
+uint8_t* CuptiBufferPool::Acquire() {
   std::lock_guard<std::mutex> lock(mu_);
   uint8_t* b = nullptr;
   if (!free_.empty()) {
@@ -45,7 +45,7 @@ bool CuptiBufferPool::Owns(const uint8_t* buffer) const {
   return std::find(all_.begin(), all_.end(), buffer) != all_.end();
 }
 
-void CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_bytes) noexcept {
+void CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_bytes) {
   if (buffer == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (!Owns(buffer)) {
@@ -58,13 +58,13 @@ void CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_bytes) noexcept {
   completed_.push_back({buffer, std::min(valid_bytes, size_)});
 }
 
-void CuptiBufferPool::TakeCompleted(std::vector<Completed>* out) noexcept {
+void CuptiBufferPool::TakeCompleted(std::vector<Completed>* out) {
   std::lock_guard<std::mutex> lock(mu_);
   out->insert(out->end(), completed_.begin(), completed_.end());
   completed_.clear();
 }
 
-void CuptiBufferPool::Release(uint8_t* buffer) noexcept {
+void CuptiBufferPool::Release(uint8_t* buffer) {
   if (buffer == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (Owns(buffer)) free_.push_back(buffer);

@@ -30,12 +30,13 @@ class CuptiBufferPool {
 
   size_t buffer_size() const { return size_; }
   // A free buffer, or nullptr when all `count` are out (counted).
-  uint8_t* Acquire() noexcept;
+  // (These lock a mutex, which may throw: callers sit below a guard.)
+  uint8_t* Acquire();
   // Queues a buffer CUPTI has finished with; valid_bytes may be 0.
-  void Complete(uint8_t* buffer, size_t valid_bytes) noexcept;
+  void Complete(uint8_t* buffer, size_t valid_bytes);
   // Moves every queued buffer into *out (appended); the caller Releases each.
-  void TakeCompleted(std::vector<Completed>* out) noexcept;
-  void Release(uint8_t* buffer) noexcept;
+  void TakeCompleted(std::vector<Completed>* out);
+  void Release(uint8_t* buffer);
 
   // Buffer requests declined because the pool was empty (cumulative).
   uint64_t exhausted() const { return exhausted_.load(std::memory_order_relaxed); }

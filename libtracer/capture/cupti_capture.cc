@@ -13,7 +13,7 @@ namespace tracer {
 
 namespace {
 
-void StartOnce() noexcept {
+void StartOnce() {
   Session* session = Session::EnsureStarted();
   if (session == nullptr) return;  // tracing off or misconfigured (already logged)
   const Config& config = session->config();
@@ -44,13 +44,9 @@ void StartOnce() noexcept {
 
 }  // namespace
 
-void StartCuptiCapture() noexcept {
+void StartCuptiCapture() {
   static std::once_flag once;
-  try {
-    std::call_once(once, StartOnce);
-  } catch (...) {
-    Log(LogLevel::kWarn, "CUPTI setup failed unexpectedly; tracing NVTX only");
-  }
+  std::call_once(once, StartOnce);  // a throw leaves it to the next call
 }
 
 }  // namespace tracer

@@ -2,7 +2,10 @@
 
 #include <spdlog/logger.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <set>
 #include <string>
@@ -40,20 +43,42 @@ spdlog::logger* Logger() {
   return logger;
 }
 
+// The level, readable without the logger: the fallback below must honour it.
+std::atomic<int> g_level{static_cast<int>(spdlog::level::warn)};
+
+// When spdlog cannot log (its first use or a long line allocates, and memory
+// may be what just ran out): one writev, no allocation.
+void WriteRaw(std::string_view message) noexcept {
+  static const char kPrefix[] = "tracer: ";
+  iovec parts[3] = {{const_cast<char*>(kPrefix), sizeof(kPrefix) - 1},
+                    {const_cast<char*>(message.data()), message.size()},
+                    {const_cast<char*>("\n"), 1}};
+  ssize_t ignored = writev(STDERR_FILENO, parts, 3);
+  (void)ignored;
+}
+
 }  // namespace
 
 void SetLogLevel(LogLevel level) noexcept {
+  g_level.store(static_cast<int>(ToSpd(level)), std::memory_order_relaxed);
   try {
     Logger()->set_level(ToSpd(level));
   } catch (...) {
   }
 }
 
+bool LogEnabled(LogLevel level) noexcept {
+  return static_cast<int>(ToSpd(level)) >= g_level.load(std::memory_order_relaxed);
+}
+
 void Log(LogLevel level, std::string_view message) noexcept {
+  if (!LogEnabled(level)) return;
   try {
     Logger()->log(ToSpd(level), "{}", message);
+    return;
   } catch (...) {
   }
+  WriteRaw(message);
 }
 
 void LogOnce(std::string_view key, LogLevel level, std::string_view message) noexcept {

@@ -10,6 +10,11 @@
 namespace tracer {
 
 void SetLogLevel(LogLevel level) noexcept;
+// Whether a message of this level would be printed: lets exit paths skip
+// building messages nobody sees (building one allocates).
+bool LogEnabled(LogLevel level) noexcept;
+// Never throws; falls back to one raw write(2) when the logger cannot run
+// (out of memory).
 void Log(LogLevel level, std::string_view message) noexcept;
 // Logs the first time `key` is seen; later calls with the same key are silent.
 void LogOnce(std::string_view key, LogLevel level, std::string_view message) noexcept;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "libtracer/capture/definitions.h"
+#include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
 #include "libtracer/capture/session.h"
 #include "libtracer/capture/thread_state.h"
@@ -166,7 +167,8 @@ inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* doma
   return ts->PushOpen(id, domain->id, flags);
 }
 
-inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domain) noexcept {
+// Not noexcept: in a forked child the eager drain may throw.
+inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domain) {
   uint64_t now = NowNs();
   ThreadState::OpenRange r;
   if (!ts->PopOpen(domain->id, &r)) return -1;
@@ -228,7 +230,7 @@ nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const At
   return id | kRangeIdNotRecorded;
 }
 
-void End(nvtxRangeId_t id) noexcept {
+void End(nvtxRangeId_t id) {
   uint64_t now = NowNs();
   if (!(id & kRangeIdNotRecorded) && id != 0) {
     if (ThreadState* ts = CurrentThreadState()) {
@@ -253,156 +255,234 @@ void Mark(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) 
   ts->Append(ev, n);
 }
 
+// Fallbacks of the push / start entry points when recording failed (the
+// name could not be interned, say): the range still opens, unnamed, on the
+// thread's existing state, so the matching pop / end stays paired.
+int PushUnnamed(NvtxDomain* domain) noexcept {
+  ThreadState* ts = internal::t_current_state;
+  return ts ? Push(ts, domain, 0, nullptr) : -1;
+}
+nvtxRangeId_t StartUnnamed(NvtxDomain* domain) noexcept {
+  ThreadState* ts = internal::t_current_state;
+  return ts ? Start(ts, domain, 0, nullptr) : 0;
+}
+int PopFailed() noexcept { return -1; }
+
 // ---- Core module ----
+// Each entry point is one guard (entry_guard.h) around code free to throw.
 
 void NVTX_API MarkEx(const nvtxEventAttributes_t* a) noexcept {
-  if (ThreadState* ts = CurrentThreadState()) {
-    Attr attr;
-    DecodeAttr(ts, a, &attr);
-    Mark(ts, g_default_domain, attr.name, &attr);
-  }
+  Guarded("nvtxMarkEx", [&] {
+    if (ThreadState* ts = CurrentThreadState()) {
+      Attr attr;
+      DecodeAttr(ts, a, &attr);
+      Mark(ts, g_default_domain, attr.name, &attr);
+    }
+  });
 }
 void NVTX_API MarkA(const char* m) noexcept {
-  if (ThreadState* ts = CurrentThreadState())
-    Mark(ts, g_default_domain, InternAscii(ts, m), nullptr);
+  Guarded("nvtxMarkA", [&] {
+    if (ThreadState* ts = CurrentThreadState())
+      Mark(ts, g_default_domain, InternAscii(ts, m), nullptr);
+  });
 }
 void NVTX_API MarkW(const wchar_t* m) noexcept {
-  if (ThreadState* ts = CurrentThreadState())
-    Mark(ts, g_default_domain, InternWide(ts, m), nullptr);
+  Guarded("nvtxMarkW", [&] {
+    if (ThreadState* ts = CurrentThreadState())
+      Mark(ts, g_default_domain, InternWide(ts, m), nullptr);
+  });
 }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  if (!ts) return 0;
-  Attr attr;
-  DecodeAttr(ts, a, &attr);
-  return Start(ts, g_default_domain, attr.name, &attr);
+  return Guarded(
+      "nvtxRangeStartEx", kNotTraced,
+      [&]() -> nvtxRangeId_t {
+        ThreadState* ts = CurrentThreadState();
+        if (!ts) return 0;
+        Attr attr;
+        DecodeAttr(ts, a, &attr);
+        return Start(ts, g_default_domain, attr.name, &attr);
+      },
+      []() noexcept { return StartUnnamed(g_default_domain); });
 }
 nvtxRangeId_t NVTX_API RangeStartA(const char* m) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  return ts ? Start(ts, g_default_domain, InternAscii(ts, m), nullptr) : 0;
+  return Guarded(
+      "nvtxRangeStartA", kNotTraced,
+      [&]() -> nvtxRangeId_t {
+        ThreadState* ts = CurrentThreadState();
+        return ts ? Start(ts, g_default_domain, InternAscii(ts, m), nullptr) : 0;
+      },
+      []() noexcept { return StartUnnamed(g_default_domain); });
 }
 nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* m) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  return ts ? Start(ts, g_default_domain, InternWide(ts, m), nullptr) : 0;
+  return Guarded(
+      "nvtxRangeStartW", kNotTraced,
+      [&]() -> nvtxRangeId_t {
+        ThreadState* ts = CurrentThreadState();
+        return ts ? Start(ts, g_default_domain, InternWide(ts, m), nullptr) : 0;
+      },
+      []() noexcept { return StartUnnamed(g_default_domain); });
 }
-void NVTX_API RangeEnd(nvtxRangeId_t id) noexcept { End(id); }
+void NVTX_API RangeEnd(nvtxRangeId_t id) noexcept {
+  Guarded("nvtxRangeEnd", [&] { End(id); });
+}
 int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  if (!ts) return -1;
-  Attr attr;
-  DecodeAttr(ts, a, &attr);
-  return Push(ts, g_default_domain, attr.name, &attr);
+  return Guarded(
+      "nvtxRangePushEx", kNotTraced,
+      [&] {
+        ThreadState* ts = CurrentThreadState();
+        if (!ts) return -1;
+        Attr attr;
+        DecodeAttr(ts, a, &attr);
+        return Push(ts, g_default_domain, attr.name, &attr);
+      },
+      []() noexcept { return PushUnnamed(g_default_domain); });
 }
 int NVTX_API RangePushA(const char* m) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  return ts ? Push(ts, g_default_domain, InternAscii(ts, m), nullptr) : -1;
+  return Guarded(
+      "nvtxRangePushA", kNotTraced,
+      [&] {
+        ThreadState* ts = CurrentThreadState();
+        return ts ? Push(ts, g_default_domain, InternAscii(ts, m), nullptr) : -1;
+      },
+      []() noexcept { return PushUnnamed(g_default_domain); });
 }
 int NVTX_API RangePushW(const wchar_t* m) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  return ts ? Push(ts, g_default_domain, InternWide(ts, m), nullptr) : -1;
+  return Guarded(
+      "nvtxRangePushW", kNotTraced,
+      [&] {
+        ThreadState* ts = CurrentThreadState();
+        return ts ? Push(ts, g_default_domain, InternWide(ts, m), nullptr) : -1;
+      },
+      []() noexcept { return PushUnnamed(g_default_domain); });
 }
 int NVTX_API RangePop() noexcept {
-  ThreadState* ts = CurrentThreadState();
-  return ts ? Pop(ts, g_default_domain) : -1;
+  return Guarded(
+      "nvtxRangePop", kNotTraced,
+      [] {
+        ThreadState* ts = CurrentThreadState();
+        return ts ? Pop(ts, g_default_domain) : -1;
+      },
+      PopFailed);
 }
-void NameCategoryId(uint16_t domain, uint32_t category, uint32_t name) noexcept {
-  try {
-    GlobalDefinitions().NameCategory(domain, category, name);
-  } catch (...) {
-  }
+void NameCategoryId(uint16_t domain, uint32_t category, uint32_t name) {
+  GlobalDefinitions().NameCategory(domain, category, name);
 }
 void NVTX_API NameCategoryA(uint32_t category, const char* name) noexcept {
-  NameCategoryId(0, category, InternAscii(CurrentThreadState(), name));
+  Guarded("nvtxNameCategoryA",
+          [&] { NameCategoryId(0, category, InternAscii(CurrentThreadState(), name)); });
 }
 void NVTX_API NameCategoryW(uint32_t category, const wchar_t* name) noexcept {
-  NameCategoryId(0, category, InternWide(CurrentThreadState(), name));
+  Guarded("nvtxNameCategoryW",
+          [&] { NameCategoryId(0, category, InternWide(CurrentThreadState(), name)); });
 }
-void NameThreadId(uint32_t os_tid, uint32_t name) noexcept {
-  try {
-    GlobalDefinitions().NameOsThread(os_tid, name);
-  } catch (...) {
-  }
+void NameThreadId(uint32_t os_tid, uint32_t name) {
+  GlobalDefinitions().NameOsThread(os_tid, name);
 }
 void NVTX_API NameOsThreadA(uint32_t tid, const char* name) noexcept {
-  NameThreadId(tid, InternAscii(CurrentThreadState(), name));
+  Guarded("nvtxNameOsThreadA", [&] { NameThreadId(tid, InternAscii(CurrentThreadState(), name)); });
 }
 void NVTX_API NameOsThreadW(uint32_t tid, const wchar_t* name) noexcept {
-  NameThreadId(tid, InternWide(CurrentThreadState(), name));
+  Guarded("nvtxNameOsThreadW", [&] { NameThreadId(tid, InternWide(CurrentThreadState(), name)); });
 }
 
 // ---- Core2 module (domains) ----
 
 void NVTX_API DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
-  if (ThreadState* ts = CurrentThreadState()) {
-    Attr attr;
-    DecodeAttr(ts, a, &attr);
-    Mark(ts, DomainOf(d), attr.name, &attr);
-  }
+  Guarded("nvtxDomainMarkEx", [&] {
+    if (ThreadState* ts = CurrentThreadState()) {
+      Attr attr;
+      DecodeAttr(ts, a, &attr);
+      Mark(ts, DomainOf(d), attr.name, &attr);
+    }
+  });
 }
 nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d,
                                           const nvtxEventAttributes_t* a) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  if (!ts) return 0;
-  Attr attr;
-  DecodeAttr(ts, a, &attr);
-  return Start(ts, DomainOf(d), attr.name, &attr);
+  return Guarded(
+      "nvtxDomainRangeStartEx", kNotTraced,
+      [&]() -> nvtxRangeId_t {
+        ThreadState* ts = CurrentThreadState();
+        if (!ts) return 0;
+        Attr attr;
+        DecodeAttr(ts, a, &attr);
+        return Start(ts, DomainOf(d), attr.name, &attr);
+      },
+      [d]() noexcept { return StartUnnamed(DomainOf(d)); });
 }
-void NVTX_API DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) noexcept { End(id); }
+void NVTX_API DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) noexcept {
+  Guarded("nvtxDomainRangeEnd", [&] { End(id); });
+}
 int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  if (!ts) return -1;
-  Attr attr;
-  DecodeAttr(ts, a, &attr);
-  return Push(ts, DomainOf(d), attr.name, &attr);
+  return Guarded(
+      "nvtxDomainRangePushEx", kNotTraced,
+      [&] {
+        ThreadState* ts = CurrentThreadState();
+        if (!ts) return -1;
+        Attr attr;
+        DecodeAttr(ts, a, &attr);
+        return Push(ts, DomainOf(d), attr.name, &attr);
+      },
+      [d]() noexcept { return PushUnnamed(DomainOf(d)); });
 }
 int NVTX_API DomainRangePop(nvtxDomainHandle_t d) noexcept {
-  ThreadState* ts = CurrentThreadState();
-  return ts ? Pop(ts, DomainOf(d)) : -1;
+  return Guarded(
+      "nvtxDomainRangePop", kNotTraced,
+      [d] {
+        ThreadState* ts = CurrentThreadState();
+        return ts ? Pop(ts, DomainOf(d)) : -1;
+      },
+      PopFailed);
 }
 void NVTX_API DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t category,
                                   const char* name) noexcept {
-  NameCategoryId(DomainOf(d)->id, category, InternAscii(CurrentThreadState(), name));
+  Guarded("nvtxDomainNameCategoryA", [&] {
+    NameCategoryId(DomainOf(d)->id, category, InternAscii(CurrentThreadState(), name));
+  });
 }
 void NVTX_API DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t category,
                                   const wchar_t* name) noexcept {
-  NameCategoryId(DomainOf(d)->id, category, InternWide(CurrentThreadState(), name));
+  Guarded("nvtxDomainNameCategoryW", [&] {
+    NameCategoryId(DomainOf(d)->id, category, InternWide(CurrentThreadState(), name));
+  });
 }
-// A registered string handle is our global string id.
+// A registered string handle is our global string id (0, the empty name, when
+// registering failed).
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* s) noexcept {
-  uint32_t id = InternAscii(CurrentThreadState(), s);
-  return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
+  return Guarded("nvtxDomainRegisterStringA", [&] {
+    uint32_t id = InternAscii(CurrentThreadState(), s);
+    return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
+  });
 }
 nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* s) noexcept {
-  uint32_t id = InternWide(CurrentThreadState(), s);
-  return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
+  return Guarded("nvtxDomainRegisterStringW", [&] {
+    uint32_t id = InternWide(CurrentThreadState(), s);
+    return reinterpret_cast<nvtxStringHandle_t>(static_cast<uintptr_t>(id));
+  });
 }
-nvtxDomainHandle_t CreateDomainNamed(uint32_t name, std::string_view text) noexcept {
-  try {
-    Session* s = Session::Instance();
-    bool enabled = s ? s->config().DomainEnabled(text) : true;
-    NvtxDomain* d = GlobalDefinitions().CreateDomain(name, enabled);
-    if (!d) {
-      LogOnce("domains", LogLevel::kWarn, "too many NVTX domains; later ones use the default");
-      return nullptr;
-    }
-    return reinterpret_cast<nvtxDomainHandle_t>(d);
-  } catch (...) {
+nvtxDomainHandle_t CreateDomainNamed(uint32_t name, std::string_view text) {
+  Session* s = Session::Instance();
+  bool enabled = s ? s->config().DomainEnabled(text) : true;
+  NvtxDomain* d = GlobalDefinitions().CreateDomain(name, enabled);
+  if (!d) {
+    LogOnce("domains", LogLevel::kWarn, "too many NVTX domains; later ones use the default");
     return nullptr;
   }
+  return reinterpret_cast<nvtxDomainHandle_t>(d);
 }
+// A null handle (creation failed) makes later calls use the default domain.
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) noexcept {
-  if (!name) return nullptr;
-  return CreateDomainNamed(GlobalStrings().Intern(name).id, name);
+  return Guarded("nvtxDomainCreateA", [&]() -> nvtxDomainHandle_t {
+    if (!name) return nullptr;
+    return CreateDomainNamed(GlobalStrings().Intern(name).id, name);
+  });
 }
 nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) noexcept {
-  if (!name) return nullptr;
-  try {
+  return Guarded("nvtxDomainCreateW", [&]() -> nvtxDomainHandle_t {
+    if (!name) return nullptr;
     std::string utf8;
     AppendUtf8(&utf8, name);
     return CreateDomainNamed(GlobalStrings().Intern(utf8).id, utf8);
-  } catch (...) {
-    return nullptr;
-  }
+  });
 }
 // Handles stay valid after destroy: events may still be buffered for them.
 void NVTX_API DomainDestroy(nvtxDomainHandle_t) noexcept {}
@@ -415,68 +495,64 @@ void SetSlot(NvtxFunctionTable table, unsigned size, unsigned cbid, Fn fn) {
 
 }  // namespace
 
-int InstallNvtxCallbacks(NvtxGetExportTable get_export_table) noexcept {
-  try {
-    if (!get_export_table) return 0;
-    Session* s = Session::Instance();
-    if (!g_default_domain) {
-      g_default_domain =
-          GlobalDefinitions().DefaultDomain(s ? s->config().DomainEnabled("default") : true);
-    }
-    auto* callbacks =
-        static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
-    if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
-        !callbacks->GetModuleFunctionTable) {
-      LogOnce("nvtx-etbl", LogLevel::kWarn, "NVTX export table missing; NVTX not traced");
-      return 0;
-    }
-    NvtxFunctionTable core = nullptr, core2 = nullptr;
-    unsigned core_size = 0, core2_size = 0;
-    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) || !core) {
-      LogOnce("nvtx-core", LogLevel::kWarn, "NVTX core table missing; NVTX not traced");
-      return 0;
-    }
-    SetSlot(core, core_size, NVTX_CBID_CORE_MarkEx, &MarkEx);
-    SetSlot(core, core_size, NVTX_CBID_CORE_MarkA, &MarkA);
-    SetSlot(core, core_size, NVTX_CBID_CORE_MarkW, &MarkW);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartEx, &RangeStartEx);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartA, &RangeStartA);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartW, &RangeStartW);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangeEnd, &RangeEnd);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangePushEx, &RangePushEx);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangePushA, &RangePushA);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangePushW, &RangePushW);
-    SetSlot(core, core_size, NVTX_CBID_CORE_RangePop, &RangePop);
-    SetSlot(core, core_size, NVTX_CBID_CORE_NameCategoryA, &NameCategoryA);
-    SetSlot(core, core_size, NVTX_CBID_CORE_NameCategoryW, &NameCategoryW);
-    SetSlot(core, core_size, NVTX_CBID_CORE_NameOsThreadA, &NameOsThreadA);
-    SetSlot(core, core_size, NVTX_CBID_CORE_NameOsThreadW, &NameOsThreadW);
-    if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) && core2) {
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &DomainMarkEx);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &DomainRangeStartEx);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &DomainRangeEnd);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, &DomainRangePushEx);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, &DomainRangePop);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, &DomainNameCategoryA);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, &DomainNameCategoryW);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &DomainRegisterStringA);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &DomainRegisterStringW);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &DomainCreateA);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &DomainCreateW);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, &DomainDestroy);
-      SetSlot(core2, core2_size, NVTX_CBID_CORE2_Initialize, &Initialize);
-    }
-    if (auto* version = static_cast<const NvtxExportTableVersionInfo*>(
-            get_export_table(NVTX_ETID_VERSIONINFO))) {
-      if (version->struct_size >= sizeof(NvtxExportTableVersionInfo) &&
-          version->SetInjectionNvtxVersion) {
-        version->SetInjectionNvtxVersion(NVTX_VERSION);
-      }
-    }
-    return 1;
-  } catch (...) {
+int InstallNvtxCallbacks(NvtxGetExportTable get_export_table) {
+  if (!get_export_table) return 0;
+  Session* s = Session::Instance();
+  if (!g_default_domain) {
+    g_default_domain =
+        GlobalDefinitions().DefaultDomain(s ? s->config().DomainEnabled("default") : true);
+  }
+  auto* callbacks =
+      static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+  if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
+      !callbacks->GetModuleFunctionTable) {
+    LogOnce("nvtx-etbl", LogLevel::kWarn, "NVTX export table missing; NVTX not traced");
     return 0;
   }
+  NvtxFunctionTable core = nullptr, core2 = nullptr;
+  unsigned core_size = 0, core2_size = 0;
+  if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) || !core) {
+    LogOnce("nvtx-core", LogLevel::kWarn, "NVTX core table missing; NVTX not traced");
+    return 0;
+  }
+  SetSlot(core, core_size, NVTX_CBID_CORE_MarkEx, &MarkEx);
+  SetSlot(core, core_size, NVTX_CBID_CORE_MarkA, &MarkA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_MarkW, &MarkW);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartEx, &RangeStartEx);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartA, &RangeStartA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeStartW, &RangeStartW);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangeEnd, &RangeEnd);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushEx, &RangePushEx);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushA, &RangePushA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePushW, &RangePushW);
+  SetSlot(core, core_size, NVTX_CBID_CORE_RangePop, &RangePop);
+  SetSlot(core, core_size, NVTX_CBID_CORE_NameCategoryA, &NameCategoryA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_NameCategoryW, &NameCategoryW);
+  SetSlot(core, core_size, NVTX_CBID_CORE_NameOsThreadA, &NameOsThreadA);
+  SetSlot(core, core_size, NVTX_CBID_CORE_NameOsThreadW, &NameOsThreadW);
+  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &core2_size) && core2) {
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &DomainMarkEx);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &DomainRangeStartEx);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &DomainRangeEnd);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx, &DomainRangePushEx);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop, &DomainRangePop);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryA, &DomainNameCategoryA);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainNameCategoryW, &DomainNameCategoryW);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &DomainRegisterStringA);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW, &DomainRegisterStringW);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &DomainCreateA);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &DomainCreateW);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, &DomainDestroy);
+    SetSlot(core2, core2_size, NVTX_CBID_CORE2_Initialize, &Initialize);
+  }
+  if (auto* version =
+          static_cast<const NvtxExportTableVersionInfo*>(get_export_table(NVTX_ETID_VERSIONINFO))) {
+    if (version->struct_size >= sizeof(NvtxExportTableVersionInfo) &&
+        version->SetInjectionNvtxVersion) {
+      version->SetInjectionNvtxVersion(NVTX_VERSION);
+    }
+  }
+  return 1;
 }
 
 }  // namespace tracer

@@ -39,7 +39,8 @@ class RecordSink {
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
-  virtual void Drain(RecordSink& sink, bool final) noexcept = 0;
+  // May throw: it runs on the writer thread, whose guard handles it.
+  virtual void Drain(RecordSink& sink, bool final) = 0;
 };
 
 }  // namespace tracer

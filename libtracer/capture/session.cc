@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iterator>
 
 #include "libtracer/capture/definitions.h"
+#include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
 #include "libtracer/capture/thread_registry.h"
 #include "libtracer/capture/writer.h"
@@ -88,54 +90,49 @@ Session::Session(Config config, std::string output_path, uint32_t parent_pid)
   }
 }
 
-bool Session::Open() noexcept {
-  try {
-    HeaderInfo header;
-    header.tracer_version = TRACER_VERSION;
-    header.host = HostName();
-    header.pid = static_cast<uint32_t>(getpid());
-    header.rank = RankFromEnv(RealGetenv);
-    header.clock_description = ClockDescription();
-    header.session_start_trace_ns = NowNs();
-    header.session_start_wall_ns = WallNowNs();
-    header.config = config_.effective;
-    header.command_line = CommandLine();
-    header.parent_pid = parent_pid_;
-    std::string error;
-    if (!writer_->Begin(output_path_, header, &error)) {
-      Log(LogLevel::kError, error + "; tracing disabled");
-      return false;
-    }
-    writer_->StartThread();
-    Log(LogLevel::kInfo, "tracing to " + output_path_);
-    return true;
-  } catch (...) {
-    Log(LogLevel::kError, "could not start the session; tracing disabled");
+bool Session::Open() {
+  HeaderInfo header;
+  header.tracer_version = TRACER_VERSION;
+  header.host = HostName();
+  header.pid = static_cast<uint32_t>(getpid());
+  header.rank = RankFromEnv(RealGetenv);
+  header.clock_description = ClockDescription();
+  header.session_start_trace_ns = NowNs();
+  header.session_start_wall_ns = WallNowNs();
+  header.config = config_.effective;
+  header.command_line = CommandLine();
+  header.parent_pid = parent_pid_;
+  std::string error;
+  if (!writer_->Begin(output_path_, header, &error)) {
+    Log(LogLevel::kError, error + "; tracing disabled");
     return false;
   }
+  // Built first: nothing may throw once the writer thread runs, or it would
+  // run for a session that never starts.
+  const std::string started =
+      LogEnabled(LogLevel::kInfo) ? "tracing to " + output_path_ : std::string();
+  writer_->StartThread();
+  Log(LogLevel::kInfo, started);
+  return true;
 }
 
-Session* Session::StartNew(const Config& config, uint32_t parent_pid) noexcept {
-  try {
-    std::string path, why;
-    uint32_t pid = static_cast<uint32_t>(getpid());
-    if (!ExpandOutputTemplate(config.output_template, pid, HostName(), RealGetenv, &path, &why)) {
-      Log(LogLevel::kError,
-          "TRACER_OUTPUT='" + config.output_template + "' " + why + "; tracing disabled");
-      return nullptr;
-    }
-    if (parent_pid != 0) path = ChildPath(config.output_template, path, pid);
-    // Leaked on purpose: threads may still hold pointers into it while the
-    // process exits.
-    auto* session = new Session(config, path, parent_pid);
-    if (!session->Open()) return nullptr;
-    return session;
-  } catch (...) {
+Session* Session::StartNew(const Config& config, uint32_t parent_pid) {
+  std::string path, why;
+  uint32_t pid = static_cast<uint32_t>(getpid());
+  if (!ExpandOutputTemplate(config.output_template, pid, HostName(), RealGetenv, &path, &why)) {
+    Log(LogLevel::kError,
+        "TRACER_OUTPUT='" + config.output_template + "' " + why + "; tracing disabled");
     return nullptr;
   }
+  if (parent_pid != 0) path = ChildPath(config.output_template, path, pid);
+  // Leaked on purpose: threads may still hold pointers into it while the
+  // process exits.
+  auto* session = new Session(config, path, parent_pid);
+  if (!session->Open()) return nullptr;
+  return session;
 }
 
-Session* Session::EnsureStarted() noexcept {
+Session* Session::EnsureStarted() {
   Session* s = instance_.load(std::memory_order_acquire);
   if (s) return s;
   int state = g_state.load(std::memory_order_acquire);
@@ -182,7 +179,11 @@ Session* Session::EnsureStarted() noexcept {
     }
     if (!g_process_hooks_installed) {
       g_process_hooks_installed = true;
-      atexit([] { ShutdownProcess(); });
+      atexit([] {
+        Guarded(
+            "atexit handler", "the trace may lack its last records", [] { ShutdownProcess(); },
+            []() noexcept {});
+      });
       InstallForkHandlers();
     }
     flush_top_level_.store(parent_pid != 0, std::memory_order_relaxed);
@@ -190,8 +191,10 @@ Session* Session::EnsureStarted() noexcept {
     g_state.store(kRunning, std::memory_order_release);
     return s;
   } catch (...) {
+    // Out of memory while starting: tracing stays off rather than retrying
+    // on every call. The entry point's guard reports it.
     g_state.store(kDisabled, std::memory_order_release);
-    return nullptr;
+    throw;
   }
 }
 
@@ -202,7 +205,7 @@ void Session::AddShutdownHook(std::function<void()> hook) {
   shutdown_hooks_.push_back(std::move(hook));
 }
 
-void Session::DrainAfterTopLevelRange() noexcept {
+void Session::DrainAfterTopLevelRange() {
   if (shut_down_.load(std::memory_order_acquire)) return;
   std::unique_lock<std::mutex> lock(eager_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return;
@@ -215,62 +218,81 @@ void Session::DrainAfterTopLevelRange() noexcept {
   writer_->DrainOnce(false);
 }
 
-void Session::Flush() noexcept {
+void Session::Flush() {
   if (shut_down_.load(std::memory_order_acquire)) return;
   writer_->Flush(kFlushTimeoutMs);
 }
 
-void Session::Shutdown() noexcept {
+void Session::Shutdown() {
   if (shut_down_.exchange(true)) return;
   window_.Close();
+  // However the rest goes, the session is over when this returns.
+  struct Ended {
+    Session* session;
+    ~Ended() {
+      Session* self = session;
+      instance_.compare_exchange_strong(self, nullptr);
+      g_state.store(kEnded, std::memory_order_release);
+    }
+  } ended{this};
   std::vector<std::function<void()>> hooks;
   {
     std::lock_guard<std::mutex> lock(hooks_mu_);
     hooks.swap(shutdown_hooks_);
   }
+  // A failing hook must not cost the final drain: its error is rethrown
+  // after it, for the caller's guard to report.
+  std::exception_ptr hook_error;
   for (auto& hook : hooks) {
     try {
       hook();
     } catch (...) {
-      LogOnce("hook-exception", LogLevel::kWarn, "a shutdown hook failed; continuing");
+      if (!hook_error) hook_error = std::current_exception();
     }
   }
-  if (!writer_->Stop(kStopTimeoutMs)) {
+  const bool stopped = writer_->Stop(kStopTimeoutMs);
+  if (hook_error) std::rethrow_exception(hook_error);
+  if (!stopped) {
     Log(LogLevel::kWarn, "the writer did not finish within 5 s; the trace has no footer");
-  } else {
+  } else if (LogEnabled(LogLevel::kInfo)) {
     Log(LogLevel::kInfo, "trace written to " + output_path_);
   }
-  Session* self = this;
-  instance_.compare_exchange_strong(self, nullptr);
-  g_state.store(kEnded, std::memory_order_release);
 }
 
-void Session::ShutdownProcess() noexcept {
+void Session::ShutdownProcess() {
   Session* s = instance_.load(std::memory_order_acquire);
   if (s) s->Shutdown();
 }
 
-void Session::InstallForkHandlers() noexcept {
+void Session::InstallForkHandlers() {
   pthread_atfork(&Session::ForkPrepare, &Session::ForkParent, &Session::ForkChild);
 }
 
 // Hold every lock an application thread or the writer may take, so the child
 // never inherits one held by a thread that does not exist there.
 void Session::ForkPrepare() noexcept {
-  g_start_mu.lock();
-  GlobalStrings().LockForFork();
-  GlobalDefinitions().LockForFork();
-  if (Session* s = instance_.load(std::memory_order_acquire)) s->threads_->LockForFork();
+  Guarded("fork handler (prepare)", [] {
+    g_start_mu.lock();
+    GlobalStrings().LockForFork();
+    GlobalDefinitions().LockForFork();
+    if (Session* s = instance_.load(std::memory_order_acquire)) s->threads_->LockForFork();
+  });
 }
 
 void Session::ForkParent() noexcept {
-  if (Session* s = instance_.load(std::memory_order_acquire)) s->threads_->UnlockAfterFork();
-  GlobalDefinitions().UnlockAfterFork();
-  GlobalStrings().UnlockAfterFork();
-  g_start_mu.unlock();
+  Guarded("fork handler (parent)", [] {
+    if (Session* s = instance_.load(std::memory_order_acquire)) s->threads_->UnlockAfterFork();
+    GlobalDefinitions().UnlockAfterFork();
+    GlobalStrings().UnlockAfterFork();
+    g_start_mu.unlock();
+  });
 }
 
 void Session::ForkChild() noexcept {
+  Guarded("fork handler (child)", [] { ForkChildBody(); });
+}
+
+void Session::ForkChildBody() {
   Session* parent = instance_.load(std::memory_order_acquire);
   if (parent) parent->threads_->UnlockAfterFork();
   GlobalDefinitions().UnlockAfterFork();

@@ -25,7 +25,9 @@ class Session {
  public:
   // Idempotent and thread-safe; nullptr when tracing is disabled, the
   // configuration is bad or the output cannot be opened (logged once).
-  static Session* EnsureStarted() noexcept;
+  // Throws when out of memory (tracing is then disabled for good). Like every
+  // function below, it runs under an entry point's guard (entry_guard.h).
+  static Session* EnsureStarted();
   // The running session, or nullptr (not started, disabled, or shut down).
   static Session* Instance() noexcept { return instance_.load(std::memory_order_acquire); }
 
@@ -45,9 +47,10 @@ class Session {
 
   // Wakes the writer and waits (bounded) until it drained everything
   // appended before the call.
-  void Flush() noexcept;
+  void Flush();
   // Final drain, footer, close. Exactly once; later calls return at once.
-  void Shutdown() noexcept;
+  // The session has ended when it returns, even by an exception.
+  void Shutdown();
 
   ThreadRegistry& threads() noexcept { return *threads_; }
 
@@ -59,21 +62,23 @@ class Session {
   static bool flush_top_level_ranges() noexcept {
     return flush_top_level_.load(std::memory_order_relaxed);
   }
-  void DrainAfterTopLevelRange() noexcept;
+  void DrainAfterTopLevelRange();
 
   // Shuts the running session down (atexit handler and library destructor).
-  static void ShutdownProcess() noexcept;
+  static void ShutdownProcess();
 
   ~Session() = delete;  // sessions are never destroyed (see session.cc)
 
  private:
   Session(Config config, std::string output_path, uint32_t parent_pid);
-  bool Open() noexcept;
-  static void InstallForkHandlers() noexcept;
+  bool Open();
+  static void InstallForkHandlers();
+  // pthread_atfork handlers: C boundaries, each one guard.
   static void ForkPrepare() noexcept;
   static void ForkParent() noexcept;
   static void ForkChild() noexcept;
-  static Session* StartNew(const Config& config, uint32_t parent_pid) noexcept;
+  static void ForkChildBody();
+  static Session* StartNew(const Config& config, uint32_t parent_pid);
 
   static std::atomic<Session*> instance_;
   static std::atomic<bool> flush_top_level_;

@@ -1,7 +1,7 @@
 #include "libtracer/capture/thread_registry.h"
 
 #include <algorithm>
-#include <new>
+#include <memory>
 
 namespace tracer {
 
@@ -9,18 +9,15 @@ namespace {
 constexpr uint32_t kMaxThreadId = (1u << 22) - 1;  // fits the instance id layout
 }
 
-ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) noexcept {
-  try {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (next_id_ > kMaxThreadId) return nullptr;
-    auto* state = new (std::nothrow) ThreadState(next_id_, ring_bytes_, os_tid, pthread_id);
-    if (!state) return nullptr;
-    ++next_id_;
-    threads_.push_back(state);
-    return state;
-  } catch (...) {
-    return nullptr;
-  }
+ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (next_id_ > kMaxThreadId) return nullptr;
+  // Grown first, so the push_back below cannot throw and leak the state.
+  if (threads_.size() == threads_.capacity()) threads_.reserve(threads_.size() * 2 + 8);
+  auto state = std::make_unique<ThreadState>(next_id_, ring_bytes_, os_tid, pthread_id);
+  ++next_id_;
+  threads_.push_back(state.get());
+  return state.release();
 }
 
 void ThreadRegistry::Snapshot(std::vector<ThreadState*>* out) {

@@ -17,8 +17,8 @@ class ThreadRegistry {
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
-  // nullptr when out of memory or thread ids (2^22).
-  ThreadState* Register(uint64_t os_tid, uint64_t pthread_id) noexcept;
+  // nullptr when out of thread ids (2^22); throws when out of memory.
+  ThreadState* Register(uint64_t os_tid, uint64_t pthread_id);
   void Snapshot(std::vector<ThreadState*>* out);
   // Frees states; the caller drained them after they exited.
   void Remove(const std::vector<ThreadState*>& states);

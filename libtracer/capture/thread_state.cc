@@ -62,7 +62,7 @@ namespace internal {
 constinit thread_local ThreadState* t_current_state __attribute__((tls_model("initial-exec"))) =
     nullptr;
 
-ThreadState* CreateCurrentThreadState() noexcept {
+ThreadState* CreateCurrentThreadState() {
   if (t_exited) return nullptr;  // thread_local destructors already ran
   Session* session = Session::Instance();
   if (!session) session = Session::EnsureStarted();

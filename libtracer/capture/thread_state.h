@@ -144,11 +144,13 @@ namespace internal {
 // one pointer fits glibc's static TLS surplus for dlopen'ed libraries.
 extern constinit thread_local ThreadState* t_current_state
     __attribute__((tls_model("initial-exec")));
-ThreadState* CreateCurrentThreadState() noexcept;
+// May throw (allocation): callers sit below an entry guard.
+ThreadState* CreateCurrentThreadState();
 }  // namespace internal
 
-// The calling thread's state, created on first use; nullptr when tracing is off.
-inline ThreadState* CurrentThreadState() noexcept {
+// The calling thread's state, created on first use; nullptr when tracing is
+// off. Throws when the state cannot be created (the next call tries again).
+inline ThreadState* CurrentThreadState() {
   ThreadState* s = internal::t_current_state;
   if (__builtin_expect(s != nullptr, 1)) return s;
   return internal::CreateCurrentThreadState();

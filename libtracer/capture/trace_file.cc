@@ -12,12 +12,13 @@ namespace tracer {
 TraceFile::~TraceFile() { Close(); }
 
 bool TraceFile::Open(const std::string& path, std::string* error) {
+  std::string owned = path;  // copied first: a failure must not leave an empty file
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = "cannot create '" + path + "': " + strerror(errno);
     return false;
   }
-  Adopt(fd, path);
+  Adopt(fd, std::move(owned));
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "libtracer/capture/definitions.h"
+#include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
 #include "libtracer/capture/thread_registry.h"
 #include "libtracer/capture/thread_state.h"
@@ -26,11 +27,13 @@ Writer::~Writer() {
 }
 
 bool Writer::Begin(const std::string& path, const HeaderInfo& header, std::string* error) {
-  if (!file_.Open(path, error)) return false;
+  // Encoded before the file is created: running out of memory here must not
+  // leave an empty file behind.
   std::string bytes;
   AppendFileMagic(&bytes);
   builder_.SetHeader(header);
   builder_.FinishFrame(&bytes);
+  if (!file_.Open(path, error)) return false;
   if (!file_.Append(bytes)) {
     *error = "cannot write '" + path + "'";
     return false;
@@ -48,7 +51,19 @@ bool Writer::BeginOnFd(int fd, const HeaderInfo& header) {
 }
 
 void Writer::StartThread() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    Guarded(
+        "writer thread", "the trace ends at the last frame written", [this] { Loop(); },
+        [this]() noexcept { MarkFinished(); });
+  });
+}
+
+void Writer::MarkFinished() noexcept {
+  // A std::mutex only throws on misuse; if it ever did, terminating here is
+  // the lesser evil than a Stop that waits forever.
+  std::lock_guard<std::mutex> lock(mu_);
+  finished_ = true;
+  done_cv_.notify_all();
 }
 
 void Writer::AddSource(RecordSource* source) {
@@ -73,48 +88,40 @@ void Writer::Loop() {
   }
 }
 
-bool Writer::Flush(uint32_t timeout_ms) noexcept {
-  try {
+bool Writer::Flush(uint32_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (finished_ || !thread_.joinable()) return false;
+  uint64_t mine = ++flush_requested_;
+  wake_cv_.notify_all();
+  return done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                           [&] { return flush_done_ >= mine || finished_; });
+}
+
+bool Writer::Stop(uint32_t timeout_ms) {
+  if (!thread_.joinable()) {
+    DrainOnce(true);
+    return true;
+  }
+  bool done;
+  {
     std::unique_lock<std::mutex> lock(mu_);
-    if (finished_ || !thread_.joinable()) return false;
-    uint64_t mine = ++flush_requested_;
+    stop_requested_ = true;
     wake_cv_.notify_all();
-    return done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                             [&] { return flush_done_ >= mine || finished_; });
-  } catch (...) {
-    return false;
+    done =
+        done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return finished_; });
   }
+  if (done) {
+    thread_.join();
+  } else {
+    thread_.detach();  // stuck (e.g. blocked write): give up, never hang the host
+  }
+  return done;
 }
 
-bool Writer::Stop(uint32_t timeout_ms) noexcept {
+void Writer::DrainOnce(bool final) {
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  if (finished_writing_) return;
   try {
-    if (!thread_.joinable()) {
-      DrainOnce(true);
-      return true;
-    }
-    bool done;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      stop_requested_ = true;
-      wake_cv_.notify_all();
-      done =
-          done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return finished_; });
-    }
-    if (done) {
-      thread_.join();
-    } else {
-      thread_.detach();  // stuck (e.g. blocked write): give up, never hang the host
-    }
-    return done;
-  } catch (...) {
-    return false;
-  }
-}
-
-void Writer::DrainOnce(bool final) noexcept {
-  try {
-    std::lock_guard<std::mutex> lock(drain_mu_);
-    if (finished_writing_) return;
     uint64_t begin = NowNs();
 
     threads_->Snapshot(&snapshot_);
@@ -174,7 +181,10 @@ void Writer::DrainOnce(bool final) noexcept {
     for (ThreadState* t : retired_) thread_counter_seen_.erase(t);
     retired_.clear();
   } catch (...) {
-    LogOnce("writer-exception", LogLevel::kError, "the writer thread hit an internal error");
+    // The builder may hold half a record: keep what is on disk, write no more.
+    finished_writing_ = true;
+    file_.Close();
+    throw;
   }
 }
 

@@ -49,13 +49,16 @@ class Writer final : public RecordSink, private EventDecoder::Output {
 
   // Wakes the writer and waits until it drained what was appended before the
   // call; false on timeout.
-  bool Flush(uint32_t timeout_ms) noexcept;
+  bool Flush(uint32_t timeout_ms);
   // Final drain and footer, then the file is closed. False when the writer
   // thread did not finish within timeout_ms (it is then abandoned).
-  bool Stop(uint32_t timeout_ms) noexcept;
+  bool Stop(uint32_t timeout_ms);
 
-  // One drain pass (the writer thread's body; tests call it directly).
-  void DrainOnce(bool final) noexcept;
+  // One drain pass (the writer thread's body; tests call it directly). When
+  // it throws (out of memory), the frame being built may be inconsistent:
+  // the file is closed where it is (complete up to its last frame, no
+  // footer), later passes write nothing, and the exception propagates.
+  void DrainOnce(bool final);
 
   const TraceFile& file() const { return file_; }
 
@@ -90,6 +93,8 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   void ThreadName(uint32_t thread, uint32_t name) override;
 
   void Loop();
+  // The writer thread's guard fallback: Flush and Stop stop waiting for it.
+  void MarkFinished() noexcept;
   void EnsureString(uint32_t id);
   void EnsureThread(uint32_t id);
   void EnsureDomain(uint32_t id);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "libtracer/core/trace_fields.h"
 #include "libtracer/core/wire_writer.h"
 
 namespace tracer {
@@ -12,6 +13,40 @@ using wire::AppendBytes;
 using wire::AppendSint;
 using wire::AppendUint;
 using Enc = ColumnBatch::Encoding;
+namespace f = fields;
+
+// Column batches write column c as field c + 1 (SerializeAndClear), so the
+// rows built below list their values in field order; checked here against
+// trace.proto.
+static_assert(f::KernelBatch::kStartDelta == 1 && f::KernelBatch::kDuration == 2 &&
+              f::KernelBatch::kName == 3 && f::KernelBatch::kStream == 4 &&
+              f::KernelBatch::kCorrelationDelta == 5 && f::KernelBatch::kLaunchConfig == 6);
+static_assert(f::MemcpyBatch::kStartDelta == 1 && f::MemcpyBatch::kDuration == 2 &&
+              f::MemcpyBatch::kBytes == 3 && f::MemcpyBatch::kCopyKind == 4 &&
+              f::MemcpyBatch::kStream == 5 && f::MemcpyBatch::kCorrelationDelta == 6 &&
+              f::MemcpyBatch::kFlags == 7);
+static_assert(f::MemsetBatch::kStartDelta == 1 && f::MemsetBatch::kDuration == 2 &&
+              f::MemsetBatch::kBytes == 3 && f::MemsetBatch::kValue == 4 &&
+              f::MemsetBatch::kStream == 5 && f::MemsetBatch::kCorrelationDelta == 6 &&
+              f::MemsetBatch::kFlags == 7);
+static_assert(f::ApiBatch::kStartDelta == 1 && f::ApiBatch::kDuration == 2 &&
+              f::ApiBatch::kDomain == 3 && f::ApiBatch::kCbid == 4 && f::ApiBatch::kThread == 5 &&
+              f::ApiBatch::kCorrelationDelta == 6 && f::ApiBatch::kReturnValue == 7 &&
+              f::ApiBatch::kName == 8);
+static_assert(f::LaunchBatch::kCorrelationDelta == 1 && f::LaunchBatch::kTimeDelta == 2 &&
+              f::LaunchBatch::kThread == 3 && f::LaunchBatch::kRangeId == 4 &&
+              f::LaunchBatch::kCbid == 5 && f::LaunchBatch::kDomain == 6);
+// FinishFrame appends the definition and row lists in field-number order
+// from these ranges; the arrays in chunk_builder.h are indexed by them.
+static_assert(f::Chunk::kHeader == 1 && f::Chunk::kStrings == 2 && f::Chunk::kThreads == 3 &&
+              f::Chunk::kStreams == 4 && f::Chunk::kLaunchConfigs == 5 && f::Chunk::kDomains == 6 &&
+              f::Chunk::kCategories == 7);
+static_assert(f::Chunk::kRanges == 10 && f::Chunk::kMarks == 11 && f::Chunk::kKernels == 12 &&
+              f::Chunk::kMemcpys == 13 && f::Chunk::kMemsets == 14 && f::Chunk::kApiCalls == 15 &&
+              f::Chunk::kLaunches == 16 && f::Chunk::kSynchronizations == 17 &&
+              f::Chunk::kOverheads == 18 && f::Chunk::kGraphNodes == 19 &&
+              f::Chunk::kPmSamples == 20 && f::Chunk::kGraphLaunches == 21 &&
+              f::Chunk::kCounterDeltas == 30 && f::Chunk::kFooter == 31);
 
 ColumnBatch::ColumnBatch(std::vector<Encoding> encodings)
     : encodings_(std::move(encodings)), previous_(encodings_.size(), 0) {}
@@ -82,15 +117,15 @@ void AppendPayload(std::string* out, uint32_t field, const PayloadValue& p, std:
   scratch->clear();
   switch (p.type) {
     case PayloadValue::Type::kU64:
-      wire::AppendTag(scratch, 1, wire::kVarint);
+      wire::AppendTag(scratch, f::Payload::kU64, wire::kVarint);
       wire::AppendVarint(scratch, p.u64);
       break;
     case PayloadValue::Type::kI64:
-      wire::AppendTag(scratch, 2, wire::kVarint);
+      wire::AppendTag(scratch, f::Payload::kI64, wire::kVarint);
       wire::AppendVarint(scratch, static_cast<uint64_t>(p.i64));
       break;
     case PayloadValue::Type::kF64: {
-      wire::AppendTag(scratch, 3, wire::kFixed64);
+      wire::AppendTag(scratch, f::Payload::kF64, wire::kFixed64);
       char buf[8];
       std::memcpy(buf, &p.f64, 8);
       scratch->append(buf, 8);
@@ -107,27 +142,27 @@ void AppendPayload(std::string* out, uint32_t field, const PayloadValue& p, std:
 void ChunkBuilder::SetHeader(const HeaderInfo& h) {
   std::string& m = header_;
   m.clear();
-  AppendUint(&m, 1, h.format_version);
-  wire::AppendNonEmptyBytes(&m, 2, h.tracer_version);
-  wire::AppendNonEmptyBytes(&m, 3, h.host);
-  AppendUint(&m, 4, h.pid);
-  wire::AppendInt32(&m, 5, h.rank);
+  AppendUint(&m, f::Header::kFormatVersion, h.format_version);
+  wire::AppendNonEmptyBytes(&m, f::Header::kTracerVersion, h.tracer_version);
+  wire::AppendNonEmptyBytes(&m, f::Header::kHost, h.host);
+  AppendUint(&m, f::Header::kPid, h.pid);
+  wire::AppendInt32(&m, f::Header::kRank, h.rank);
   if (!h.clock_description.empty()) {
     scratch_.clear();
-    AppendBytes(&scratch_, 1, h.clock_description);
-    AppendBytes(&m, 6, scratch_);
+    AppendBytes(&scratch_, f::ClockInfo::kDescription, h.clock_description);
+    AppendBytes(&m, f::Header::kClock, scratch_);
   }
-  AppendUint(&m, 7, h.session_start_wall_ns);
-  AppendUint(&m, 8, h.session_start_trace_ns);
+  AppendUint(&m, f::Header::kSessionStartWallNs, h.session_start_wall_ns);
+  AppendUint(&m, f::Header::kSessionStartTraceNs, h.session_start_trace_ns);
   for (const auto& [k, v] : h.config) {
     scratch_.clear();
-    AppendBytes(&scratch_, 1, k);
-    wire::AppendNonEmptyBytes(&scratch_, 2, v);
-    AppendBytes(&m, 9, scratch_);
+    AppendBytes(&scratch_, f::KeyValue::kKey, k);
+    wire::AppendNonEmptyBytes(&scratch_, f::KeyValue::kValue, v);
+    AppendBytes(&m, f::Header::kConfig, scratch_);
   }
-  for (const auto& arg : h.command_line) AppendBytes(&m, 10, arg);
-  AppendUint(&m, 11, h.parent_pid);
-  wire::AppendNonEmptyBytes(&m, 12, h.source);
+  for (const auto& arg : h.command_line) AppendBytes(&m, f::Header::kCommandLine, arg);
+  AppendUint(&m, f::Header::kParentPid, h.parent_pid);
+  wire::AppendNonEmptyBytes(&m, f::Header::kSource, h.source);
   ++items_;
 }
 
@@ -137,25 +172,25 @@ void AppendCounters(std::string* out, uint32_t field, const CounterList& counter
                     std::string* scratch) {
   for (const auto& [name, value] : counters) {
     scratch->clear();
-    AppendBytes(scratch, 1, name);
-    AppendUint(scratch, 2, value);
+    AppendBytes(scratch, f::Counter::kName, name);
+    AppendUint(scratch, f::Counter::kValue, value);
     AppendBytes(out, field, *scratch);
   }
 }
 
 }  // namespace
 
-void ChunkBuilder::SetFooter(const FooterInfo& f) {
+void ChunkBuilder::SetFooter(const FooterInfo& footer) {
   std::string& m = footer_;
   m.clear();
-  AppendUint(&m, 1, f.session_end_trace_ns);
-  AppendCounters(&m, 2, f.records_by_kind, &scratch_);
-  AppendCounters(&m, 3, f.dropped_by_cause, &scratch_);
-  AppendUint(&m, 4, f.overhead_ns);
-  AppendCounters(&m, 5, f.stats, &scratch_);
+  AppendUint(&m, f::Footer::kSessionEndTraceNs, footer.session_end_trace_ns);
+  AppendCounters(&m, f::Footer::kRecordsByKind, footer.records_by_kind, &scratch_);
+  AppendCounters(&m, f::Footer::kDroppedByCause, footer.dropped_by_cause, &scratch_);
+  AppendUint(&m, f::Footer::kOverheadNs, footer.overhead_ns);
+  AppendCounters(&m, f::Footer::kStats, footer.stats, &scratch_);
   // A footer with every field zero still has to be present on the wire.
   if (m.empty()) {
-    wire::AppendTag(&m, 1, wire::kVarint);
+    wire::AppendTag(&m, f::Footer::kSessionEndTraceNs, wire::kVarint);
     wire::AppendVarint(&m, 0);
   }
   ++items_;
@@ -163,58 +198,63 @@ void ChunkBuilder::SetFooter(const FooterInfo& f) {
 
 void ChunkBuilder::AddString(uint32_t id, std::string_view value) {
   scratch_.clear();
-  AppendUint(&scratch_, 1, id);
-  wire::AppendNonEmptyBytes(&scratch_, 2, value);
-  AppendBytes(&defs_[2], 2, scratch_);
+  AppendUint(&scratch_, f::StringDef::kId, id);
+  wire::AppendNonEmptyBytes(&scratch_, f::StringDef::kValue, value);
+  AppendBytes(&defs_[f::Chunk::kStrings], f::Chunk::kStrings, scratch_);
   ++items_;
 }
 
 void ChunkBuilder::AddThread(const ThreadDefRecord& r) {
   scratch_.clear();
-  AppendUint(&scratch_, 1, r.id);
-  AppendUint(&scratch_, 2, r.os_tid);
-  AppendUint(&scratch_, 3, r.name);
-  AppendUint(&scratch_, 4, r.pthread_id);
-  AppendBytes(&defs_[3], 3, scratch_);
+  AppendUint(&scratch_, f::ThreadDef::kId, r.id);
+  AppendUint(&scratch_, f::ThreadDef::kOsTid, r.os_tid);
+  AppendUint(&scratch_, f::ThreadDef::kName, r.name);
+  AppendUint(&scratch_, f::ThreadDef::kPthreadId, r.pthread_id);
+  AppendBytes(&defs_[f::Chunk::kThreads], f::Chunk::kThreads, scratch_);
   ++items_;
 }
 
 void ChunkBuilder::AddStream(const StreamDefRecord& r) {
   scratch_.clear();
-  AppendUint(&scratch_, 1, r.id);
-  AppendUint(&scratch_, 2, r.device);
-  AppendUint(&scratch_, 3, r.context);
-  AppendUint(&scratch_, 4, r.stream);
-  AppendBytes(&defs_[4], 4, scratch_);
+  AppendUint(&scratch_, f::StreamDef::kId, r.id);
+  AppendUint(&scratch_, f::StreamDef::kDevice, r.device);
+  AppendUint(&scratch_, f::StreamDef::kContext, r.context);
+  AppendUint(&scratch_, f::StreamDef::kStream, r.stream);
+  AppendBytes(&defs_[f::Chunk::kStreams], f::Chunk::kStreams, scratch_);
   ++items_;
 }
 
 void ChunkBuilder::AddLaunchConfig(const LaunchConfigRecord& r) {
   scratch_.clear();
-  AppendUint(&scratch_, 1, r.id);
-  for (int i = 0; i < 3; ++i) AppendUint(&scratch_, 2 + i, r.grid[i]);
-  for (int i = 0; i < 3; ++i) AppendUint(&scratch_, 5 + i, r.block[i]);
-  AppendUint(&scratch_, 8, r.static_shared_memory);
-  AppendUint(&scratch_, 9, r.dynamic_shared_memory);
-  AppendUint(&scratch_, 10, r.registers_per_thread);
-  AppendBytes(&defs_[5], 5, scratch_);
+  using L = f::LaunchConfigDef;
+  AppendUint(&scratch_, L::kId, r.id);
+  AppendUint(&scratch_, L::kGridX, r.grid[0]);
+  AppendUint(&scratch_, L::kGridY, r.grid[1]);
+  AppendUint(&scratch_, L::kGridZ, r.grid[2]);
+  AppendUint(&scratch_, L::kBlockX, r.block[0]);
+  AppendUint(&scratch_, L::kBlockY, r.block[1]);
+  AppendUint(&scratch_, L::kBlockZ, r.block[2]);
+  AppendUint(&scratch_, L::kStaticSharedMemory, r.static_shared_memory);
+  AppendUint(&scratch_, L::kDynamicSharedMemory, r.dynamic_shared_memory);
+  AppendUint(&scratch_, L::kRegistersPerThread, r.registers_per_thread);
+  AppendBytes(&defs_[f::Chunk::kLaunchConfigs], f::Chunk::kLaunchConfigs, scratch_);
   ++items_;
 }
 
 void ChunkBuilder::AddDomain(const DomainDefRecord& r) {
   scratch_.clear();
-  AppendUint(&scratch_, 1, r.id);
-  AppendUint(&scratch_, 2, r.name);
-  AppendBytes(&defs_[6], 6, scratch_);
+  AppendUint(&scratch_, f::DomainDef::kId, r.id);
+  AppendUint(&scratch_, f::DomainDef::kName, r.name);
+  AppendBytes(&defs_[f::Chunk::kDomains], f::Chunk::kDomains, scratch_);
   ++items_;
 }
 
 void ChunkBuilder::AddCategory(const CategoryDefRecord& r) {
   scratch_.clear();
-  AppendUint(&scratch_, 1, r.domain);
-  AppendUint(&scratch_, 2, r.category);
-  AppendUint(&scratch_, 3, r.name);
-  AppendBytes(&defs_[7], 7, scratch_);
+  AppendUint(&scratch_, f::CategoryDef::kDomain, r.domain);
+  AppendUint(&scratch_, f::CategoryDef::kCategory, r.category);
+  AppendUint(&scratch_, f::CategoryDef::kName, r.name);
+  AppendBytes(&defs_[f::Chunk::kCategories], f::Chunk::kCategories, scratch_);
   ++items_;
 }
 
@@ -224,34 +264,36 @@ void ChunkBuilder::AddCategory(const CategoryDefRecord& r) {
 void ChunkBuilder::AddRange(const RangeRecord& r) {
   char buf[13 * wire::kMaxUintField];
   char* p = buf;
-  p = wire::PutUint(p, 1, r.id);
-  p = wire::PutUint(p, 2, r.parent_id);
-  p = wire::PutUint(p, 3, r.thread);
-  p = wire::PutUint(p, 4, r.name);
-  p = wire::PutUint(p, 5, r.domain);
-  p = wire::PutUint(p, 6, r.category);
-  p = wire::PutUint(p, 7, r.start_ns);
-  p = wire::PutUint(p, 8, r.end_ns);
-  p = wire::PutUint(p, 9, static_cast<uint64_t>(r.kind));
-  p = wire::PutUint(p, 10, r.depth);
-  p = wire::PutUint(p, 11, r.end_thread);
-  p = wire::PutUint(p, 12, r.flags);
-  p = wire::PutUint(p, 13, r.color);
-  AppendRowMessage(&rows_[10], 10, std::string_view(buf, static_cast<size_t>(p - buf)), 14,
-                   r.payload);
+  using R = f::Range;
+  p = wire::PutUint(p, R::kId, r.id);
+  p = wire::PutUint(p, R::kParentId, r.parent_id);
+  p = wire::PutUint(p, R::kThread, r.thread);
+  p = wire::PutUint(p, R::kName, r.name);
+  p = wire::PutUint(p, R::kDomain, r.domain);
+  p = wire::PutUint(p, R::kCategory, r.category);
+  p = wire::PutUint(p, R::kStartNs, r.start_ns);
+  p = wire::PutUint(p, R::kEndNs, r.end_ns);
+  p = wire::PutUint(p, R::kKind, static_cast<uint64_t>(r.kind));
+  p = wire::PutUint(p, R::kDepth, r.depth);
+  p = wire::PutUint(p, R::kEndThread, r.end_thread);
+  p = wire::PutUint(p, R::kFlags, r.flags);
+  p = wire::PutUint(p, R::kColor, r.color);
+  AppendRowMessage(&rows_[f::Chunk::kRanges], f::Chunk::kRanges,
+                   std::string_view(buf, static_cast<size_t>(p - buf)), R::kPayload, r.payload);
 }
 
 void ChunkBuilder::AddMark(const MarkRecord& r) {
   char buf[6 * wire::kMaxUintField];
   char* p = buf;
-  p = wire::PutUint(p, 1, r.time_ns);
-  p = wire::PutUint(p, 2, r.thread);
-  p = wire::PutUint(p, 3, r.name);
-  p = wire::PutUint(p, 4, r.domain);
-  p = wire::PutUint(p, 5, r.category);
-  p = wire::PutUint(p, 6, r.color);
-  AppendRowMessage(&rows_[11], 11, std::string_view(buf, static_cast<size_t>(p - buf)), 7,
-                   r.payload);
+  using M = f::Mark;
+  p = wire::PutUint(p, M::kTimeNs, r.time_ns);
+  p = wire::PutUint(p, M::kThread, r.thread);
+  p = wire::PutUint(p, M::kName, r.name);
+  p = wire::PutUint(p, M::kDomain, r.domain);
+  p = wire::PutUint(p, M::kCategory, r.category);
+  p = wire::PutUint(p, M::kColor, r.color);
+  AppendRowMessage(&rows_[f::Chunk::kMarks], f::Chunk::kMarks,
+                   std::string_view(buf, static_cast<size_t>(p - buf)), M::kPayload, r.payload);
 }
 
 void ChunkBuilder::AppendRowMessage(std::string* out, uint32_t field, std::string_view fields,
@@ -272,10 +314,10 @@ void ChunkBuilder::AddKernel(const KernelRecord& r) {
                           r.stream,   r.correlation_id,      r.launch_config};
   if (r.graph_id != 0 || r.graph_node_id != 0) {
     scratch_.clear();
-    AppendUint(&scratch_, 1, kernels_.rows());
-    AppendUint(&scratch_, 2, r.graph_id);
-    AppendUint(&scratch_, 3, r.graph_node_id);
-    AppendBytes(&kernel_graph_refs_, 7, scratch_);
+    AppendUint(&scratch_, f::GraphRef::kRow, kernels_.rows());
+    AppendUint(&scratch_, f::GraphRef::kGraphId, r.graph_id);
+    AppendUint(&scratch_, f::GraphRef::kGraphNodeId, r.graph_node_id);
+    AppendBytes(&kernel_graph_refs_, f::KernelBatch::kGraph, scratch_);
   }
   kernels_.AddRow(row);
   ++items_;
@@ -318,71 +360,76 @@ void ChunkBuilder::AddLaunch(const LaunchRecord& r) {
 void ChunkBuilder::AddSync(const SyncRecord& r) {
   std::string& m = payload_;
   m.clear();
-  AppendUint(&m, 1, r.start_ns);
-  AppendUint(&m, 2, r.end_ns);
-  AppendUint(&m, 3, r.type);
-  AppendUint(&m, 4, r.stream);
-  AppendUint(&m, 5, r.correlation_id);
-  AppendUint(&m, 6, r.context);
-  AppendUint(&m, 7, r.event);
-  AppendBytes(&rows_[17], 17, m);
+  using S = f::Synchronization;
+  AppendUint(&m, S::kStartNs, r.start_ns);
+  AppendUint(&m, S::kEndNs, r.end_ns);
+  AppendUint(&m, S::kType, r.type);
+  AppendUint(&m, S::kStream, r.stream);
+  AppendUint(&m, S::kCorrelationId, r.correlation_id);
+  AppendUint(&m, S::kContext, r.context);
+  AppendUint(&m, S::kEvent, r.event);
+  AppendBytes(&rows_[f::Chunk::kSynchronizations], f::Chunk::kSynchronizations, m);
   ++items_;
 }
 
 void ChunkBuilder::AddOverhead(const OverheadRecord& r) {
   std::string& m = payload_;
   m.clear();
-  AppendUint(&m, 1, r.start_ns);
-  AppendUint(&m, 2, r.end_ns);
-  AppendUint(&m, 3, r.kind);
-  AppendUint(&m, 4, r.thread);
-  AppendUint(&m, 5, r.correlation_id);
-  AppendBytes(&rows_[18], 18, m);
+  using O = f::Overhead;
+  AppendUint(&m, O::kStartNs, r.start_ns);
+  AppendUint(&m, O::kEndNs, r.end_ns);
+  AppendUint(&m, O::kKind, r.kind);
+  AppendUint(&m, O::kThread, r.thread);
+  AppendUint(&m, O::kCorrelationId, r.correlation_id);
+  AppendBytes(&rows_[f::Chunk::kOverheads], f::Chunk::kOverheads, m);
   ++items_;
 }
 
 void ChunkBuilder::AddGraphNode(const GraphNodeSnapshotRecord& r) {
   std::string& m = payload_;
   m.clear();
-  AppendUint(&m, 1, r.graph_id);
-  AppendUint(&m, 2, r.graph_node_id);
-  AppendUint(&m, 3, r.range_id);
-  AppendUint(&m, 4, r.thread);
-  AppendUint(&m, 5, r.time_ns);
-  AppendBytes(&rows_[19], 19, m);
+  using G = f::GraphNodeSnapshot;
+  AppendUint(&m, G::kGraphId, r.graph_id);
+  AppendUint(&m, G::kGraphNodeId, r.graph_node_id);
+  AppendUint(&m, G::kRangeId, r.range_id);
+  AppendUint(&m, G::kThread, r.thread);
+  AppendUint(&m, G::kTimeNs, r.time_ns);
+  AppendBytes(&rows_[f::Chunk::kGraphNodes], f::Chunk::kGraphNodes, m);
   ++items_;
 }
 
 void ChunkBuilder::AddPmSample(const PmSampleRecord& r) {
   std::string& m = payload_;
   m.clear();
-  AppendUint(&m, 1, r.start_ns);
-  AppendUint(&m, 2, r.end_ns);
-  AppendUint(&m, 3, r.device);
-  AppendUint(&m, 4, r.metric);
-  wire::AppendDouble(&m, 5, r.value);
-  AppendBytes(&rows_[20], 20, m);
+  using P = f::PmSample;
+  AppendUint(&m, P::kStartNs, r.start_ns);
+  AppendUint(&m, P::kEndNs, r.end_ns);
+  AppendUint(&m, P::kDevice, r.device);
+  AppendUint(&m, P::kMetric, r.metric);
+  wire::AppendDouble(&m, P::kValue, r.value);
+  AppendBytes(&rows_[f::Chunk::kPmSamples], f::Chunk::kPmSamples, m);
   ++items_;
 }
 
 void ChunkBuilder::AddGraphLaunch(const GraphLaunchRecord& r) {
   std::string& m = payload_;
   m.clear();
-  AppendUint(&m, 1, r.start_ns);
-  AppendUint(&m, 2, r.end_ns);
-  AppendUint(&m, 3, r.graph_id);
-  AppendUint(&m, 4, r.stream);
-  AppendUint(&m, 5, r.correlation_id);
-  AppendBytes(&rows_[21], 21, m);
+  using G = f::GraphLaunch;
+  AppendUint(&m, G::kStartNs, r.start_ns);
+  AppendUint(&m, G::kEndNs, r.end_ns);
+  AppendUint(&m, G::kGraphId, r.graph_id);
+  AppendUint(&m, G::kStream, r.stream);
+  AppendUint(&m, G::kCorrelationId, r.correlation_id);
+  AppendBytes(&rows_[f::Chunk::kGraphLaunches], f::Chunk::kGraphLaunches, m);
   ++items_;
 }
 
 void ChunkBuilder::AddCounterDelta(std::string_view name, uint64_t delta) {
   if (delta == 0) return;
   scratch_.clear();
-  AppendBytes(&scratch_, 1, name);
-  AppendUint(&scratch_, 2, delta);
-  AppendBytes(&rows_[30], 30, scratch_);
+  AppendBytes(&scratch_, f::Counter::kName, name);
+  AppendUint(&scratch_, f::Counter::kValue, delta);
+  AppendBytes(&rows_[f::Chunk::kCounterDeltas], f::Chunk::kCounterDeltas, scratch_);
   ++items_;
 }
 
@@ -399,10 +446,10 @@ void ChunkBuilder::FinishFrame(std::string* out) {
   if (items_ == 0) return;
   payload_.clear();
   // Fields in number order, as a conforming serializer would write them.
-  wire::AppendNonEmptyBytes(&payload_, 1, header_);
-  for (int f = 2; f <= 7; ++f) payload_.append(defs_[f]);
-  payload_.append(rows_[10]);
-  payload_.append(rows_[11]);
+  wire::AppendNonEmptyBytes(&payload_, f::Chunk::kHeader, header_);
+  for (uint32_t d = f::Chunk::kStrings; d <= f::Chunk::kCategories; ++d) payload_.append(defs_[d]);
+  payload_.append(rows_[f::Chunk::kRanges]);
+  payload_.append(rows_[f::Chunk::kMarks]);
   auto append_batch = [&](uint32_t field, ColumnBatch& batch, std::string* extra) {
     if (batch.rows() == 0) return;
     scratch_.clear();
@@ -413,14 +460,16 @@ void ChunkBuilder::FinishFrame(std::string* out) {
     }
     AppendBytes(&payload_, field, scratch_);
   };
-  append_batch(12, kernels_, &kernel_graph_refs_);
-  append_batch(13, memcpys_, nullptr);
-  append_batch(14, memsets_, nullptr);
-  append_batch(15, apis_, nullptr);
-  append_batch(16, launches_, nullptr);
-  for (int f = 17; f <= 21; ++f) payload_.append(rows_[f]);
-  payload_.append(rows_[30]);
-  wire::AppendNonEmptyBytes(&payload_, 31, footer_);
+  append_batch(f::Chunk::kKernels, kernels_, &kernel_graph_refs_);
+  append_batch(f::Chunk::kMemcpys, memcpys_, nullptr);
+  append_batch(f::Chunk::kMemsets, memsets_, nullptr);
+  append_batch(f::Chunk::kApiCalls, apis_, nullptr);
+  append_batch(f::Chunk::kLaunches, launches_, nullptr);
+  for (uint32_t r = f::Chunk::kSynchronizations; r <= f::Chunk::kGraphLaunches; ++r) {
+    payload_.append(rows_[r]);
+  }
+  payload_.append(rows_[f::Chunk::kCounterDeltas]);
+  wire::AppendNonEmptyBytes(&payload_, f::Chunk::kFooter, footer_);
 
   wire::AppendFixed32LE(out, static_cast<uint32_t>(payload_.size()));
   const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(payload_.data()),

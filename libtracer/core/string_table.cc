@@ -13,7 +13,8 @@ std::string_view StringTable::Store(std::string_view text) {
   constexpr size_t kBlock = 64 * 1024;
   if (text.size() + 1 > block_left_) {
     size_t size = text.size() + 1 > kBlock ? text.size() + 1 : kBlock;
-    blocks_.emplace_back(new char[size]);
+    std::unique_ptr<char[]> block(new char[size]);  // owned before push_back may throw
+    blocks_.push_back(std::move(block));
     block_pos_ = blocks_.back().get();
     block_left_ = size;
   }

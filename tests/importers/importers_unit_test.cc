@@ -20,6 +20,7 @@
 #include "libtracer/analysis/importers/kineto_tokenizer.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/range_nesting.h"
+#include "libtracer/analysis/importers/sqlite_db.h"
 #include "libtracer/analysis/importers/stream_writer.h"
 
 namespace tracer::analysis::importers {
@@ -182,6 +183,27 @@ CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid I
 // globalTid of pid p, tid t (VM id 1 in the high bits, as in real exports).
 std::string Gid(uint64_t pid, uint64_t tid) {
   return std::to_string((uint64_t{1} << 48) | (pid << 24) | tid);
+}
+
+TEST(SqliteStatementTest, ColumnsAreFoundByTheirName) {
+  TempFile f(".sqlite");
+  MakeDb(f.path(), "CREATE TABLE t (x INTEGER, y TEXT); INSERT INTO t VALUES (7, 'seven');");
+  SqliteDb db;
+  std::string error;
+  ASSERT_TRUE(db.Open(f.path(), &error)) << error;
+  SqliteStatement st =
+      db.Prepare("SELECT \"y\" AS \"y\", NULL AS \"z\", \"x\" AS \"x\" FROM t", &error);
+  ASSERT_TRUE(st.valid()) << error;
+  const int x = st.Column("x"), y = st.Column("y"), z = st.Column("z");
+  EXPECT_EQ(x, 2);
+  EXPECT_EQ(y, 0);
+  EXPECT_EQ(z, 1);
+  EXPECT_EQ(st.Column("missing"), -1);
+  ASSERT_TRUE(st.Step());
+  EXPECT_EQ(st.Int(x), 7);
+  EXPECT_EQ(st.Text(y), "seven");
+  EXPECT_TRUE(st.IsNull(z));
+  EXPECT_EQ(db.Columns("t"), (std::vector<std::string>{"x", "y"}));
 }
 
 TEST(NsysImporterTest, SyntheticExportMapsEveryKind) {

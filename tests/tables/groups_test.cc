@@ -13,23 +13,20 @@ namespace tracer::analysis::reports {
 namespace {
 
 std::string ErrorOf(std::string_view text) {
-  try {
-    ParseGroupRules(text, "g.groups");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
+  return ParseGroupRules(text, "g.groups").status().message();
 }
 
 TEST(GroupRules, ParsesTheSeedsNotation) {
-  const auto rules = ParseGroupRules(
-      "# mLoRA\n"
-      "1. f_embedding\n"
-      "f_lora_{adapter} = f_dropout_{adapter} + f_lora_a_{adapter} + f_lora_b_{adapter} + "
-      "f_scaling_{adapter}\n"
-      "\n"
-      "f_mlp = f_w1 + f_w3 + f_silu_w2 + f_w1_m_w3 + f_w2 + f_w2_add  # comment\n",
-      "g.groups");
+  const auto rules =
+      ParseGroupRules(
+          "# mLoRA\n"
+          "1. f_embedding\n"
+          "f_lora_{adapter} = f_dropout_{adapter} + f_lora_a_{adapter} + f_lora_b_{adapter} + "
+          "f_scaling_{adapter}\n"
+          "\n"
+          "f_mlp = f_w1 + f_w3 + f_silu_w2 + f_w1_m_w3 + f_w2 + f_w2_add  # comment\n",
+          "g.groups")
+          .value();
   ASSERT_EQ(rules.size(), 3u);
   EXPECT_EQ(rules[0].group.text(), "f_embedding");
   ASSERT_EQ(rules[0].terms.size(), 1u);
@@ -58,6 +55,9 @@ TEST(GroupRules, SyntaxErrorsNameTheLine) {
   EXPECT_NE(ErrorOf("a\n\na = b\n").find("g.groups:3: group 'a' already defined at g.groups:1"),
             std::string::npos);
   EXPECT_EQ(ErrorOf("a = b + c\n"), "");
+  EXPECT_TRUE(ParseGroupRules("a = b + c\n", "g.groups").ok());
+  EXPECT_FALSE(ParseGroupRules("f =\n", "g.groups").ok());
+  EXPECT_EQ(NamePattern::Parse("f_{a").status().message(), "'{' without '}' in 'f_{a'");
 }
 
 TEST(GroupRules, LayerSuffixBindsLayerId) {
@@ -69,7 +69,7 @@ TEST(GroupRules, LayerSuffixBindsLayerId) {
   EXPECT_FALSE(SplitLayerSuffix("b_linear_w2_", &base, &layer));
   EXPECT_FALSE(SplitLayerSuffix("_3", &base, &layer));
 
-  const auto term = NamePattern::Parse("f_lora_a_{adapter}");
+  const auto term = NamePattern::Parse("f_lora_a_{adapter}").value();
   auto m = MatchTerm(term, "f_lora_a_alpaca_3");
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].at("adapter"), "alpaca");
@@ -81,21 +81,21 @@ TEST(GroupRules, LayerSuffixBindsLayerId) {
   EXPECT_TRUE(MatchTerm(term, "f_lora_a__3").empty());  // placeholders are non-empty
 
   // An explicit {layer_id} matches the whole name.
-  m = MatchTerm(NamePattern::Parse("f_w{n}_{layer_id}"), "f_w1_7");
+  m = MatchTerm(NamePattern::Parse("f_w{n}_{layer_id}").value(), "f_w1_7");
   ASSERT_EQ(m.size(), 1u);
   EXPECT_EQ(m[0].at("n"), "1");
   EXPECT_EQ(m[0].at("layer_id"), "7");
 }
 
 TEST(GroupRules, MatchAllFindsEverySplit) {
-  const auto p = NamePattern::Parse("{a}_{b}");
+  const auto p = NamePattern::Parse("{a}_{b}").value();
   EXPECT_EQ(p.MatchAll("x_y_z").size(), 2u);
   EXPECT_EQ(p.MatchAll("x_y").size(), 1u);
   // A repeated placeholder binds one value.
-  const auto q = NamePattern::Parse("{a}_to_{a}");
+  const auto q = NamePattern::Parse("{a}_to_{a}").value();
   EXPECT_EQ(q.MatchAll("x_to_x").size(), 1u);
   EXPECT_TRUE(q.MatchAll("x_to_y").empty());
-  EXPECT_EQ(NamePattern::Parse("f_lora_{adapter}").Substitute({{"adapter", "alpaca"}}),
+  EXPECT_EQ(NamePattern::Parse("f_lora_{adapter}").value().Substitute({{"adapter", "alpaca"}}),
             "f_lora_alpaca");
 }
 
@@ -139,11 +139,12 @@ TEST(GroupsTable, SumsMembersAcrossLayers) {
   AnalyzedTrace analyzed(lt.trace, {});
   ReportModel model(analyzed);
   const auto rules = ParseGroupRules(
-      "f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\n"
-      "f_mlp = f_w1 + f_w3\n"
-      "f_embedding\n",
-      "t.groups");
-  Table t = GroupsTable(model, rules);
+                         "f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\n"
+                         "f_mlp = f_w1 + f_w3\n"
+                         "f_embedding\n",
+                         "t.groups")
+                         .value();
+  Table t = GroupsTable(model, rules).value();
   ASSERT_EQ(t.rows.size(), 3u);
   // Columns: group members instances cpu proj busy kernel kernels kernel_pct.
   EXPECT_EQ(S(t.rows[0][0]), "f_lora_x");
@@ -176,8 +177,9 @@ TEST(GroupsTable, ByLayerIdKeepsLayersApart) {
   AnalyzedTrace analyzed(lt.trace, {});
   ReportModel model(analyzed);
   const auto rules =
-      ParseGroupRules("f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\n", "t.groups");
-  Table t = GroupsTable(model, rules, {{"layer_id"}});
+      ParseGroupRules("f_lora_{adapter} = f_lora_a_{adapter} + f_lora_b_{adapter}\n", "t.groups")
+          .value();
+  Table t = GroupsTable(model, rules, {{"layer_id"}}).value();
   ASSERT_EQ(t.rows.size(), 4u);
   EXPECT_EQ(t.columns[1].name, "layer_id");
   EXPECT_EQ(S(t.rows[0][0]), "f_lora_x");
@@ -186,7 +188,7 @@ TEST(GroupsTable, ByLayerIdKeepsLayersApart) {
   EXPECT_EQ(S(t.rows[1][1]), "1");
   EXPECT_EQ(I(t.rows[1][7]), 300);  // one layer's kernel time
   EXPECT_EQ(S(t.rows[2][0]), "f_lora_y");
-  Table typo = GroupsTable(model, rules, {{"adaptor"}});
+  Table typo = GroupsTable(model, rules, {{"adaptor"}}).value();
   EXPECT_NE(typo.notes.back().find("--by adaptor: no rule has a {adaptor} placeholder"),
             std::string::npos);
 }
@@ -200,20 +202,20 @@ TEST(GroupsTable, NestedMembersCountOnceAndAmbiguityIsAnError) {
   f.Kernel("k2", 600, 700, outer, 600);
   AnalyzedTrace analyzed(trace, {});
   ReportModel model(analyzed);
-  Table t = GroupsTable(model, ParseGroupRules("attn = f_attention + f_attention_core\n", "t"));
+  Table t =
+      GroupsTable(model, ParseGroupRules("attn = f_attention + f_attention_core\n", "t").value())
+          .value();
   ASSERT_EQ(t.rows.size(), 1u);
   EXPECT_EQ(I(t.rows[0][2]), 1);     // the nested instance is inside its ancestor
   EXPECT_EQ(I(t.rows[0][3]), 1000);  // CPU of the outer range only
   EXPECT_EQ(I(t.rows[0][6]), 200);   // k1 once, not twice
   EXPECT_EQ(I(t.rows[0][7]), 2);
 
-  try {
-    GroupsTable(model, ParseGroupRules("# x\ng_{a} = {a}_{b}\n", "amb.groups"));
-    FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("amb.groups:2: ambiguous rule"), std::string::npos)
-        << e.what();
-  }
+  const auto amb =
+      GroupsTable(model, ParseGroupRules("# x\ng_{a} = {a}_{b}\n", "amb.groups").value());
+  ASSERT_FALSE(amb.ok());
+  EXPECT_NE(amb.status().message().find("amb.groups:2: ambiguous rule"), std::string::npos)
+      << amb.status().message();
 }
 
 TEST(GroupsTable, NameMatchingTwoTermsDifferentlyIsAmbiguous) {
@@ -223,14 +225,12 @@ TEST(GroupsTable, NameMatchingTwoTermsDifferentlyIsAmbiguous) {
   AnalyzedTrace analyzed(trace, {});
   ReportModel model(analyzed);
   // x_{a} binds a=y_z, x_y_{a} binds a=z: two rows of one rule.
-  try {
-    GroupsTable(model, ParseGroupRules("g_{a} = x_{a} + x_y_{a}\n", "two.groups"));
-    FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("two.groups:1: ambiguous rule: range 'x_y_z'"),
-              std::string::npos)
-        << e.what();
-  }
+  const auto two =
+      GroupsTable(model, ParseGroupRules("g_{a} = x_{a} + x_y_{a}\n", "two.groups").value());
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("two.groups:1: ambiguous rule: range 'x_y_z'"),
+            std::string::npos)
+      << two.status().message();
 }
 
 TEST(GroupsTable, ExcludedTermsLeaveNamesOut) {
@@ -242,7 +242,9 @@ TEST(GroupsTable, ExcludedTermsLeaveNamesOut) {
   ReportModel model(analyzed);
   Table t = GroupsTable(model, ParseGroupRules("f_lora_{adapter} = f_lora_{adapter} - "
                                                "f_lora_add_{adapter}\nf_lora_add_{adapter}\n",
-                                               "p.groups"));
+                                               "p.groups")
+                                   .value())
+                .value();
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(S(t.rows[0][0]), "f_lora_x");
   EXPECT_EQ(I(t.rows[0][6]), 10);
@@ -253,7 +255,7 @@ TEST(GroupsTable, ExcludedTermsLeaveNamesOut) {
 TEST(GroupsFiles, ShippedFilesParse) {
   for (const char* name : {"mlora.groups", "peft.groups"}) {
     const std::string path = std::string(TRACER_SOURCE_DIR "/data/groups/") + name;
-    const auto rules = ParseGroupRules(ReadTextFile(path), path);
+    const auto rules = ParseGroupRules(ReadTextFile(path), path).value();
     EXPECT_GE(rules.size(), 26u) << path;
   }
 }

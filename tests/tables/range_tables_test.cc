@@ -102,8 +102,10 @@ TEST(Properties, PartsNeverExceedTheWhole) {
         GroupsTable(model,
                     ParseGroupRules("mlp = f_w1 + f_w3\nf_lora_{a} = f_lora_a_{a} + f_lora_b_{a}\n"
                                     "all = step\n",
-                                    "p.groups"),
-                    {{"layer_id"}});
+                                    "p.groups")
+                        .value(),
+                    {{"layer_id"}})
+            .value();
     double pct_disjoint = 0;
     for (const auto& row : g.rows) {
       ASSERT_LE(static_cast<uint64_t>(I(row[7])), all_kernels);

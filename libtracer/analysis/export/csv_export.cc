@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 
 #include "libtracer/analysis/analyzed_trace.h"
 #include "libtracer/analysis/render.h"
@@ -18,15 +17,15 @@ std::vector<Table> AllTables(const Trace& trace) {
       SummaryTable(analyzed, o),      RangesTable(analyzed, o),        KernelsTable(analyzed, o),
       RangeKernelsTable(analyzed, o), GpuProjectionTable(analyzed, o), MemoryOpsTable(analyzed, o),
       ApiTable(analyzed, o)};
-  for (auto& t : reports::BuildExtraTables(analyzed, {"categories", "gaps", "top"}, {})) {
-    out.push_back(std::move(t));
+  // Built-in rules only: these cannot fail on the user's input.
+  auto extra = reports::BuildExtraTables(analyzed, {"categories", "gaps", "top"}, {});
+  if (extra.ok()) {
+    for (auto& t : *extra) out.push_back(std::move(t));
   }
   // Step tables only when there is a step; no step is not an error here.
-  try {
-    for (auto& t : reports::BuildExtraTables(analyzed, {"phases", "timeline"}, {})) {
-      out.push_back(std::move(t));
-    }
-  } catch (const std::runtime_error&) {
+  auto steps = reports::BuildExtraTables(analyzed, {"phases", "timeline"}, {});
+  if (steps.ok()) {
+    for (auto& t : *steps) out.push_back(std::move(t));
   }
   return out;
 }

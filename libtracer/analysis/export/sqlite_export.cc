@@ -185,229 +185,306 @@ std::string UtcText(uint64_t wall_ns) {
   return buf;
 }
 
-bool WriteProcess(Writer& w, const Trace& trace, const ProcessTrace& p,
-                  std::unordered_map<uint32_t, std::array<int64_t, 3>>* kernel_names) {
-  const uint64_t pid = p.header.pid;
-  const int64_t global_pid = NsysGlobalId(pid, 0);
-  auto tid_of = [&](uint32_t thread) -> int64_t {
-    if (thread < p.threads.size() && p.threads[thread].defined) {
-      return NsysGlobalId(pid, p.threads[thread].os_tid);
+// Writes one process's rows into every table. The tables are written one
+// method each, in the order WriteProcess lists them.
+class ProcessWriter {
+ public:
+  ProcessWriter(Writer& w, const Trace& trace, const ProcessTrace& p,
+                std::unordered_map<uint32_t, std::array<int64_t, 3>>* kernel_names)
+      : w_(w),
+        trace_(trace),
+        p_(p),
+        pid_(p.header.pid),
+        global_pid_(NsysGlobalId(pid_, 0)),
+        kernel_names_(kernel_names) {}
+
+  bool WriteProcessThreadsAndStreams();
+  bool WriteKernels();
+  bool WriteApiCalls();
+  bool WriteMemcpys();
+  bool WriteMemsets();
+  bool WriteSyncs();
+  bool WriteNvtx();
+
+ private:
+  int64_t TidOf(uint32_t thread) const {
+    if (thread < p_.threads.size() && p_.threads[thread].defined) {
+      return NsysGlobalId(pid_, p_.threads[thread].os_tid);
     }
-    return thread == 0 ? kNull : NsysGlobalId(pid, thread);
-  };
-  auto stream_of = [&](uint32_t stream) -> const StreamInfo* {
+    return thread == 0 ? kNull : NsysGlobalId(pid_, thread);
+  }
+  const StreamInfo* StreamOf(uint32_t stream) const {
     static const StreamInfo kNone;
-    return stream < p.streams.size() && p.streams[stream].defined ? &p.streams[stream] : &kNone;
-  };
-
-  // PROCESSES, ThreadNames, streams.
-  {
-    sqlite3_stmt* s = w.Prepare("INSERT INTO PROCESSES VALUES (?, ?, ?)");
-    if (!s) return false;
-    std::string name = p.header.command_line.empty() ? "" : p.header.command_line[0];
-    sqlite3_bind_int64(s, 1, global_pid);
-    sqlite3_bind_int64(s, 2, static_cast<int64_t>(pid));
-    sqlite3_bind_text(s, 3, name.c_str(), -1, SQLITE_TRANSIENT);
-    if (!w.Step(s)) return false;
-    sqlite3_stmt* t = w.Prepare("INSERT INTO ThreadNames VALUES (?, NULL, ?)");
-    if (!t) return false;
-    for (uint32_t i = 0; i < p.threads.size(); ++i) {
-      const ThreadInfo& th = p.threads[i];
-      if (!th.defined || th.name == 0) continue;
-      if (!w.Row(t, {w.StringId(trace.strings.Get(th.name)), tid_of(i)})) return false;
-    }
-    sqlite3_stmt* st =
-        w.Prepare("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?, 0, 0, ?, ?, 0, 0)");
-    if (!st) return false;
-    for (const StreamInfo& si : p.streams) {
-      if (!si.defined) continue;
-      if (!w.Row(st, {static_cast<int64_t>(si.stream), static_cast<int64_t>(pid),
-                      static_cast<int64_t>(si.context)})) {
-        return false;
-      }
-    }
+    return stream < p_.streams.size() && p_.streams[stream].defined ? &p_.streams[stream] : &kNone;
   }
+  // Demangled, short and mangled StringIds of a kernel name, cached per
+  // process.
+  const std::array<int64_t, 3>& KernelNames(uint32_t name);
 
-  // Kernels.
-  {
-    sqlite3_stmt* s = w.Prepare(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
-        "correlationId, globalPid, demangledName, shortName, mangledName, registersPerThread, "
-        "gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
-        "localMemoryPerThread, localMemoryTotal, gridId, graphNodeId, graphId, "
-        "tensorSizeMinusOneElements) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, 0, 0, ?, ?, ?, '[]')");
-    if (!s) return false;
-    int64_t grid_id = 0;
-    for (const KernelRecord& k : p.kernels) {
-      auto it = kernel_names->find(k.name);
-      if (it == kernel_names->end()) {
-        const std::string_view raw = trace.strings.Get(k.name);
-        it = kernel_names
-                 ->emplace(k.name, std::array<int64_t, 3>{w.StringId(Demangle(raw)),
-                                                          w.StringId(UnqualifiedName(raw)),
-                                                          w.StringId(raw)})
-                 .first;
-      }
-      LaunchConfigRecord lc;
-      if (k.launch_config < p.launch_configs.size()) lc = p.launch_configs[k.launch_config];
-      const StreamInfo* si = stream_of(k.stream);
-      if (!w.Row(s, {static_cast<int64_t>(k.start_ns),
-                     static_cast<int64_t>(k.end_ns),
-                     si->device,
-                     si->context,
-                     static_cast<int64_t>(si->stream),
-                     static_cast<int64_t>(k.correlation_id),
-                     global_pid,
-                     it->second[0],
-                     it->second[1],
-                     it->second[2],
-                     lc.registers_per_thread,
-                     lc.grid[0],
-                     lc.grid[1],
-                     lc.grid[2],
-                     lc.block[0],
-                     lc.block[1],
-                     lc.block[2],
-                     lc.static_shared_memory,
-                     lc.dynamic_shared_memory,
-                     ++grid_id,
-                     k.graph_node_id ? static_cast<int64_t>(k.graph_node_id) : kNull,
-                     k.graph_id ? static_cast<int64_t>(k.graph_id) : kNull})) {
-        return false;
-      }
-    }
+  Writer& w_;
+  const Trace& trace_;
+  const ProcessTrace& p_;
+  const uint64_t pid_;
+  const int64_t global_pid_;
+  std::unordered_map<uint32_t, std::array<int64_t, 3>>* kernel_names_;
+};
+
+bool ProcessWriter::WriteProcessThreadsAndStreams() {
+  sqlite3_stmt* s = w_.Prepare("INSERT INTO PROCESSES VALUES (?, ?, ?)");
+  if (!s) return false;
+  std::string name = p_.header.command_line.empty() ? "" : p_.header.command_line[0];
+  sqlite3_bind_int64(s, 1, global_pid_);
+  sqlite3_bind_int64(s, 2, static_cast<int64_t>(pid_));
+  sqlite3_bind_text(s, 3, name.c_str(), -1, SQLITE_TRANSIENT);
+  if (!w_.Step(s)) return false;
+  sqlite3_stmt* t = w_.Prepare("INSERT INTO ThreadNames VALUES (?, NULL, ?)");
+  if (!t) return false;
+  for (uint32_t i = 0; i < p_.threads.size(); ++i) {
+    const ThreadInfo& th = p_.threads[i];
+    if (!th.defined || th.name == 0) continue;
+    if (!w_.Row(t, {w_.StringId(trace_.strings.Get(th.name)), TidOf(i)})) return false;
   }
-
-  // Runtime and driver API calls.
-  {
-    sqlite3_stmt* s =
-        w.Prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, ?, NULL)");
-    if (!s) return false;
-    std::unordered_map<uint64_t, int64_t> name_ids;
-    for (const ApiRecord& a : p.api_calls) {
-      const uint64_t key = (static_cast<uint64_t>(a.domain) << 40) |
-                           (a.name ? (uint64_t{1} << 39) | a.name : a.cbid);
-      auto it = name_ids.find(key);
-      if (it == name_ids.end()) {
-        std::string name =
-            a.name ? std::string(trace.strings.Get(a.name))
-                   : (a.domain == ApiDomain::kDriver ? "cuda driver cbid " : "cuda runtime cbid ") +
-                         std::to_string(a.cbid);
-        it = name_ids.emplace(key, w.StringId(name)).first;
-      }
-      if (!w.Row(s, {static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns),
-                     a.domain == ApiDomain::kDriver ? 1 : 0, tid_of(a.thread),
-                     static_cast<int64_t>(a.correlation_id), it->second,
-                     static_cast<int64_t>(a.return_value)})) {
-        return false;
-      }
-    }
-  }
-
-  // Memory copies and sets; memory kinds from flags bits 8-15 / 16-23.
-  {
-    sqlite3_stmt* s = w.Prepare(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-        "correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) VALUES (?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, 1)");
-    if (!s) return false;
-    for (const MemcpyRecord& m : p.memcpys) {
-      const StreamInfo* si = stream_of(m.stream);
-      if (!w.Row(s,
-                 {static_cast<int64_t>(m.start_ns), static_cast<int64_t>(m.end_ns), si->device,
-                  si->context, static_cast<int64_t>(si->stream),
-                  static_cast<int64_t>(m.correlation_id), global_pid, static_cast<int64_t>(m.bytes),
-                  m.copy_kind, (m.flags >> 8) & 0xFF, (m.flags >> 16) & 0xFF})) {
-        return false;
-      }
-    }
-    sqlite3_stmt* ms = w.Prepare(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, "
-        "correlationId, globalPid, value, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    if (!ms) return false;
-    for (const MemsetRecord& m : p.memsets) {
-      const StreamInfo* si = stream_of(m.stream);
-      if (!w.Row(ms, {static_cast<int64_t>(m.start_ns), static_cast<int64_t>(m.end_ns), si->device,
-                      si->context, static_cast<int64_t>(si->stream),
-                      static_cast<int64_t>(m.correlation_id), global_pid, m.value,
-                      static_cast<int64_t>(m.bytes)})) {
-        return false;
-      }
-    }
-    sqlite3_stmt* sy = w.Prepare(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, "
-        "streamId, correlationId, globalPid, syncType, eventId) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-        "?)");
-    if (!sy) return false;
-    for (const SyncRecord& y : p.syncs) {
-      const StreamInfo* si = stream_of(y.stream);
-      if (!w.Row(sy, {static_cast<int64_t>(y.start_ns), static_cast<int64_t>(y.end_ns), si->device,
-                      y.context, y.stream ? static_cast<int64_t>(si->stream) : 0,
-                      static_cast<int64_t>(y.correlation_id), global_pid, y.type, y.event})) {
-        return false;
-      }
-    }
-  }
-
-  // NVTX: domain creation, ranges, marks. Text goes into `text` (the
-  // column seeds/000 reads); payloads into their typed columns.
-  {
-    sqlite3_stmt* s = w.Prepare(
-        "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
-        "globalTid, endGlobalTid, domainId, uint64Value, int64Value, doubleValue) VALUES (?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    if (!s) return false;
-    auto insert = [&](uint64_t start, int64_t end, int type, int64_t range_id, uint32_t category,
-                      uint32_t color, std::string_view text, int64_t tid, int64_t end_tid,
-                      uint32_t domain, const PayloadValue& payload) {
-      int i = 1;
-      sqlite3_bind_int64(s, i++, static_cast<int64_t>(start));
-      end == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, end);
-      sqlite3_bind_int64(s, i++, type);
-      range_id == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, range_id);
-      category ? sqlite3_bind_int64(s, i++, category) : sqlite3_bind_null(s, i++);
-      color ? sqlite3_bind_int64(s, i++, color) : sqlite3_bind_null(s, i++);
-      sqlite3_bind_text(s, i++, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-      tid == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, tid);
-      end_tid == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, end_tid);
-      sqlite3_bind_int64(s, i++, domain);
-      sqlite3_bind_null(s, i);
-      sqlite3_bind_null(s, i + 1);
-      sqlite3_bind_null(s, i + 2);
-      if (payload.type == PayloadValue::Type::kU64) {
-        sqlite3_bind_int64(s, i, static_cast<int64_t>(payload.u64));
-      } else if (payload.type == PayloadValue::Type::kI64) {
-        sqlite3_bind_int64(s, i + 1, payload.i64);
-      } else if (payload.type == PayloadValue::Type::kF64) {
-        sqlite3_bind_double(s, i + 2, payload.f64);
-      }
-      return w.Step(s);
-    };
-    const PayloadValue none;
-    for (const auto& [domain, name] : p.domain_names) {
-      if (!insert(p.header.session_start_trace_ns, kNull, 75, kNull, 0, 0, trace.strings.Get(name),
-                  kNull, kNull, domain, none)) {
-        return false;
-      }
-    }
-    for (const RangeRecord& r : p.ranges) {
-      const bool start_end = r.kind == RangeKind::kStartEnd;
-      if (!insert(r.start_ns, static_cast<int64_t>(r.end_ns), start_end ? 60 : 59,
-                  start_end ? static_cast<int64_t>(r.id) : kNull, r.category, r.color,
-                  trace.strings.Get(r.name), tid_of(r.thread),
-                  start_end && r.end_thread ? tid_of(r.end_thread) : kNull, r.domain, r.payload)) {
-        return false;
-      }
-    }
-    for (const MarkRecord& m : p.marks) {
-      if (!insert(m.time_ns, kNull, 34, kNull, m.category, m.color, trace.strings.Get(m.name),
-                  tid_of(m.thread), kNull, m.domain, m.payload)) {
-        return false;
-      }
+  sqlite3_stmt* st = w_.Prepare("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?, 0, 0, ?, ?, 0, 0)");
+  if (!st) return false;
+  for (const StreamInfo& si : p_.streams) {
+    if (!si.defined) continue;
+    if (!w_.Row(st, {static_cast<int64_t>(si.stream), static_cast<int64_t>(pid_),
+                     static_cast<int64_t>(si.context)})) {
+      return false;
     }
   }
   return true;
+}
+
+const std::array<int64_t, 3>& ProcessWriter::KernelNames(uint32_t name) {
+  auto it = kernel_names_->find(name);
+  if (it == kernel_names_->end()) {
+    const std::string_view raw = trace_.strings.Get(name);
+    it = kernel_names_
+             ->emplace(name,
+                       std::array<int64_t, 3>{w_.StringId(Demangle(raw)),
+                                              w_.StringId(UnqualifiedName(raw)), w_.StringId(raw)})
+             .first;
+  }
+  return it->second;
+}
+
+bool ProcessWriter::WriteKernels() {
+  sqlite3_stmt* s = w_.Prepare(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, demangledName, shortName, mangledName, registersPerThread, "
+      "gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
+      "localMemoryPerThread, localMemoryTotal, gridId, graphNodeId, graphId, "
+      "tensorSizeMinusOneElements) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, 0, 0, ?, ?, ?, '[]')");
+  if (!s) return false;
+  int64_t grid_id = 0;
+  for (const KernelRecord& k : p_.kernels) {
+    const std::array<int64_t, 3>& names = KernelNames(k.name);
+    LaunchConfigRecord lc;
+    if (k.launch_config < p_.launch_configs.size()) lc = p_.launch_configs[k.launch_config];
+    const StreamInfo* si = StreamOf(k.stream);
+    if (!w_.Row(s, {static_cast<int64_t>(k.start_ns),
+                    static_cast<int64_t>(k.end_ns),
+                    si->device,
+                    si->context,
+                    static_cast<int64_t>(si->stream),
+                    static_cast<int64_t>(k.correlation_id),
+                    global_pid_,
+                    names[0],
+                    names[1],
+                    names[2],
+                    lc.registers_per_thread,
+                    lc.grid[0],
+                    lc.grid[1],
+                    lc.grid[2],
+                    lc.block[0],
+                    lc.block[1],
+                    lc.block[2],
+                    lc.static_shared_memory,
+                    lc.dynamic_shared_memory,
+                    ++grid_id,
+                    k.graph_node_id ? static_cast<int64_t>(k.graph_node_id) : kNull,
+                    k.graph_id ? static_cast<int64_t>(k.graph_id) : kNull})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runtime and driver API calls.
+bool ProcessWriter::WriteApiCalls() {
+  sqlite3_stmt* s =
+      w_.Prepare("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, ?, ?, ?, NULL)");
+  if (!s) return false;
+  std::unordered_map<uint64_t, int64_t> name_ids;
+  for (const ApiRecord& a : p_.api_calls) {
+    const uint64_t key =
+        (static_cast<uint64_t>(a.domain) << 40) | (a.name ? (uint64_t{1} << 39) | a.name : a.cbid);
+    auto it = name_ids.find(key);
+    if (it == name_ids.end()) {
+      std::string name =
+          a.name ? std::string(trace_.strings.Get(a.name))
+                 : (a.domain == ApiDomain::kDriver ? "cuda driver cbid " : "cuda runtime cbid ") +
+                       std::to_string(a.cbid);
+      it = name_ids.emplace(key, w_.StringId(name)).first;
+    }
+    if (!w_.Row(s, {static_cast<int64_t>(a.start_ns), static_cast<int64_t>(a.end_ns),
+                    a.domain == ApiDomain::kDriver ? 1 : 0, TidOf(a.thread),
+                    static_cast<int64_t>(a.correlation_id), it->second,
+                    static_cast<int64_t>(a.return_value)})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Memory kinds come from flags bits 8-15 / 16-23.
+bool ProcessWriter::WriteMemcpys() {
+  sqlite3_stmt* s = w_.Prepare(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) VALUES (?, ?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, 1)");
+  if (!s) return false;
+  for (const MemcpyRecord& m : p_.memcpys) {
+    const StreamInfo* si = StreamOf(m.stream);
+    if (!w_.Row(s,
+                {static_cast<int64_t>(m.start_ns), static_cast<int64_t>(m.end_ns), si->device,
+                 si->context, static_cast<int64_t>(si->stream),
+                 static_cast<int64_t>(m.correlation_id), global_pid_, static_cast<int64_t>(m.bytes),
+                 m.copy_kind, (m.flags >> 8) & 0xFF, (m.flags >> 16) & 0xFF})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ProcessWriter::WriteMemsets() {
+  sqlite3_stmt* ms = w_.Prepare(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, value, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!ms) return false;
+  for (const MemsetRecord& m : p_.memsets) {
+    const StreamInfo* si = StreamOf(m.stream);
+    if (!w_.Row(ms, {static_cast<int64_t>(m.start_ns), static_cast<int64_t>(m.end_ns), si->device,
+                     si->context, static_cast<int64_t>(si->stream),
+                     static_cast<int64_t>(m.correlation_id), global_pid_, m.value,
+                     static_cast<int64_t>(m.bytes)})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ProcessWriter::WriteSyncs() {
+  sqlite3_stmt* sy = w_.Prepare(
+      "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, "
+      "streamId, correlationId, globalPid, syncType, eventId) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+      "?)");
+  if (!sy) return false;
+  for (const SyncRecord& y : p_.syncs) {
+    const StreamInfo* si = StreamOf(y.stream);
+    if (!w_.Row(sy, {static_cast<int64_t>(y.start_ns), static_cast<int64_t>(y.end_ns), si->device,
+                     y.context, y.stream ? static_cast<int64_t>(si->stream) : 0,
+                     static_cast<int64_t>(y.correlation_id), global_pid_, y.type, y.event})) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One NVTX_EVENTS row; kNull for absent values.
+struct NvtxRow {
+  uint64_t start = 0;
+  int64_t end = kNull;
+  int type = 0;
+  int64_t range_id = kNull;
+  uint32_t category = 0;
+  uint32_t color = 0;
+  std::string_view text;
+  int64_t tid = kNull;
+  int64_t end_tid = kNull;
+  uint32_t domain = 0;
+  PayloadValue payload;
+};
+
+bool InsertNvtx(Writer& w, sqlite3_stmt* s, const NvtxRow& r) {
+  int i = 1;
+  sqlite3_bind_int64(s, i++, static_cast<int64_t>(r.start));
+  r.end == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, r.end);
+  sqlite3_bind_int64(s, i++, r.type);
+  r.range_id == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, r.range_id);
+  r.category ? sqlite3_bind_int64(s, i++, r.category) : sqlite3_bind_null(s, i++);
+  r.color ? sqlite3_bind_int64(s, i++, r.color) : sqlite3_bind_null(s, i++);
+  sqlite3_bind_text(s, i++, r.text.data(), static_cast<int>(r.text.size()), SQLITE_STATIC);
+  r.tid == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, r.tid);
+  r.end_tid == kNull ? sqlite3_bind_null(s, i++) : sqlite3_bind_int64(s, i++, r.end_tid);
+  sqlite3_bind_int64(s, i++, r.domain);
+  sqlite3_bind_null(s, i);
+  sqlite3_bind_null(s, i + 1);
+  sqlite3_bind_null(s, i + 2);
+  if (r.payload.type == PayloadValue::Type::kU64) {
+    sqlite3_bind_int64(s, i, static_cast<int64_t>(r.payload.u64));
+  } else if (r.payload.type == PayloadValue::Type::kI64) {
+    sqlite3_bind_int64(s, i + 1, r.payload.i64);
+  } else if (r.payload.type == PayloadValue::Type::kF64) {
+    sqlite3_bind_double(s, i + 2, r.payload.f64);
+  }
+  return w.Step(s);
+}
+
+// Domain creation, ranges, marks. Text goes into `text` (the column
+// seeds/000 reads); payloads into their typed columns.
+bool ProcessWriter::WriteNvtx() {
+  sqlite3_stmt* s = w_.Prepare(
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
+      "globalTid, endGlobalTid, domainId, uint64Value, int64Value, doubleValue) VALUES (?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (!s) return false;
+  for (const auto& [domain, name] : p_.domain_names) {
+    NvtxRow row;
+    row.start = p_.header.session_start_trace_ns;
+    row.type = 75;
+    row.text = trace_.strings.Get(name);
+    row.domain = domain;
+    if (!InsertNvtx(w_, s, row)) return false;
+  }
+  for (const RangeRecord& r : p_.ranges) {
+    const bool start_end = r.kind == RangeKind::kStartEnd;
+    NvtxRow row;
+    row.start = r.start_ns;
+    row.end = static_cast<int64_t>(r.end_ns);
+    row.type = start_end ? 60 : 59;
+    row.range_id = start_end ? static_cast<int64_t>(r.id) : kNull;
+    row.category = r.category;
+    row.color = r.color;
+    row.text = trace_.strings.Get(r.name);
+    row.tid = TidOf(r.thread);
+    row.end_tid = start_end && r.end_thread ? TidOf(r.end_thread) : kNull;
+    row.domain = r.domain;
+    row.payload = r.payload;
+    if (!InsertNvtx(w_, s, row)) return false;
+  }
+  for (const MarkRecord& m : p_.marks) {
+    NvtxRow row;
+    row.start = m.time_ns;
+    row.type = 34;
+    row.category = m.category;
+    row.color = m.color;
+    row.text = trace_.strings.Get(m.name);
+    row.tid = TidOf(m.thread);
+    row.domain = m.domain;
+    row.payload = m.payload;
+    if (!InsertNvtx(w_, s, row)) return false;
+  }
+  return true;
+}
+
+bool WriteProcess(Writer& w, const Trace& trace, const ProcessTrace& p,
+                  std::unordered_map<uint32_t, std::array<int64_t, 3>>* kernel_names) {
+  ProcessWriter pw(w, trace, p, kernel_names);
+  return pw.WriteProcessThreadsAndStreams() && pw.WriteKernels() && pw.WriteApiCalls() &&
+         pw.WriteMemcpys() && pw.WriteMemsets() && pw.WriteSyncs() && pw.WriteNvtx();
 }
 
 }  // namespace

@@ -28,6 +28,43 @@ constexpr int64_t kNvtxDomainCreate = 75;
 
 constexpr uint32_t kNotInterned = std::numeric_limits<uint32_t>::max();
 
+// Result-column indexes of the columns every CUPTI_ACTIVITY_KIND_* query
+// selects, looked up by name once per statement.
+struct ActivityColumns {
+  explicit ActivityColumns(const SqliteStatement& st)
+      : start(st.Column("start")),
+        end(st.Column("end")),
+        device(st.Column("deviceId")),
+        context(st.Column("contextId")),
+        stream(st.Column("streamId")),
+        correlation(st.Column("correlationId")),
+        pid(st.Column("globalPid")) {}
+  int start, end, device, context, stream, correlation, pid;
+};
+
+// Result-column indexes of the NVTX_EVENTS query (ImportNvtx).
+struct NvtxColumns {
+  explicit NvtxColumns(const SqliteStatement& st)
+      : start(st.Column("start")),
+        end(st.Column("end")),
+        type(st.Column("eventType")),
+        tid(st.Column("globalTid")),
+        text(st.Column("text")),
+        text_id(st.Column("textId")),
+        domain(st.Column("domainId")),
+        category(st.Column("category")),
+        color(st.Column("color")),
+        end_tid(st.Column("endGlobalTid")),
+        u64(st.Column("uint64Value")),
+        i64(st.Column("int64Value")),
+        f64(st.Column("doubleValue")),
+        u32(st.Column("uint32Value")),
+        i32(st.Column("int32Value")),
+        f32(st.Column("floatValue")) {}
+  int start, end, type, tid, text, text_id, domain, category, color, end_tid;
+  int u64, i64, f64, u32, i32, f32;  // payload columns, the first non-NULL wins
+};
+
 struct ProcessState {
   explicit ProcessState(uint32_t pid) : builder(&process) { process.header.pid = pid; }
   ProcessTrace process;
@@ -41,8 +78,14 @@ class NsysImporter {
   bool Run(const std::string& path, std::string* error);
 
  private:
-  // Column expression: the quoted column, or NULL when the table lacks it.
+  // Column expression: the quoted column, or NULL under the column's name
+  // when the table lacks it (rows are read by column name).
   std::string Optional(std::string_view table, std::string_view column);
+  // SELECT of the columns, each named by an AS clause (SQLite leaves the
+  // result-column name of a bare column unspecified), then the optional
+  // ones (NULL where the table lacks them), FROM table.
+  std::string Select(std::string_view table, const std::vector<std::string_view>& columns,
+                     const std::vector<std::string_view>& optional = {});
   // Checks that table has every column; sets *error naming the first missing.
   bool Require(std::string_view table, std::initializer_list<std::string_view> columns,
                std::string* error);
@@ -58,18 +101,18 @@ class NsysImporter {
 
   // Imports every row of a CUPTI_ACTIVITY_KIND_* table, when the export has
   // it. Each row holds start, end, deviceId, contextId, streamId,
-  // correlationId, globalPid (columns 0..6), then the required columns, then
-  // the optional ones (NULL where the table lacks them); row(st, process)
-  // appends the record.
-  template <typename RowFn>
+  // correlationId, globalPid (ActivityColumns), the required columns and the
+  // optional ones (NULL where the table lacks them). bind(st) looks up the
+  // table's own columns once; row(st, columns, process) appends the record.
+  template <typename BindFn, typename RowFn>
   bool ImportActivity(std::string_view table, std::initializer_list<std::string_view> required,
                       std::initializer_list<std::string_view> optional, std::string_view counter,
-                      std::string* error, RowFn row);
+                      std::string* error, BindFn bind, RowFn row);
   // Fills start_ns, end_ns and correlation_id from an ImportActivity row.
   template <typename Record>
-  void ActivityFields(const SqliteStatement& st, Record* r);
+  void ActivityFields(const SqliteStatement& st, const ActivityColumns& c, Record* r);
   // The stream of an ImportActivity row (deviceId, contextId, streamId).
-  uint32_t ActivityStream(const SqliteStatement& st, ProcessState& p);
+  uint32_t ActivityStream(const SqliteStatement& st, const ActivityColumns& c, ProcessState& p);
 
   bool ImportKernels(std::string* error);
   bool ImportRuntime(std::string* error);
@@ -77,6 +120,10 @@ class NsysImporter {
   bool ImportMemset(std::string* error);
   bool ImportSync(std::string* error);
   bool ImportNvtx(std::string* error);
+  // The message of an NVTX_EVENTS row: inline text, else a StringIds id.
+  uint32_t NvtxText(const SqliteStatement& st, const NvtxColumns& c);
+  RangeRecord NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
+                        ProcessState& p);
   void ImportThreadNames();
   void ImportProcessNames();
   void ImportSessionStart();
@@ -92,8 +139,23 @@ class NsysImporter {
   uint64_t records_ = 0;
 };
 
+std::string NsysImporter::Select(std::string_view table,
+                                 const std::vector<std::string_view>& columns,
+                                 const std::vector<std::string_view>& optional) {
+  std::string sql = "SELECT ";
+  auto add = [&](std::string expression) {
+    if (sql.size() > 7) sql += ", ";
+    sql += expression;
+  };
+  for (std::string_view c : columns)
+    add("\"" + std::string(c) + "\" AS \"" + std::string(c) + "\"");
+  for (std::string_view c : optional) add(Optional(table, c));
+  return sql + " FROM \"" + std::string(table) + "\"";
+}
+
 std::string NsysImporter::Optional(std::string_view table, std::string_view column) {
-  return db_.HasColumn(table, column) ? "\"" + std::string(column) + "\"" : std::string("NULL");
+  const std::string quoted = "\"" + std::string(column) + "\"";
+  return (db_.HasColumn(table, column) ? quoted : "NULL") + " AS " + quoted;
 }
 
 bool NsysImporter::Require(std::string_view table, std::initializer_list<std::string_view> columns,
@@ -126,13 +188,14 @@ bool NsysImporter::LoadStrings(std::string* error) {
   }
   if (!Require("StringIds", {"id", "value"}, error)) return false;
   SqliteStatement st;
-  if (!Query("SELECT id, value FROM StringIds", &st, error)) return false;
+  if (!Query(Select("StringIds", {"id", "value"}), &st, error)) return false;
+  const int id_col = st.Column("id"), value_col = st.Column("value");
   std::vector<std::pair<int64_t, std::string>> rows;
   int64_t max_id = -1;
   while (st.Step()) {
-    const int64_t id = st.Int(0);
+    const int64_t id = st.Int(id_col);
     if (id < 0) continue;
-    rows.emplace_back(id, std::string(st.Text(1)));
+    rows.emplace_back(id, std::string(st.Text(value_col)));
     max_id = std::max(max_id, id);
   }
   // Ids are dense in the 2020 exports but sparse in schema 3.x (126 strings
@@ -186,11 +249,12 @@ uint64_t NsysImporter::Time(const SqliteStatement& st, int col) {
   return t;
 }
 
-template <typename RowFn>
+template <typename BindFn, typename RowFn>
 bool NsysImporter::ImportActivity(std::string_view table,
                                   std::initializer_list<std::string_view> required,
                                   std::initializer_list<std::string_view> optional,
-                                  std::string_view counter, std::string* error, RowFn row) {
+                                  std::string_view counter, std::string* error, BindFn bind,
+                                  RowFn row) {
   if (!db_.HasTable(table)) return true;
   if (!Require(table,
                {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"},
@@ -198,54 +262,72 @@ bool NsysImporter::ImportActivity(std::string_view table,
       !Require(table, required, error)) {
     return false;
   }
-  std::string sql = "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid";
-  for (std::string_view c : required) sql += ", " + std::string(c);
-  for (std::string_view c : optional) sql += ", " + Optional(table, c);
-  sql += " FROM " + std::string(table);
+  std::vector<std::string_view> selected = {"start",    "end",           "deviceId", "contextId",
+                                            "streamId", "correlationId", "globalPid"};
+  selected.insert(selected.end(), required.begin(), required.end());
+  const std::string sql = Select(table, selected, optional);
   SqliteStatement st;
   if (!Query(sql, &st, error)) return false;
+  const ActivityColumns common(st);
+  const auto columns = bind(st);
   while (st.Step()) {
-    row(st, ProcessOf(st, 6, counter));
+    row(st, common, columns, ProcessOf(st, common.pid, counter));
     ++records_;
   }
   return Finish(st, table, error);
 }
 
 template <typename Record>
-void NsysImporter::ActivityFields(const SqliteStatement& st, Record* r) {
-  r->start_ns = Time(st, 0);
-  r->end_ns = Time(st, 1);
-  r->correlation_id = static_cast<uint64_t>(st.Int(5));
+void NsysImporter::ActivityFields(const SqliteStatement& st, const ActivityColumns& c, Record* r) {
+  r->start_ns = Time(st, c.start);
+  r->end_ns = Time(st, c.end);
+  r->correlation_id = static_cast<uint64_t>(st.Int(c.correlation));
 }
 
-uint32_t NsysImporter::ActivityStream(const SqliteStatement& st, ProcessState& p) {
-  return p.builder.Stream(static_cast<uint32_t>(st.Int(2)), static_cast<uint32_t>(st.Int(3)),
-                          static_cast<uint64_t>(st.Int(4)));
+uint32_t NsysImporter::ActivityStream(const SqliteStatement& st, const ActivityColumns& c,
+                                      ProcessState& p) {
+  return p.builder.Stream(static_cast<uint32_t>(st.Int(c.device)),
+                          static_cast<uint32_t>(st.Int(c.context)),
+                          static_cast<uint64_t>(st.Int(c.stream)));
 }
 
 bool NsysImporter::ImportKernels(std::string* error) {
+  struct Columns {
+    int name, grid[3], block[3], static_shared, dynamic_shared, registers, graph, graph_node;
+  };
   return ImportActivity(
       "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"},
       {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
        "dynamicSharedMemory", "registersPerThread", "graphId", "graphNodeId"},
-      "import_kernels_without_pid", error, [&](const SqliteStatement& st, ProcessState& p) {
+      "import_kernels_without_pid", error,
+      [](const SqliteStatement& st) {
+        return Columns{st.Column("demangledName"),
+                       {st.Column("gridX"), st.Column("gridY"), st.Column("gridZ")},
+                       {st.Column("blockX"), st.Column("blockY"), st.Column("blockZ")},
+                       st.Column("staticSharedMemory"),
+                       st.Column("dynamicSharedMemory"),
+                       st.Column("registersPerThread"),
+                       st.Column("graphId"),
+                       st.Column("graphNodeId")};
+      },
+      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         KernelRecord k;
-        ActivityFields(st, &k);
-        k.stream = ActivityStream(st, p);
-        k.name = String(st.Int(7));
-        if (!st.IsNull(8)) {
+        ActivityFields(st, a, &k);
+        k.stream = ActivityStream(st, a, p);
+        k.name = String(st.Int(c.name));
+        if (!st.IsNull(c.grid[0])) {
           LaunchConfigRecord lc;
           for (int i = 0; i < 3; ++i) {
-            lc.grid[i] = static_cast<uint32_t>(st.Int(8 + i));
-            lc.block[i] = static_cast<uint32_t>(st.Int(11 + i));
+            lc.grid[i] = static_cast<uint32_t>(st.Int(c.grid[i]));
+            lc.block[i] = static_cast<uint32_t>(st.Int(c.block[i]));
           }
-          lc.static_shared_memory = static_cast<uint32_t>(st.Int(14));
-          lc.dynamic_shared_memory = static_cast<uint32_t>(st.Int(15));
-          lc.registers_per_thread = static_cast<uint32_t>(st.Int(16));
+          lc.static_shared_memory = static_cast<uint32_t>(st.Int(c.static_shared));
+          lc.dynamic_shared_memory = static_cast<uint32_t>(st.Int(c.dynamic_shared));
+          lc.registers_per_thread = static_cast<uint32_t>(st.Int(c.registers));
           k.launch_config = p.builder.LaunchConfig(lc);
         }
-        k.graph_id = static_cast<uint64_t>(st.Int(17));
-        k.graph_node_id = static_cast<uint64_t>(st.Int(18));
+        k.graph_id = static_cast<uint64_t>(st.Int(c.graph));
+        k.graph_node_id = static_cast<uint64_t>(st.Int(c.graph_node));
         p.process.kernels.push_back(k);
       });
 }
@@ -255,28 +337,29 @@ bool NsysImporter::ImportRuntime(std::string* error) {
   if (!db_.HasTable(t)) return true;
   if (!Require(t, {"start", "end", "globalTid", "correlationId", "nameId"}, error)) return false;
   SqliteStatement st;
-  const std::string sql = "SELECT start, end, globalTid, correlationId, nameId, " +
-                          Optional(t, "eventClass") + ", " + Optional(t, "returnValue") + " FROM " +
-                          t;
+  const std::string sql = Select(t, {"start", "end", "globalTid", "correlationId", "nameId"},
+                                 {"eventClass", "returnValue"});
   if (!Query(sql, &st, error)) return false;
-  std::vector<ApiDomain> domain_by_name;  // cache per nsys string id: 0 runtime, 1 driver
+  const int start = st.Column("start"), end = st.Column("end"), tid = st.Column("globalTid"),
+            correlation = st.Column("correlationId"), name = st.Column("nameId"),
+            event_class = st.Column("eventClass"), return_value = st.Column("returnValue");
   while (st.Step()) {
-    ProcessState& p = ProcessOf(st, 2, "import_api_calls_without_tid");
+    ProcessState& p = ProcessOf(st, tid, "import_api_calls_without_tid");
     ApiRecord a;
-    a.start_ns = Time(st, 0);
-    a.end_ns = Time(st, 1);
-    a.thread = st.IsNull(2) ? 0 : p.builder.Thread(NsysTid(st.Int(2)));
-    a.correlation_id = static_cast<uint64_t>(st.Int(3));
-    a.name = String(st.Int(4));
-    if (!st.IsNull(5)) {
+    a.start_ns = Time(st, start);
+    a.end_ns = Time(st, end);
+    a.thread = st.IsNull(tid) ? 0 : p.builder.Thread(NsysTid(st.Int(tid)));
+    a.correlation_id = static_cast<uint64_t>(st.Int(correlation));
+    a.name = String(st.Int(name));
+    if (!st.IsNull(event_class)) {
       // ENUM_NSYS_EVENT_CLASS: 0 CUDA runtime, 1 CUDA driver.
-      a.domain = st.Int(5) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
+      a.domain = st.Int(event_class) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
     } else {
       const std::string_view name = trace_->strings.Get(a.name);
       a.domain = name.starts_with("cu") && !name.starts_with("cuda") ? ApiDomain::kDriver
                                                                      : ApiDomain::kRuntime;
     }
-    a.return_value = static_cast<uint32_t>(st.Int(6));
+    a.return_value = static_cast<uint32_t>(st.Int(return_value));
     p.process.api_calls.push_back(a);
     ++records_;
   }
@@ -284,51 +367,116 @@ bool NsysImporter::ImportRuntime(std::string* error) {
 }
 
 bool NsysImporter::ImportMemcpy(std::string* error) {
-  return ImportActivity("CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, {"srcKind", "dstKind"},
-                        "import_memcpys_without_pid", error,
-                        [&](const SqliteStatement& st, ProcessState& p) {
-                          MemcpyRecord m;
-                          ActivityFields(st, &m);
-                          m.stream = ActivityStream(st, p);
-                          m.bytes = static_cast<uint64_t>(st.Int(7));
-                          // ENUM_CUDA_MEMCPY_OPER 0..10 are CUPTI's memcpy kinds, the same
-                          // numbers as proto CopyKind; the unified-memory kinds (11..13) have
-                          // no counterpart.
-                          const int64_t kind = st.Int(8);
-                          m.copy_kind = kind >= 0 && kind <= 10 ? static_cast<uint32_t>(kind) : 0;
-                          m.flags = (static_cast<uint32_t>(st.Int(9) & 0xFF) << 8) |
-                                    (static_cast<uint32_t>(st.Int(10) & 0xFF) << 16);
-                          p.process.memcpys.push_back(m);
-                        });
+  struct Columns {
+    int bytes, copy_kind, src_kind, dst_kind;
+  };
+  return ImportActivity(
+      "CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, {"srcKind", "dstKind"},
+      "import_memcpys_without_pid", error,
+      [](const SqliteStatement& st) {
+        return Columns{st.Column("bytes"), st.Column("copyKind"), st.Column("srcKind"),
+                       st.Column("dstKind")};
+      },
+      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+        MemcpyRecord m;
+        ActivityFields(st, a, &m);
+        m.stream = ActivityStream(st, a, p);
+        m.bytes = static_cast<uint64_t>(st.Int(c.bytes));
+        // ENUM_CUDA_MEMCPY_OPER 0..10 are CUPTI's memcpy kinds, the same
+        // numbers as proto CopyKind; the unified-memory kinds (11..13) have
+        // no counterpart.
+        const int64_t kind = st.Int(c.copy_kind);
+        m.copy_kind = kind >= 0 && kind <= 10 ? static_cast<uint32_t>(kind) : 0;
+        m.flags = (static_cast<uint32_t>(st.Int(c.src_kind) & 0xFF) << 8) |
+                  (static_cast<uint32_t>(st.Int(c.dst_kind) & 0xFF) << 16);
+        p.process.memcpys.push_back(m);
+      });
 }
 
 bool NsysImporter::ImportMemset(std::string* error) {
-  return ImportActivity("CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, {"value"},
-                        "import_memsets_without_pid", error,
-                        [&](const SqliteStatement& st, ProcessState& p) {
-                          MemsetRecord m;
-                          ActivityFields(st, &m);
-                          m.stream = ActivityStream(st, p);
-                          m.bytes = static_cast<uint64_t>(st.Int(7));
-                          m.value = static_cast<uint32_t>(st.Int(8));
-                          p.process.memsets.push_back(m);
-                        });
+  struct Columns {
+    int bytes, value;
+  };
+  return ImportActivity(
+      "CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, {"value"}, "import_memsets_without_pid", error,
+      [](const SqliteStatement& st) {
+        return Columns{st.Column("bytes"), st.Column("value")};
+      },
+      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+        MemsetRecord m;
+        ActivityFields(st, a, &m);
+        m.stream = ActivityStream(st, a, p);
+        m.bytes = static_cast<uint64_t>(st.Int(c.bytes));
+        m.value = static_cast<uint32_t>(st.Int(c.value));
+        p.process.memsets.push_back(m);
+      });
 }
 
 bool NsysImporter::ImportSync(std::string* error) {
-  return ImportActivity("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, {"eventId"},
-                        "import_syncs_without_pid", error,
-                        [&](const SqliteStatement& st, ProcessState& p) {
-                          SyncRecord s;
-                          ActivityFields(st, &s);
-                          // nsys writes streamId -1 / 0 for context- and device-wide syncs (no
-                          // stream); only real streams get a StreamDef.
-                          s.stream = st.Int(4) > 0 ? ActivityStream(st, p) : 0;
-                          s.context = static_cast<uint32_t>(st.Int(3));
-                          s.type = static_cast<uint32_t>(st.Int(7));
-                          s.event = static_cast<uint32_t>(st.Int(8));
-                          p.process.syncs.push_back(s);
-                        });
+  struct Columns {
+    int type, event;
+  };
+  return ImportActivity(
+      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, {"eventId"}, "import_syncs_without_pid",
+      error,
+      [](const SqliteStatement& st) {
+        return Columns{st.Column("syncType"), st.Column("eventId")};
+      },
+      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+        SyncRecord s;
+        ActivityFields(st, a, &s);
+        // nsys writes streamId -1 / 0 for context- and device-wide syncs (no
+        // stream); only real streams get a StreamDef.
+        s.stream = st.Int(a.stream) > 0 ? ActivityStream(st, a, p) : 0;
+        s.context = static_cast<uint32_t>(st.Int(a.context));
+        s.type = static_cast<uint32_t>(st.Int(c.type));
+        s.event = static_cast<uint32_t>(st.Int(c.event));
+        p.process.syncs.push_back(s);
+      });
+}
+
+uint32_t NsysImporter::NvtxText(const SqliteStatement& st, const NvtxColumns& c) {
+  if (!st.IsNull(c.text)) return trace_->strings.Intern(st.Text(c.text));
+  if (!st.IsNull(c.text_id)) return String(st.Int(c.text_id));
+  return 0;
+}
+
+RangeRecord NsysImporter::NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
+                                    ProcessState& p) {
+  RangeRecord r;
+  r.kind = type == kNvtxPushPopRange ? RangeKind::kPushPop : RangeKind::kStartEnd;
+  r.start_ns = Time(st, c.start);
+  if (st.IsNull(c.end)) {
+    r.flags |= kRangeFlagUnclosed;  // end filled in by Finalize()
+  } else {
+    r.end_ns = Time(st, c.end);
+  }
+  r.thread = st.IsNull(c.tid) ? 0 : p.builder.Thread(NsysTid(st.Int(c.tid)));
+  r.end_thread = st.IsNull(c.end_tid) ? 0 : p.builder.Thread(NsysTid(st.Int(c.end_tid)));
+  r.name = NvtxText(st, c);
+  r.domain = static_cast<uint32_t>(st.Int(c.domain));
+  r.category = static_cast<uint32_t>(st.Int(c.category));
+  r.color = static_cast<uint32_t>(st.Int(c.color));
+  if (!st.IsNull(c.u64)) {
+    r.payload.type = PayloadValue::Type::kU64;
+    r.payload.u64 = static_cast<uint64_t>(st.Int(c.u64));
+  } else if (!st.IsNull(c.i64)) {
+    r.payload.type = PayloadValue::Type::kI64;
+    r.payload.i64 = st.Int(c.i64);
+  } else if (!st.IsNull(c.f64)) {
+    r.payload.type = PayloadValue::Type::kF64;
+    r.payload.f64 = st.Double(c.f64);
+  } else if (!st.IsNull(c.u32)) {
+    r.payload.type = PayloadValue::Type::kU64;
+    r.payload.u64 = static_cast<uint64_t>(st.Int(c.u32));
+  } else if (!st.IsNull(c.i32)) {
+    r.payload.type = PayloadValue::Type::kI64;
+    r.payload.i64 = st.Int(c.i32);
+  } else if (!st.IsNull(c.f32)) {
+    r.payload.type = PayloadValue::Type::kF64;
+    r.payload.f64 = st.Double(c.f32);
+  }
+  return r;
 }
 
 bool NsysImporter::ImportNvtx(std::string* error) {
@@ -341,80 +489,40 @@ bool NsysImporter::ImportNvtx(std::string* error) {
     return false;
   }
   SqliteStatement st;
-  const std::string sql = "SELECT start, end, eventType, globalTid, " + Optional(t, "text") + ", " +
-                          Optional(t, "textId") + ", " + Optional(t, "domainId") + ", " +
-                          Optional(t, "category") + ", " + Optional(t, "color") + ", " +
-                          Optional(t, "endGlobalTid") + ", " + Optional(t, "uint64Value") + ", " +
-                          Optional(t, "int64Value") + ", " + Optional(t, "doubleValue") + ", " +
-                          Optional(t, "uint32Value") + ", " + Optional(t, "int32Value") + ", " +
-                          Optional(t, "floatValue") + " FROM " + t;
+  const std::string sql =
+      Select(t, {"start", "end", "eventType", "globalTid"},
+             {"text", "textId", "domainId", "category", "color", "endGlobalTid", "uint64Value",
+              "int64Value", "doubleValue", "uint32Value", "int32Value", "floatValue"});
   if (!Query(sql, &st, error)) return false;
+  const NvtxColumns c(st);
   while (st.Step()) {
-    const int64_t type = st.Int(2);
-    ProcessState& p = ProcessOf(st, 3, "import_nvtx_without_tid");
-    auto text = [&]() -> uint32_t {
-      if (!st.IsNull(4)) return trace_->strings.Intern(st.Text(4));
-      if (!st.IsNull(5)) return String(st.Int(5));
-      return 0;
-    };
-    const uint32_t domain = static_cast<uint32_t>(st.Int(6));
+    const int64_t type = st.Int(c.type);
+    ProcessState& p = ProcessOf(st, c.tid, "import_nvtx_without_tid");
+    const uint32_t domain = static_cast<uint32_t>(st.Int(c.domain));
     switch (type) {
       case kNvtxPushPopRange:
-      case kNvtxStartEndRange: {
-        RangeRecord r;
-        r.kind = type == kNvtxPushPopRange ? RangeKind::kPushPop : RangeKind::kStartEnd;
-        r.start_ns = Time(st, 0);
-        if (st.IsNull(1)) {
-          r.flags |= kRangeFlagUnclosed;  // end filled in by Finalize()
-        } else {
-          r.end_ns = Time(st, 1);
-        }
-        r.thread = st.IsNull(3) ? 0 : p.builder.Thread(NsysTid(st.Int(3)));
-        r.end_thread = st.IsNull(9) ? 0 : p.builder.Thread(NsysTid(st.Int(9)));
-        r.name = text();
-        r.domain = domain;
-        r.category = static_cast<uint32_t>(st.Int(7));
-        r.color = static_cast<uint32_t>(st.Int(8));
-        if (!st.IsNull(10)) {
-          r.payload.type = PayloadValue::Type::kU64;
-          r.payload.u64 = static_cast<uint64_t>(st.Int(10));
-        } else if (!st.IsNull(11)) {
-          r.payload.type = PayloadValue::Type::kI64;
-          r.payload.i64 = st.Int(11);
-        } else if (!st.IsNull(12)) {
-          r.payload.type = PayloadValue::Type::kF64;
-          r.payload.f64 = st.Double(12);
-        } else if (!st.IsNull(13)) {
-          r.payload.type = PayloadValue::Type::kU64;
-          r.payload.u64 = static_cast<uint64_t>(st.Int(13));
-        } else if (!st.IsNull(14)) {
-          r.payload.type = PayloadValue::Type::kI64;
-          r.payload.i64 = st.Int(14);
-        } else if (!st.IsNull(15)) {
-          r.payload.type = PayloadValue::Type::kF64;
-          r.payload.f64 = st.Double(15);
-        }
-        p.process.ranges.push_back(r);
+      case kNvtxStartEndRange:
+        p.process.ranges.push_back(NvtxRange(st, c, type, p));
         ++records_;
         break;
-      }
       case kNvtxMark: {
         MarkRecord m;
-        m.time_ns = Time(st, 0);
-        m.thread = st.IsNull(3) ? 0 : p.builder.Thread(NsysTid(st.Int(3)));
-        m.name = text();
+        m.time_ns = Time(st, c.start);
+        m.thread = st.IsNull(c.tid) ? 0 : p.builder.Thread(NsysTid(st.Int(c.tid)));
+        m.name = NvtxText(st, c);
         m.domain = domain;
-        m.category = static_cast<uint32_t>(st.Int(7));
-        m.color = static_cast<uint32_t>(st.Int(8));
+        m.category = static_cast<uint32_t>(st.Int(c.category));
+        m.color = static_cast<uint32_t>(st.Int(c.color));
         p.process.marks.push_back(m);
         ++records_;
         break;
       }
       case kNvtxDomainCreate:
-        if (domain != 0) p.process.domain_names[domain] = text();
+        if (domain != 0) p.process.domain_names[domain] = NvtxText(st, c);
         break;
       case kNvtxCategory:
-        p.process.category_names[{domain, static_cast<uint32_t>(st.Int(7))}] = text();
+        p.process.category_names[{domain, static_cast<uint32_t>(st.Int(c.category))}] =
+            NvtxText(st, c);
         break;
       default:
         // Domain destroy (76) and non-NVTX event types carry nothing the
@@ -428,11 +536,12 @@ bool NsysImporter::ImportNvtx(std::string* error) {
   // a process: a fallback for domains whose create event was not captured.
   if (db_.HasColumn("DomainStrings", "id") && db_.HasColumn("DomainStrings", "domainName")) {
     SqliteStatement ds;
-    if (Query("SELECT id, domainName FROM DomainStrings", &ds, error)) {
+    if (Query(Select("DomainStrings", {"id", "domainName"}), &ds, error)) {
+      const int id_col = ds.Column("id"), name_col = ds.Column("domainName");
       while (ds.Step()) {
-        const uint32_t id = static_cast<uint32_t>(ds.Int(0));
+        const uint32_t id = static_cast<uint32_t>(ds.Int(id_col));
         if (id == 0) continue;
-        const uint32_t name = trace_->strings.Intern(ds.Text(1));
+        const uint32_t name = trace_->strings.Intern(ds.Text(name_col));
         for (auto& [pid, p] : processes_) p->process.domain_names.emplace(id, name);
       }
     }
@@ -446,12 +555,13 @@ void NsysImporter::ImportThreadNames() {
   }
   std::string error;
   SqliteStatement st;
-  if (!Query("SELECT nameId, globalTid FROM ThreadNames", &st, &error)) return;
+  if (!Query(Select("ThreadNames", {"nameId", "globalTid"}), &st, &error)) return;
+  const int name = st.Column("nameId"), tid = st.Column("globalTid");
   while (st.Step()) {
-    if (st.IsNull(1)) continue;
-    auto it = processes_.find(NsysPid(st.Int(1)));
+    if (st.IsNull(tid)) continue;
+    auto it = processes_.find(NsysPid(st.Int(tid)));
     if (it == processes_.end()) continue;  // a process that left no record
-    it->second->builder.NameThread(NsysTid(st.Int(1)), String(st.Int(0)));
+    it->second->builder.NameThread(NsysTid(st.Int(tid)), String(st.Int(name)));
   }
 }
 
@@ -460,13 +570,15 @@ void NsysImporter::ImportProcessNames() {
   if (!db_.HasColumn("PROCESSES", "globalPid") || !db_.HasColumn("PROCESSES", "name")) return;
   std::string error;
   SqliteStatement st;
-  if (!Query("SELECT globalPid, name FROM PROCESSES", &st, &error)) return;
+  if (!Query(Select("PROCESSES", {"globalPid", "name"}), &st, &error)) return;
+  const int pid = st.Column("globalPid"), name = st.Column("name");
   while (st.Step()) {
-    if (st.IsNull(0) || st.IsNull(1)) continue;
-    auto it = processes_.find(NsysPid(st.Int(0)));
+    if (st.IsNull(pid) || st.IsNull(name)) continue;
+    auto it = processes_.find(NsysPid(st.Int(pid)));
     // The model has no process-name field; the command line is where a
     // captured stream keeps what the process was.
-    if (it != processes_.end()) it->second->process.header.command_line = {std::string(st.Text(1))};
+    if (it != processes_.end())
+      it->second->process.header.command_line = {std::string(st.Text(name))};
   }
 }
 
@@ -474,12 +586,13 @@ void NsysImporter::ImportSessionStart() {
   if (!db_.HasColumn("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) return;
   std::string error;
   SqliteStatement st;
-  if (!Query("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", &st, &error)) return;
-  if (st.Step() && !st.IsNull(0)) {
+  if (!Query(Select("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}), &st, &error)) return;
+  const int utc = st.Column("utcEpochNs");
+  if (st.Step() && !st.IsNull(utc)) {
     // nsys timestamps count from the session start, so trace time 0 is that
     // wall-clock instant.
     for (auto& [pid, p] : processes_) {
-      p->process.header.session_start_wall_ns = static_cast<uint64_t>(st.Int(0));
+      p->process.header.session_start_wall_ns = static_cast<uint64_t>(st.Int(utc));
       p->process.header.session_start_trace_ns = 0;
     }
   }

@@ -28,6 +28,16 @@ bool SqliteStatement::Step() {
   return false;
 }
 
+int SqliteStatement::Column(std::string_view name) const {
+  if (stmt_ == nullptr) return -1;
+  const int n = sqlite3_column_count(stmt_);
+  for (int i = 0; i < n; ++i) {
+    const char* c = sqlite3_column_name(stmt_, i);
+    if (c != nullptr && name == c) return i;
+  }
+  return -1;
+}
+
 bool SqliteStatement::IsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }
@@ -69,7 +79,8 @@ const std::vector<std::string>& SqliteDb::Columns(std::string_view table) {
   std::string err;
   // table_info never fails for a missing table; it returns no rows.
   SqliteStatement st = Prepare("PRAGMA table_info(\"" + std::string(table) + "\")", &err);
-  while (st.Step()) cols.emplace_back(st.Text(1));
+  const int name = st.Column("name");
+  while (st.Step()) cols.emplace_back(st.Text(name));
   return columns_.emplace(std::string(table), std::move(cols)).first->second;
 }
 

@@ -28,6 +28,11 @@ class SqliteStatement {
   // True while a row is available; false at the end or on error (see ok()).
   bool Step();
   bool ok() const { return ok_; }
+  // Index of the result column called `name` (its AS alias where the SELECT
+  // gives one), -1 when there is none. Look each column up once, before
+  // stepping, and read the rows by that index: reading by position would tie
+  // every reader to the order of its SELECT list.
+  int Column(std::string_view name) const;
   bool IsNull(int col) const;
   int64_t Int(int col) const;
   double Double(int col) const;

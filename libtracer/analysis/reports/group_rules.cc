@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <stdexcept>
 
 #include "libtracer/analysis/reports/regex_rules.h"
 
@@ -36,29 +35,29 @@ size_t FindOperator(std::string_view s) {
 
 }  // namespace
 
-NamePattern NamePattern::Parse(std::string_view text) {
+StatusOr<NamePattern> NamePattern::Parse(std::string_view text) {
   NamePattern p;
   p.text_ = std::string(text);
-  if (text.empty()) throw std::runtime_error("empty name");
+  if (text.empty()) return Status::Error("empty name");
   size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
-    if (c == '}') throw std::runtime_error("'}' without '{' in '" + p.text_ + "'");
-    if (c == ' ' || c == '\t') throw std::runtime_error("space inside name '" + p.text_ + "'");
+    if (c == '}') return Status::Error("'}' without '{' in '" + p.text_ + "'");
+    if (c == ' ' || c == '\t') return Status::Error("space inside name '" + p.text_ + "'");
     if (c == '{') {
       const size_t close = text.find('}', i);
       if (close == std::string_view::npos) {
-        throw std::runtime_error("'{' without '}' in '" + p.text_ + "'");
+        return Status::Error("'{' without '}' in '" + p.text_ + "'");
       }
       const std::string name(text.substr(i + 1, close - i - 1));
-      if (name.empty()) throw std::runtime_error("empty placeholder '{}' in '" + p.text_ + "'");
+      if (name.empty()) return Status::Error("empty placeholder '{}' in '" + p.text_ + "'");
       if (!std::all_of(name.begin(), name.end(), IsPlaceholderChar)) {
-        throw std::runtime_error("invalid placeholder '{" + name + "}' in '" + p.text_ +
-                                 "' (letters, digits, '_')");
+        return Status::Error("invalid placeholder '{" + name + "}' in '" + p.text_ +
+                             "' (letters, digits, '_')");
       }
       if (!p.segments_.empty() && p.segments_.back().placeholder) {
-        throw std::runtime_error("adjacent placeholders in '" + p.text_ +
-                                 "' cannot be told apart; separate them with text");
+        return Status::Error("adjacent placeholders in '" + p.text_ +
+                             "' cannot be told apart; separate them with text");
       }
       p.segments_.push_back({true, name});
       if (std::find(p.placeholders_.begin(), p.placeholders_.end(), name) ==
@@ -147,7 +146,57 @@ std::vector<std::map<std::string, std::string>> MatchTerm(const NamePattern& ter
   return out;
 }
 
-std::vector<GroupRule> ParseGroupRules(std::string_view text, std::string_view source) {
+namespace {
+
+// The terms after '=': '+' adds a term, ' - ' starts the excluded ones.
+Status ParseTerms(std::string_view rhs, GroupRule* rule) {
+  if (rhs.empty()) return Status::Error("nothing after '='");
+  bool exclude = false;
+  while (true) {
+    const size_t op = FindOperator(rhs);
+    const std::string_view term = Trim(rhs.substr(0, op));
+    if (term.empty()) {
+      return Status::Error("empty term (two operators in a row, or a trailing one)");
+    }
+    auto pattern = NamePattern::Parse(term);
+    if (!pattern.ok()) return pattern.status();
+    (exclude ? rule->excluded : rule->terms).push_back(std::move(pattern).value());
+    if (op == std::string_view::npos) return Status();
+    exclude = rhs[op] == '-';
+    rhs = rhs.substr(op + 1);
+  }
+}
+
+// One non-blank line, comments and list number removed.
+StatusOr<GroupRule> ParseRuleLine(std::string_view line, const std::string& where) {
+  GroupRule rule;
+  rule.where = where;
+  const size_t eq = line.find('=');
+  if (eq != std::string_view::npos && line.find('=', eq + 1) != std::string_view::npos) {
+    return Status::Error("more than one '='");
+  }
+  auto group = NamePattern::Parse(Trim(line.substr(0, eq)));
+  if (!group.ok()) return group.status();
+  rule.group = std::move(group).value();
+  if (eq == std::string_view::npos) {
+    rule.terms.push_back(rule.group);
+  } else if (Status s = ParseTerms(Trim(line.substr(eq + 1)), &rule); !s.ok()) {
+    return s;
+  }
+  for (const auto& term : rule.terms) {
+    for (const auto& p : rule.group.placeholders()) {
+      if (!term.Has(p)) {
+        return Status::Error("term '" + term.text() + "' does not use {" + p +
+                             "} of the group name '" + rule.group.text() + "'");
+      }
+    }
+  }
+  return rule;
+}
+
+}  // namespace
+
+StatusOr<std::vector<GroupRule>> ParseGroupRules(std::string_view text, std::string_view source) {
   std::vector<GroupRule> rules;
   std::map<std::string, std::string> defined;  // group text -> where
   size_t line_no = 0;
@@ -159,49 +208,14 @@ std::vector<GroupRule> ParseGroupRules(std::string_view text, std::string_view s
     line = StripListNumber(Trim(line));
     if (line.empty()) continue;
     const std::string where = std::string(source) + ":" + std::to_string(line_no);
-    try {
-      GroupRule rule;
-      rule.where = where;
-      const size_t eq = line.find('=');
-      if (eq != std::string_view::npos && line.find('=', eq + 1) != std::string_view::npos) {
-        throw std::runtime_error("more than one '='");
-      }
-      rule.group = NamePattern::Parse(Trim(line.substr(0, eq)));
-      if (eq == std::string_view::npos) {
-        rule.terms.push_back(rule.group);
-      } else {
-        std::string_view rhs = Trim(line.substr(eq + 1));
-        if (rhs.empty()) throw std::runtime_error("nothing after '='");
-        bool exclude = false;
-        while (true) {
-          const size_t op = FindOperator(rhs);
-          const std::string_view term = Trim(rhs.substr(0, op));
-          if (term.empty()) {
-            throw std::runtime_error("empty term (two operators in a row, or a trailing one)");
-          }
-          (exclude ? rule.excluded : rule.terms).push_back(NamePattern::Parse(term));
-          if (op == std::string_view::npos) break;
-          exclude = rhs[op] == '-';
-          rhs = rhs.substr(op + 1);
-        }
-      }
-      for (const auto& term : rule.terms) {
-        for (const auto& p : rule.group.placeholders()) {
-          if (!term.Has(p)) {
-            throw std::runtime_error("term '" + term.text() + "' does not use {" + p +
-                                     "} of the group name '" + rule.group.text() + "'");
-          }
-        }
-      }
-      auto [it, inserted] = defined.emplace(rule.group.text(), where);
-      if (!inserted) {
-        throw std::runtime_error("group '" + rule.group.text() + "' already defined at " +
-                                 it->second);
-      }
-      rules.push_back(std::move(rule));
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(where + ": " + e.what());
+    auto rule = ParseRuleLine(line, where);
+    if (!rule.ok()) return rule.status().WithPrefix(where);
+    auto [it, inserted] = defined.emplace(rule->group.text(), where);
+    if (!inserted) {
+      return Status::Error(where + ": group '" + rule->group.text() + "' already defined at " +
+                           it->second);
     }
+    rules.push_back(std::move(rule).value());
   }
   return rules;
 }

@@ -21,15 +21,17 @@
 #include <string_view>
 #include <vector>
 
+#include "libtracer/core/status.h"
+
 namespace tracer::analysis::reports {
 
 inline constexpr char kLayerId[] = "layer_id";
 
 class NamePattern {
  public:
-  // Throws std::runtime_error(what is wrong) on bad syntax (unbalanced or
-  // empty braces, invalid placeholder name, adjacent placeholders).
-  static NamePattern Parse(std::string_view text);
+  // An error saying what is wrong on bad syntax (unbalanced or empty
+  // braces, invalid placeholder name, adjacent placeholders).
+  static StatusOr<NamePattern> Parse(std::string_view text);
 
   const std::string& text() const { return text_; }
   bool Has(std::string_view placeholder) const;
@@ -71,9 +73,8 @@ struct GroupRule {
   std::string where;                  // "file:line"
 };
 
-// Throws std::runtime_error("<source>:<line>: <what is wrong>") on a syntax
-// error, a term missing a placeholder of its group name, or a group name
-// defined twice.
-std::vector<GroupRule> ParseGroupRules(std::string_view text, std::string_view source);
+// An error "<source>:<line>: <what is wrong>" on a syntax error, a term
+// missing a placeholder of its group name, or a group name defined twice.
+StatusOr<std::vector<GroupRule>> ParseGroupRules(std::string_view text, std::string_view source);
 
 }  // namespace tracer::analysis::reports

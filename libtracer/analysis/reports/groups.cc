@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
-#include <stdexcept>
 #include <unordered_map>
 
 #include "libtracer/analysis/reports/natural_order.h"
@@ -42,84 +42,111 @@ struct Row {
   std::vector<uint32_t> instances;
 };
 
-}  // namespace
-
-Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
-                  const GroupsOptions& options) {
-  const auto& ranges = model.ranges();
-  // Distinct range names and their instances.
-  std::unordered_map<uint32_t, size_t> slot;
+// Distinct range names, each with its instances.
+struct NameInstances {
   std::vector<uint32_t> names;
   std::vector<std::vector<uint32_t>> instances;
-  for (uint32_t r = 0; r < ranges.size(); ++r) {
-    auto [it, inserted] = slot.emplace(ranges[r].name, names.size());
-    if (inserted) {
-      names.push_back(ranges[r].name);
-      instances.emplace_back();
-    }
-    instances[it->second].push_back(r);
-  }
+};
 
-  std::map<RowKey, Row> rows;
-  // One groups file serves several trainers: rules and terms that match
-  // nothing are reported, one line each kind, not errors.
-  std::vector<std::string> unmatched_rules, unmatched_terms;
+NameInstances CollectNames(const ReportModel& model) {
+  const auto& ranges = model.ranges();
+  NameInstances out;
+  std::unordered_map<uint32_t, size_t> slot;
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    auto [it, inserted] = slot.emplace(ranges[r].name, out.names.size());
+    if (inserted) {
+      out.names.push_back(ranges[r].name);
+      out.instances.emplace_back();
+    }
+    out.instances[it->second].push_back(r);
+  }
+  return out;
+}
+
+// One groups file serves several trainers: rules and terms that match
+// nothing are reported, one line each kind, not errors.
+struct Unmatched {
+  std::vector<std::string> rules, terms;
+};
+
+Status Ambiguous(const GroupRule& rule, std::string_view name, const std::string& what,
+                 const Binding& a, const Binding& b) {
+  return Status::Error(rule.where + ": ambiguous rule: range '" + std::string(name) + "' matches " +
+                       what + " as " + Describe(a) + " and as " + Describe(b));
+}
+
+// The row one range name falls into under a rule (none: *row stays empty),
+// marking the terms it matched.
+Status RowOfName(const GroupRule& rule, size_t rule_index, std::string_view name,
+                 const GroupsOptions& options, std::vector<bool>* term_matched,
+                 std::optional<RowKey>* row) {
+  if (std::any_of(rule.excluded.begin(), rule.excluded.end(),
+                  [&](const NamePattern& x) { return !MatchTerm(x, name).empty(); })) {
+    return Status();
+  }
+  std::map<RowKey, Binding> keys;  // the rows this name falls into
+  for (size_t ti = 0; ti < rule.terms.size(); ++ti) {
+    const auto bindings = MatchTerm(rule.terms[ti], name);
+    if (bindings.empty()) continue;
+    if (bindings.size() > 1) {
+      return Ambiguous(rule, name, "term '" + rule.terms[ti].text() + "'", bindings[0],
+                       bindings[1]);
+    }
+    (*term_matched)[ti] = true;
+    RowKey key{rule_index, rule.group.Substitute(bindings[0]), {}};
+    for (const auto& b : options.by) {
+      auto v = bindings[0].find(b);
+      key.by.push_back(v == bindings[0].end() ? "" : v->second);
+    }
+    keys.emplace(key, bindings[0]);
+  }
+  if (keys.size() > 1) {
+    auto first = keys.begin(), second = std::next(first);
+    return Ambiguous(rule, name, "terms of '" + rule.group.text() + "'", first->second,
+                     second->second);
+  }
+  if (!keys.empty()) *row = keys.begin()->first;
+  return Status();
+}
+
+void NoteUnmatched(const GroupRule& rule, const std::vector<bool>& term_matched,
+                   Unmatched* unmatched) {
+  if (std::none_of(term_matched.begin(), term_matched.end(), [](bool b) { return b; })) {
+    unmatched->rules.push_back(rule.group.text() + " (line " + LineOf(rule.where) + ")");
+    return;
+  }
+  std::string terms;
+  for (size_t ti = 0; ti < rule.terms.size(); ++ti) {
+    if (!term_matched[ti]) terms += (terms.empty() ? "" : ", ") + rule.terms[ti].text();
+  }
+  if (!terms.empty()) {
+    unmatched->terms.push_back(rule.group.text() + " (line " + LineOf(rule.where) + "): " + terms);
+  }
+}
+
+// Every range name into the row of each rule it matches.
+Status AssignRows(const ReportModel& model, const std::vector<GroupRule>& rules,
+                  const GroupsOptions& options, const NameInstances& names,
+                  std::map<RowKey, Row>* rows, Unmatched* unmatched) {
   for (size_t ri = 0; ri < rules.size(); ++ri) {
     const GroupRule& rule = rules[ri];
     std::vector<bool> term_matched(rule.terms.size(), false);
-    for (size_t ni = 0; ni < names.size(); ++ni) {
-      const std::string_view name = model.Name(names[ni]);
-      std::map<RowKey, Binding> keys;  // the rows this name falls into
-      if (std::any_of(rule.excluded.begin(), rule.excluded.end(),
-                      [&](const NamePattern& x) { return !MatchTerm(x, name).empty(); })) {
-        continue;
-      }
-      for (size_t ti = 0; ti < rule.terms.size(); ++ti) {
-        const auto bindings = MatchTerm(rule.terms[ti], name);
-        if (bindings.empty()) continue;
-        if (bindings.size() > 1) {
-          throw std::runtime_error(rule.where + ": ambiguous rule: range '" + std::string(name) +
-                                   "' matches term '" + rule.terms[ti].text() + "' as " +
-                                   Describe(bindings[0]) + " and as " + Describe(bindings[1]));
-        }
-        term_matched[ti] = true;
-        RowKey key{ri, rule.group.Substitute(bindings[0]), {}};
-        for (const auto& b : options.by) {
-          auto v = bindings[0].find(b);
-          key.by.push_back(v == bindings[0].end() ? "" : v->second);
-        }
-        keys.emplace(key, bindings[0]);
-      }
-      if (keys.size() > 1) {
-        auto first = keys.begin(), second = std::next(first);
-        throw std::runtime_error(rule.where + ": ambiguous rule: range '" + std::string(name) +
-                                 "' matches terms of '" + rule.group.text() + "' as " +
-                                 Describe(first->second) + " and as " + Describe(second->second));
-      }
-      if (keys.empty()) continue;
-      Row& row = rows[keys.begin()->first];
-      row.member_names.insert(names[ni]);
-      row.instances.insert(row.instances.end(), instances[ni].begin(), instances[ni].end());
+    for (size_t ni = 0; ni < names.names.size(); ++ni) {
+      std::optional<RowKey> key;
+      Status s = RowOfName(rule, ri, model.Name(names.names[ni]), options, &term_matched, &key);
+      if (!s.ok()) return s;
+      if (!key) continue;
+      Row& row = (*rows)[*key];
+      row.member_names.insert(names.names[ni]);
+      row.instances.insert(row.instances.end(), names.instances[ni].begin(),
+                           names.instances[ni].end());
     }
-    if (std::none_of(term_matched.begin(), term_matched.end(), [](bool b) { return b; })) {
-      unmatched_rules.push_back(rule.group.text() + " (line " + LineOf(rule.where) + ")");
-    } else {
-      std::string terms;
-      for (size_t ti = 0; ti < rule.terms.size(); ++ti) {
-        if (!term_matched[ti]) terms += (terms.empty() ? "" : ", ") + rule.terms[ti].text();
-      }
-      if (!terms.empty()) {
-        unmatched_terms.push_back(rule.group.text() + " (line " + LineOf(rule.where) +
-                                  "): " + terms);
-      }
-    }
+    NoteUnmatched(rule, term_matched, unmatched);
   }
+  return Status();
+}
 
-  uint64_t all_kernel_ns = 0;
-  for (const auto& op : model.ops()) {
-    if (op.kind == OpKind::kKernel) all_kernel_ns += op.duration();
-  }
-
+Table EmptyGroupsTable(const GroupsOptions& options) {
   Table t;
   t.name = "groups";
   t.title = "Groups";
@@ -135,25 +162,29 @@ Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
                                       {"kernel_pct", ColumnKind::kPercent, "Kernel %"}}) {
     t.columns.push_back(c);
   }
+  return t;
+}
 
-  std::vector<uint32_t> member_stamp(ranges.size(), 0);
-  std::vector<uint32_t> op_stamp(model.ops().size(), 0);
-  uint32_t stamp = 0;
-  for (auto& [key, row] : rows) {
-    ++stamp;
-    for (uint32_t r : row.instances) member_stamp[r] = stamp;
+// Sums one row. Stamps mark the row's member instances and the kernels
+// already counted, so that neither needs clearing between rows.
+class RowSummer {
+ public:
+  explicit RowSummer(const ReportModel& model)
+      : model_(model), member_stamp_(model.ranges().size(), 0), op_stamp_(model.ops().size(), 0) {
+    for (const auto& op : model.ops()) {
+      if (op.kind == OpKind::kKernel) all_kernel_ns_ += op.duration();
+    }
+  }
+
+  std::vector<Cell> Cells(const RowKey& key, const Row& row) {
+    const auto& ranges = model_.ranges();
+    ++stamp_;
+    for (uint32_t r : row.instances) member_stamp_[r] = stamp_;
     int64_t counted = 0;
     uint64_t cpu = 0, proj = 0, busy = 0, kernel_ns = 0, kernels = 0;
     bool any_gpu = false;
     for (uint32_t r : row.instances) {
-      bool nested = false;
-      for (int32_t a = ranges[r].parent; a >= 0; a = ranges[a].parent) {
-        if (member_stamp[a] == stamp) {
-          nested = true;
-          break;
-        }
-      }
-      if (!nested) {
+      if (!NestedInMember(r)) {
         ++counted;
         cpu += ranges[r].cpu_ns();
         if (ranges[r].has_gpu) {
@@ -162,10 +193,10 @@ Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
           busy += ranges[r].busy_ns;
         }
       }
-      for (uint32_t op : model.OpsOf(r)) {
-        if (op_stamp[op] == stamp || model.ops()[op].kind != OpKind::kKernel) continue;
-        op_stamp[op] = stamp;
-        kernel_ns += model.ops()[op].duration();
+      for (uint32_t op : model_.OpsOf(r)) {
+        if (op_stamp_[op] == stamp_ || model_.ops()[op].kind != OpKind::kKernel) continue;
+        op_stamp_[op] = stamp_;
+        kernel_ns += model_.ops()[op].duration();
         ++kernels;
       }
     }
@@ -178,10 +209,35 @@ Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
     cells.push_back(any_gpu ? Cell(static_cast<int64_t>(busy)) : Cell());
     cells.push_back(static_cast<int64_t>(kernel_ns));
     cells.push_back(static_cast<int64_t>(kernels));
-    cells.push_back(all_kernel_ns ? Cell(100.0 * kernel_ns / all_kernel_ns) : Cell());
-    t.rows.push_back(std::move(cells));
+    cells.push_back(all_kernel_ns_ ? Cell(100.0 * kernel_ns / all_kernel_ns_) : Cell());
+    return cells;
   }
-  t.notes = {
+
+ private:
+  bool NestedInMember(uint32_t r) const {
+    const auto& ranges = model_.ranges();
+    for (int32_t a = ranges[r].parent; a >= 0; a = ranges[a].parent) {
+      if (member_stamp_[a] == stamp_) return true;
+    }
+    return false;
+  }
+
+  const ReportModel& model_;
+  uint64_t all_kernel_ns_ = 0;
+  std::vector<uint32_t> member_stamp_;
+  std::vector<uint32_t> op_stamp_;
+  uint32_t stamp_ = 0;
+};
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+void AddNotes(const std::vector<GroupRule>& rules, const GroupsOptions& options,
+              const Unmatched& unmatched, Table* t) {
+  t->notes = {
       "CPU: sum of the member range instances' CPU durations; GPU projected: sum of their "
       "projected GPU spans (first op start to last op end); GPU busy: sum of their GPU busy "
       "times (union of op intervals); a member nested in another member of the same row "
@@ -193,11 +249,6 @@ Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
                ? "; kept apart here (--by layer_id)."
                : " (--by layer_id keeps layers apart)."),
   };
-  auto join = [](const std::vector<std::string>& v, const char* sep) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-    return s;
-  };
   const std::string file = rules.empty() ? "" : FileOf(rules.front().where);
   for (const auto& b : options.by) {
     const bool used =
@@ -205,16 +256,32 @@ Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
           return std::any_of(r.terms.begin(), r.terms.end(),
                              [&](const NamePattern& p) { return p.Has(b); });
         });
-    if (!used) t.notes.push_back("warning: --by " + b + ": no rule has a {" + b + "} placeholder");
+    if (!used) t->notes.push_back("warning: --by " + b + ": no rule has a {" + b + "} placeholder");
   }
-  if (!unmatched_rules.empty()) {
-    t.notes.push_back("warning: " + std::to_string(unmatched_rules.size()) + " rule(s) of " + file +
-                      " matched no range: " + join(unmatched_rules, ", "));
+  if (!unmatched.rules.empty()) {
+    t->notes.push_back("warning: " + std::to_string(unmatched.rules.size()) + " rule(s) of " +
+                       file + " matched no range: " + Join(unmatched.rules, ", "));
   }
-  if (!unmatched_terms.empty()) {
-    t.notes.push_back("warning: terms that matched no range in " + file + ": " +
-                      join(unmatched_terms, "; "));
+  if (!unmatched.terms.empty()) {
+    t->notes.push_back("warning: terms that matched no range in " + file + ": " +
+                       Join(unmatched.terms, "; "));
   }
+}
+
+}  // namespace
+
+StatusOr<Table> GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
+                            const GroupsOptions& options) {
+  std::map<RowKey, Row> rows;
+  Unmatched unmatched;
+  if (Status s = AssignRows(model, rules, options, CollectNames(model), &rows, &unmatched);
+      !s.ok()) {
+    return s;
+  }
+  Table t = EmptyGroupsTable(options);
+  RowSummer summer(model);
+  for (const auto& [key, row] : rows) t.rows.push_back(summer.Cells(key, row));
+  AddNotes(rules, options, unmatched, &t);
   return t;
 }
 

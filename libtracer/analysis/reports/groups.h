@@ -11,6 +11,7 @@
 #include "libtracer/analysis/reports/group_rules.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/table.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
 
@@ -30,11 +31,11 @@ struct GroupsOptions {
 //   kernel %     kernel time / all kernel time of the trace
 // A member instance nested inside another member instance of the same row
 // is not counted again (its time is already inside its ancestor's).
-// Throws std::runtime_error("file:line: ambiguous ...") when a range name
-// matches a rule in more than one way. A rule that matches no range is not
+// An error "file:line: ambiguous ..." when a range name matches a rule in
+// more than one way. A rule that matches no range is not
 // an error (one groups file serves several trainers): it is listed in the
 // notes.
-Table GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
-                  const GroupsOptions& options = {});
+StatusOr<Table> GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
+                            const GroupsOptions& options = {});
 
 }  // namespace tracer::analysis::reports

@@ -37,47 +37,66 @@ bool IsExtraTable(std::string_view name) {
   return std::find(n.begin(), n.end(), name) != n.end();
 }
 
-std::vector<Table> BuildExtraTables(const AnalyzedTrace& analyzed,
-                                    const std::vector<std::string>& names,
-                                    const ExtraTableOptions& options) {
+namespace {
+
+StatusOr<Table> BuildGroupsTable(const ReportModel& model, const ExtraTableOptions& options) {
+  if (options.groups_file.empty()) {
+    return Status::Error("--table groups needs --groups FILE (e.g. data/groups/mlora.groups)");
+  }
+  auto rules = ParseGroupRules(ReadTextFile(options.groups_file), options.groups_file);
+  if (!rules.ok()) return rules.status();
+  GroupsOptions g;
+  g.by = SplitComma(options.by);
+  return GroupsTable(model, *rules, g);
+}
+
+// The tables whose builders still throw on bad options or files; caught at
+// the boundary, BuildExtraTables below.
+std::vector<Table> BuildThrowingTable(const ReportModel& model, const std::string& name,
+                                      const ExtraTableOptions& options) {
+  if (name == "timeline") return {TimelineTable(model, {options.step_range, options.iteration})};
+  if (name == "phases") {
+    const std::string text = options.phase_rules_file.empty()
+                                 ? std::string(DefaultPhaseRulesText())
+                                 : ReadTextFile(options.phase_rules_file);
+    const auto rules =
+        ParseRegexRules(text, options.phase_rules_file.empty() ? "built-in phases.rules"
+                                                               : options.phase_rules_file);
+    return {PhasesTable(model, rules, {options.step_range})};
+  }
+  if (name == "categories") {
+    KernelCategorizer categorizer;
+    if (!options.category_rules_file.empty()) {
+      categorizer.AddUserRules(ReadTextFile(options.category_rules_file),
+                               options.category_rules_file);
+    }
+    return {RangeCategoriesTable(model, categorizer), KernelsByCategoryTable(model, categorizer)};
+  }
+  if (name == "gaps") return {GapsTable(model)};
+  if (name == "top") return {TopKernelsTable(model, options.top)};
+  throw std::runtime_error("unknown table '" + name + "'");
+}
+
+}  // namespace
+
+StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
+                                              const std::vector<std::string>& names,
+                                              const ExtraTableOptions& options) {
   std::vector<Table> out;
   if (names.empty()) return out;
-  const ReportModel model(analyzed);
-  for (const std::string& name : names) {
-    if (name == "groups") {
-      if (options.groups_file.empty()) {
-        throw std::runtime_error(
-            "--table groups needs --groups FILE (e.g. data/groups/mlora.groups)");
+  try {
+    const ReportModel model(analyzed);
+    for (const std::string& name : names) {
+      if (name == "groups") {
+        auto table = BuildGroupsTable(model, options);
+        if (!table.ok()) return table.status();
+        out.push_back(std::move(table).value());
+      } else {
+        for (Table& t : BuildThrowingTable(model, name, options)) out.push_back(std::move(t));
       }
-      const auto rules = ParseGroupRules(ReadTextFile(options.groups_file), options.groups_file);
-      GroupsOptions g;
-      g.by = SplitComma(options.by);
-      out.push_back(GroupsTable(model, rules, g));
-    } else if (name == "timeline") {
-      out.push_back(TimelineTable(model, {options.step_range, options.iteration}));
-    } else if (name == "phases") {
-      const std::string text = options.phase_rules_file.empty()
-                                   ? std::string(DefaultPhaseRulesText())
-                                   : ReadTextFile(options.phase_rules_file);
-      const auto rules =
-          ParseRegexRules(text, options.phase_rules_file.empty() ? "built-in phases.rules"
-                                                                 : options.phase_rules_file);
-      out.push_back(PhasesTable(model, rules, {options.step_range}));
-    } else if (name == "categories") {
-      KernelCategorizer categorizer;
-      if (!options.category_rules_file.empty()) {
-        categorizer.AddUserRules(ReadTextFile(options.category_rules_file),
-                                 options.category_rules_file);
-      }
-      out.push_back(RangeCategoriesTable(model, categorizer));
-      out.push_back(KernelsByCategoryTable(model, categorizer));
-    } else if (name == "gaps") {
-      out.push_back(GapsTable(model));
-    } else if (name == "top") {
-      out.push_back(TopKernelsTable(model, options.top));
-    } else {
-      throw std::runtime_error("unknown table '" + name + "'");
     }
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "libtracer/analysis/analyzed_trace.h"
 #include "libtracer/analysis/table.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
 
@@ -32,11 +33,11 @@ const std::vector<std::string>& ExtraTableNames();
 bool IsExtraTable(std::string_view name);
 
 // The tables for these names ("categories" gives two: range x category and
-// kernels by category). Throws std::runtime_error with a one-line message
-// (file:line for rule files) on bad options or files.
-std::vector<Table> BuildExtraTables(const AnalyzedTrace& analyzed,
-                                    const std::vector<std::string>& names,
-                                    const ExtraTableOptions& options);
+// kernels by category), or an error with a one-line message (file:line for
+// rule files) on bad options or files.
+StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
+                                              const std::vector<std::string>& names,
+                                              const ExtraTableOptions& options);
 
 // Help text for the tables and flags above, for `tracer report --help`.
 std::string_view ExtraTablesHelp();

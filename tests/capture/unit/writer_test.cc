@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "libtracer/capture/definitions.h"
@@ -447,6 +450,72 @@ TEST(WriterTest, ExitedThreadIsDrainedThenFreed) {
   testing::ParsedTrace p = testing::ReadTraceFile(path);
   ASSERT_EQ(p.ranges.size(), 1u);
   EXPECT_EQ(p.Name(p.ranges[0].name()), "last_words");
+  unlink(path.c_str());
+}
+
+// A source that runs out of memory once armed (as any allocation of a drain
+// pass may).
+struct ThrowingSource : RecordSource {
+  std::atomic<bool> armed{false};
+  void Drain(RecordSink& sink, bool final) override {
+    if (armed.load()) {
+      sink.InternString("half_done");  // leaves the pass half way through
+      throw std::bad_alloc();
+    }
+  }
+};
+
+// A pass that throws may leave half a record in the frame being built: the
+// file keeps its complete frames, gets nothing more (no footer), and the
+// exception reaches the caller (the entry point's guard).
+TEST(WriterTest, ThrowingPassClosesTheFileAtItsLastFrame) {
+  std::string path = TempPath("throwing.trace");
+  ThreadRegistry registry(1 << 16);
+  ThreadState* t = registry.Register(1, 1);
+  ThrowingSource source;
+  Writer writer(&registry, 1000);
+  writer.AddSource(&source);
+  std::string error;
+  ASSERT_TRUE(writer.Begin(path, TestHeader(), &error));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 10, 1, Id("before_failure"))));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 20, 1)));
+  writer.DrainOnce(false);
+  source.armed = true;
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 30, 2, Id("lost"))));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 40, 2)));
+  EXPECT_THROW(writer.DrainOnce(false), std::bad_alloc);
+  const uint64_t written = writer.file().bytes_written();
+  source.armed = false;
+  writer.DrainOnce(true);  // nothing more, not even the footer
+  EXPECT_EQ(writer.file().bytes_written(), written);
+  testing::ParsedTrace p = testing::ReadTraceFile(path);
+  EXPECT_TRUE(p.magic_ok);
+  EXPECT_EQ(p.stop_reason, "");
+  EXPECT_TRUE(p.problems.empty());
+  EXPECT_FALSE(p.has_footer);
+  ASSERT_EQ(p.ranges.size(), 1u);
+  EXPECT_EQ(p.Name(p.ranges[0].name()), "before_failure");
+  unlink(path.c_str());
+}
+
+// On the writer thread the failure ends the thread through its guard, which
+// marks it finished: Flush and Stop return at once instead of timing out.
+TEST(WriterTest, WriterThreadFailureDoesNotMakeStopWait) {
+  std::string path = TempPath("thread_throwing.trace");
+  ThreadRegistry registry(1 << 16);
+  ThrowingSource source;
+  source.armed = true;
+  Writer writer(&registry, 1000);
+  writer.AddSource(&source);
+  std::string error;
+  ASSERT_TRUE(writer.Begin(path, TestHeader(), &error));
+  writer.StartThread();
+  const auto start = std::chrono::steady_clock::now();
+  writer.Flush(5000);
+  EXPECT_TRUE(writer.Stop(5000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  testing::ParsedTrace p = testing::ReadTraceFile(path);
+  EXPECT_TRUE(p.magic_ok && p.has_header && !p.has_footer);
   unlink(path.c_str());
 }
 

@@ -283,7 +283,9 @@ const Registrar kRun{Command{
       sub.add_option("--domains-exclude", args->domains_exclude,
                      "comma list of NVTX domains to ignore (TRACER_DOMAINS_EXCLUDE)");
       sub.add_option("--capture-range", args->capture_range,
-                     "record only inside instances of this NVTX range (TRACER_CAPTURE_RANGE)");
+                     "record only inside instances of this NVTX range; GPU work launched "
+                     "inside is kept however late it runs, work launched outside is not "
+                     "(TRACER_CAPTURE_RANGE)");
       sub.add_option("--capture-start", args->capture_start,
                      "start at the N-th instance of the capture range, 1-based "
                      "(TRACER_CAPTURE_START, default 1)");

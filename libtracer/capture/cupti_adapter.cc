@@ -24,13 +24,21 @@ CuptiAdapter::CuptiAdapter(CuptiApi* api, Options options)
     : api_(api),
       options_(std::move(options)),
       pool_(options_.buffer_size, options_.buffer_count),
-      window_(options_.gated || options_.session_window != nullptr, options_.initially_open,
-              NowNs()),
+      source_(options_.session_window != nullptr ? options_.session_window
+              : options_.gated                   ? &own_window_
+                                                 : nullptr),
+      window_(source_ != nullptr, options_.initially_open, NowNs()),
       decoder_(api, &window_) {
-  session_window_open_.store(options_.initially_open, std::memory_order_relaxed);
+  launches_see_open_.store(options_.initially_open, std::memory_order_relaxed);
+  if (source_ == &own_window_ && !options_.initially_open) own_window_.SetProfilerActive(false);
+  if (source_ != nullptr) {
+    source_->SetObserver(this);
+    OnCaptureWindowChange();  // it may have changed since initially_open was read
+  }
 }
 
 CuptiAdapter::~CuptiAdapter() {
+  if (source_ != nullptr) source_->SetObserver(nullptr);
   CuptiAdapter* self = this;
   g_adapter.compare_exchange_strong(self, nullptr);
 }
@@ -167,7 +175,13 @@ void CuptiAdapter::Stop() {
   }
   if (activity_enabled_) {
     // Forced: also the buffers whose records are not all complete; no
-    // automatic flush at exit can be relied on (cupti-notes 4).
+    // automatic flush at exit can be relied on (cupti-notes 4). Work still
+    // queued or running comes back with end = 0: the decoder counts what was
+    // launched inside the window as dropped.cupti_unfinished_at_flush.
+    // Waiting for it is not possible from here: CUPTI offers no way to know
+    // what is still in flight, and the tracer must not synchronise the
+    // application's device at exit.
+    decoder_.NoteForcedFlush();
     CUptiResult r = api_->ActivityFlushAll(kForcedFlush);
     if (r != CUPTI_SUCCESS) Fail("cuptiActivityFlushAll", r, "records still in CUPTI are lost");
   }
@@ -177,7 +191,18 @@ void CuptiAdapter::FlushFromCallback(bool forced) {
   if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
   // Completed buffers come back through OnBufferCompleted on this thread,
   // which only queues them: no re-entry into CUPTI, no lock held across.
+  if (forced) decoder_.NoteForcedFlush();
   CUptiResult r = api_->ActivityFlushAll(forced ? kForcedFlush : 0);
+  if (r != CUPTI_SUCCESS) {
+    Fail("cuptiActivityFlushAll", r, "records are flushed later");
+    return;
+  }
+  if (options_.on_flushed) options_.on_flushed();
+}
+
+void CuptiAdapter::FlushCompleted() {
+  if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
+  CUptiResult r = api_->ActivityFlushAll(0);
   if (r != CUPTI_SUCCESS) {
     Fail("cuptiActivityFlushAll", r, "records are flushed later");
     return;
@@ -276,7 +301,9 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     case CbidAction::kLaunch:
     case CbidAction::kGraphLaunch: {
       if (!enter) return;
-      // The hot path: one thread-local read, one clock read, one ring store.
+      // The hot path: two relaxed loads for the window, one thread-local
+      // read, one clock read, one ring store.
+      if (source_ != nullptr) FollowWindow(data.correlationId);
       ThreadState* ts = CurrentThreadState();
       if (ts == nullptr) return;
       Event e;
@@ -285,7 +312,6 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                                                           : ApiDomain::kRuntime);
       e.name = cbid;
       e.time = NowNs();
-      if (options_.session_window != nullptr) FollowSessionWindow(e.time);
       e.a = data.correlationId;
       e.b = ts->innermost_range_id();
       ts->Append(e);
@@ -301,15 +327,19 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
       return;
     }
     case CbidAction::kProfilerStart:
+      // EXIT: launches after this call (higher ids) are inside.
       if (enter) return;
-      window_.Open(NowNs());
-      if (options_.on_profiler_active) options_.on_profiler_active(true);
+      ProfilerActive(true, data.correlationId + 1);
       return;
     case CbidAction::kProfilerStop:
       if (!enter) return;
-      window_.Close(NowNs());
-      if (options_.on_profiler_active) options_.on_profiler_active(false);
-      FlushFromCallback();
+      ProfilerActive(false, data.correlationId);
+      // Not forced: a forced flush would hand back the window's ops still
+      // queued or running with end = 0, and CUPTI never delivers those again
+      // (cupti-notes 4; pytorch/pytorch#195844). FlushAll(0) returns what is
+      // complete now; the rest stays in CUPTI and arrives, complete, with a
+      // later flush, and is kept because its launch was inside the window.
+      FlushCompleted();
       return;
     case CbidAction::kDeviceReset:
       if (enter) FlushFromCallback();
@@ -322,17 +352,44 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   }
 }
 
-void CuptiAdapter::FollowSessionWindow(uint64_t now) {
-  // One relaxed load per launch; the interval list changes only when the
-  // session's window does (it has no listener of its own).
-  const bool open = options_.session_window->active();
-  if (open == session_window_open_.load(std::memory_order_relaxed)) return;
-  session_window_open_.store(open, std::memory_order_relaxed);
+void CuptiAdapter::ProfilerActive(bool on, uint32_t correlation_id) {
+  if (source_ == &own_window_) own_window_.SetProfilerActive(on);
+  if (options_.on_profiler_active) options_.on_profiler_active(on);
+  // This thread's own launches after a start / before a stop are on the right
+  // side even when it launches nothing in between.
+  if (source_ != nullptr) FollowWindow(correlation_id);
+}
+
+void CuptiAdapter::LaunchSawChange(bool open, uint32_t correlation_id) {
+  // Rare (once per transition). Several threads may get here for one
+  // transition, or for two racing ones: under the lock, re-read, so that the
+  // flag the launch path compares against always matches window_.
+  std::lock_guard<std::mutex> lock(observe_mu_);
+  open = source_->active();
+  if (open == launches_see_open_.load(std::memory_order_relaxed)) return;
+  launches_see_open_.store(open, std::memory_order_relaxed);
   if (open) {
-    window_.Open(now);
+    window_.OpenAtLaunch(correlation_id);
   } else {
-    window_.Close(now);
+    window_.CloseAtLaunch(correlation_id);
   }
+}
+
+void CuptiAdapter::OnCaptureWindowChange() noexcept {
+  Guarded(
+      "capture window change", "GPU records of calls other than launches may be misplaced",
+      [&] {
+        // Read and record under one lock, so that two transitions racing on
+        // two threads leave the state of the later one.
+        std::lock_guard<std::mutex> lock(observe_mu_);
+        const uint64_t now = NowNs();
+        if (source_->active()) {
+          window_.Open(now);
+        } else {
+          window_.Close(now);
+        }
+      },
+      [this]() noexcept { callback_errors_.fetch_add(1, std::memory_order_relaxed); });
 }
 
 void CuptiAdapter::Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id) {

@@ -26,7 +26,7 @@
 
 namespace tracer {
 
-class CuptiAdapter final : public RecordSource {
+class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer {
  public:
   struct Options {
     uint32_t activities = 0;  // capture/config.h Activity bits
@@ -36,14 +36,17 @@ class CuptiAdapter final : public RecordSource {
     // call (cupti-notes 2, inferred); both are recorded, the reader joins on
     // whichever correlation id the GPU record carries.
     bool driver_callbacks = true;
-    // Whether a capture window gates GPU records (cuProfilerStart/Stop or an
-    // NVTX-range window); then records start outside until Open().
+    // Whether a capture window gates GPU records without a session window
+    // (cuProfilerStart/Stop only, tests); initially_open = false: the
+    // profiler starts stopped.
     bool gated = false;
     bool initially_open = true;
-    // The session's window (NVTX-range and profiler gating), polled at each
-    // launch so GPU records of work issued while it was closed are dropped.
-    // May be null.
-    const CaptureWindow* session_window = nullptr;
+    // The session's window (NVTX-range and profiler gating). Each launch
+    // callback reads it (a relaxed load) so that the ops of launches made
+    // while it was closed are dropped however late they run, and those made
+    // while it was open are kept however late they run; its transitions
+    // (observed) time-gate the records of other calls. May be null.
+    CaptureWindow* session_window = nullptr;
     // One line per problem; default: stderr with a "tracer: " prefix.
     std::function<void(const std::string&)> log;
     // cuProfilerStart/Stop seen (Session::SetProfilerActive).
@@ -70,11 +73,6 @@ class CuptiAdapter final : public RecordSource {
   // Writer thread: decodes every completed buffer, reports drop counters.
   void Drain(RecordSink& sink, bool final) override;
 
-  // Capture-window transitions (trace clock), from the session or from
-  // cuProfilerStart/Stop.
-  void OpenWindow(uint64_t time_ns) { window_.Open(time_ns); }
-  void CloseWindow(uint64_t time_ns) { window_.Close(time_ns); }
-
   bool attached() const { return attached_; }
   bool activity_enabled() const { return activity_enabled_; }
   const CuptiBufferPool& pool() const { return pool_; }
@@ -97,7 +95,18 @@ class CuptiAdapter final : public RecordSource {
   void HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                  const CUpti_CallbackData& data);
   void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
-  void FollowSessionWindow(uint64_t now);
+  // Launch side of the window: the first launch that sees a transition
+  // records it by its correlation id.
+  void FollowWindow(uint32_t correlation_id) {
+    const bool open = source_->active();
+    if (open == launches_see_open_.load(std::memory_order_relaxed)) return;
+    LaunchSawChange(open, correlation_id);
+  }
+  void LaunchSawChange(bool open, uint32_t correlation_id);
+  // CaptureWindow::Observer, the time side of the window: a C-like boundary
+  // (called from NVTX entry points), so one guard.
+  void OnCaptureWindowChange() noexcept override;
+  void ProfilerActive(bool on, uint32_t correlation_id);
   void Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_id);
   void GraphNodeMade(CUpti_CallbackId cbid, const CUpti_GraphData& g);
   void GraphExecUpdated(const CUpti_CallbackData& data);
@@ -105,6 +114,9 @@ class CuptiAdapter final : public RecordSource {
   // forced: also buffers holding running work (which then comes back
   // without an end time and is lost); else completed buffers only.
   void FlushFromCallback(bool forced = true);
+  // Only buffers whose records are all complete; running work stays in CUPTI
+  // and arrives later, complete.
+  void FlushCompleted();
   // Logs "CUPTI <call> failed: <text>; <consequence>" and counts it.
   void Fail(const char* call, CUptiResult r, const char* consequence);
   void Log(const std::string& line);
@@ -113,6 +125,10 @@ class CuptiAdapter final : public RecordSource {
   CuptiApi* api_;
   Options options_;
   CuptiBufferPool pool_;
+  // The profiler-only window when there is no session window (gated tests).
+  CaptureWindow own_window_{false, 0, 0};
+  CaptureWindow* source_ = nullptr;  // session window, own_window_ or null
+  std::mutex observe_mu_;            // serialises reading source_ and recording it
   CuptiCaptureWindow window_;
   CuptiDecoder decoder_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -120,7 +136,8 @@ class CuptiAdapter final : public RecordSource {
   bool activity_enabled_ = false;
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::atomic<bool> stopped_{false};
-  std::atomic<bool> session_window_open_{true};
+  // What the launch callbacks last recorded in window_ (by correlation id).
+  std::atomic<bool> launches_see_open_{true};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> callback_errors_{0};
 

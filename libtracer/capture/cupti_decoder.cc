@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "libtracer/capture/cupti_cbids.h"
+
 namespace tracer {
 
 namespace {
@@ -31,7 +33,7 @@ size_t CuptiDecoder::ConfigKeyHash::operator()(const ConfigKey& k) const {
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
-CuptiDecoder::CuptiDecoder(CuptiApi* api, const CuptiCaptureWindow* window)
+CuptiDecoder::CuptiDecoder(CuptiApi* api, CuptiCaptureWindow* window)
     : api_(api), window_(window) {}
 
 void CuptiDecoder::ModuleUnloaded(uint64_t time_ns) {
@@ -106,6 +108,7 @@ size_t CuptiDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSin
   const uint64_t after = totals_.kernels + totals_.memcpys + totals_.memsets + totals_.apis +
                          totals_.syncs + totals_.overheads + totals_.graph_launches;
   handed = after - emitted_before;
+  if (window_snapshot_.gated) window_->NoteDecodedId(id_reference_);
 
   // Counters go to the stream as increments, once per buffer.
   auto report = [&](const char* name, uint64_t now, uint64_t* seen) {
@@ -118,22 +121,51 @@ size_t CuptiDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSin
          &reported_.invalid_timestamps);
   report("cupti_unknown_kind", totals_.unknown_kind, &reported_.unknown_kind);
   report("cupti_outside_capture_window", totals_.outside_window, &reported_.outside_window);
+  report("dropped.cupti_unfinished_at_flush", totals_.unfinished_at_flush,
+         &reported_.unfinished_at_flush);
   report("cupti_buffer_errors", totals_.buffer_errors, &reported_.buffer_errors);
   return handed;
 }
 
-bool CuptiDecoder::Keep(uint64_t start, uint64_t end) {
-  // Device-buffer exhaustion and forced flushes of running work yield
-  // start = end = 0 or end < start (cupti_activity.h; parca-dev/parcagpu#23).
+bool CuptiDecoder::ValidTimes(uint64_t start, uint64_t end) {
+  // Device-buffer exhaustion yields start = end = 0 or end < start
+  // (cupti_activity.h; parca-dev/parcagpu#23).
   if ((start == 0 && end == 0) || end < start) {
     ++totals_.invalid_timestamps;
     return false;
   }
+  return true;
+}
+
+bool CuptiDecoder::Keep(uint64_t start, uint64_t end) {
+  if (!ValidTimes(start, end)) return false;
   if (window_snapshot_.gated && !window_snapshot_.Contains(start)) {
     ++totals_.outside_window;
     return false;
   }
   return true;
+}
+
+bool CuptiDecoder::KeepLaunched(uint32_t correlation_id, uint64_t start, uint64_t end) {
+  // Membership first: an op launched outside the window is not ours, however
+  // its record came back.
+  if (window_snapshot_.gated) {
+    const uint64_t id = CuptiCaptureWindow::Unwrap(correlation_id, id_reference_);
+    if (id > id_reference_) id_reference_ = id;
+    if (!window_snapshot_.ContainsId(id)) {
+      ++totals_.outside_window;
+      return false;
+    }
+  }
+  // A forced flush hands back work still queued or running with end = 0
+  // (start = 0 too when it had not started) and never delivers it again
+  // (cupti-notes 4, pytorch/pytorch#195844). Once one was issued, such a
+  // record is counted as that loss rather than as a bad record.
+  if (end == 0 && forced_flush_.load(std::memory_order_relaxed)) {
+    ++totals_.unfinished_at_flush;
+    return false;
+  }
+  return ValidTimes(start, end);
 }
 
 uint32_t CuptiDecoder::Stream(uint32_t device, uint32_t context, uint32_t stream,
@@ -231,7 +263,8 @@ uint32_t CuptiDecoder::ApiName(bool driver, uint32_t cbid, RecordSink& sink) {
 }
 
 void CuptiDecoder::Kernel(const CUpti_ActivityKernel10& r, RecordSink& sink) {
-  if (!Keep(r.start, r.end)) return;
+  // Kernels of a graph launch carry the launch's correlation id.
+  if (!KeepLaunched(r.correlationId, r.start, r.end)) return;
   KernelRecord k;
   k.start_ns = r.start;
   k.end_ns = r.end;
@@ -256,7 +289,12 @@ void CuptiDecoder::Kernel(const CUpti_ActivityKernel10& r, RecordSink& sink) {
 }
 
 void CuptiDecoder::Memcpy(const CUpti_ActivityMemcpy6& r, RecordSink& sink) {
-  if (!Keep(r.start, r.end)) return;
+  // The runtime call is the outer one; both were inside or outside together
+  // (the nested driver call's id follows it), except across a transition.
+  if (!KeepLaunched(r.runtimeCorrelationId != 0 ? r.runtimeCorrelationId : r.correlationId, r.start,
+                    r.end)) {
+    return;
+  }
   MemcpyRecord m;
   m.start_ns = r.start;
   m.end_ns = r.end;
@@ -276,7 +314,7 @@ void CuptiDecoder::Memcpy(const CUpti_ActivityMemcpy6& r, RecordSink& sink) {
 }
 
 void CuptiDecoder::Memset(const CUpti_ActivityMemset4& r, RecordSink& sink) {
-  if (!Keep(r.start, r.end)) return;
+  if (!KeepLaunched(r.correlationId, r.start, r.end)) return;
   MemsetRecord m;
   m.start_ns = r.start;
   m.end_ns = r.end;
@@ -292,8 +330,13 @@ void CuptiDecoder::Memset(const CUpti_ActivityMemset4& r, RecordSink& sink) {
 }
 
 void CuptiDecoder::Api(const CUpti_ActivityAPI& r, RecordSink& sink) {
-  if (!Keep(r.start, r.end)) return;
   const bool driver = r.kind == CUPTI_ACTIVITY_KIND_DRIVER;
+  // A launch call's record goes with its ops (same correlation id); other
+  // calls are inside when they started while the window was open.
+  const CbidAction action =
+      ActionFor(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, r.cbid);
+  const bool launch = action == CbidAction::kLaunch || action == CbidAction::kGraphLaunch;
+  if (launch ? !KeepLaunched(r.correlationId, r.start, r.end) : !Keep(r.start, r.end)) return;
   ApiRecord a;
   a.start_ns = r.start;
   a.end_ns = r.end;
@@ -347,7 +390,7 @@ void CuptiDecoder::Overhead(CUpti_ActivityOverhead3& r, RecordSink& sink) {
 }
 
 void CuptiDecoder::GraphTrace(const CUpti_ActivityGraphTrace2& r, RecordSink& sink) {
-  if (!Keep(r.start, r.end)) return;
+  if (!KeepLaunched(r.correlationId, r.start, r.end)) return;
   GraphLaunchRecord g;
   g.start_ns = r.start;
   g.end_ns = r.end;

@@ -28,11 +28,14 @@ class CuptiDecoder {
     uint64_t invalid_timestamps = 0;  // start = end = 0 or end < start
     uint64_t unknown_kind = 0;        // kinds we did not ask for
     uint64_t outside_window = 0;      // dropped by the capture window
-    uint64_t buffer_errors = 0;       // buffers cut short by an iterator error
+    // Launched inside the window, but handed back unfinished (end = 0) by a
+    // forced flush: CUPTI never delivers them again (cupti-notes 4).
+    uint64_t unfinished_at_flush = 0;
+    uint64_t buffer_errors = 0;  // buffers cut short by an iterator error
   };
 
   // window may be null (everything captured). Both must outlive the decoder.
-  CuptiDecoder(CuptiApi* api, const CuptiCaptureWindow* window);
+  CuptiDecoder(CuptiApi* api, CuptiCaptureWindow* window);
 
   // Hands every record of one completed buffer to sink and adds this buffer's
   // drop counts to the sink's counters. Returns the records handed over.
@@ -44,6 +47,10 @@ class CuptiDecoder {
   // kernel names may be freed and their addresses reused by a later module,
   // so a kernel starting after it never takes a name cached before it.
   void ModuleUnloaded(uint64_t time_ns);
+  // Any thread, before cuptiActivityFlushAll(FLUSH_FORCED): from then on a
+  // GPU record without an end time is work the forced flush cut short, not
+  // a record spoiled by device-buffer exhaustion.
+  void NoteForcedFlush() { forced_flush_.store(true, std::memory_order_relaxed); }
 
  private:
   struct StreamKey {
@@ -75,8 +82,13 @@ class CuptiDecoder {
   void Overhead(CUpti_ActivityOverhead3& r, RecordSink& sink);
   void GraphTrace(const CUpti_ActivityGraphTrace2& r, RecordSink& sink);
 
-  // False (and counted) when the timestamps are unusable or outside the window.
+  // False (and counted) when the timestamps are unusable or the record is
+  // outside the window: by its start time (CPU-side records of calls no
+  // launch callback sees) ...
   bool Keep(uint64_t start, uint64_t end);
+  // ... or by the correlation id of its launch call (GPU ops, launch APIs).
+  bool KeepLaunched(uint32_t correlation_id, uint64_t start, uint64_t end);
+  bool ValidTimes(uint64_t start, uint64_t end);
   uint32_t Stream(uint32_t device, uint32_t context, uint32_t stream, RecordSink& sink);
   NameSlot& KernelName(const char* name, uint32_t epoch, RecordSink& sink);
   NameSlot& AddName(const char* name, uint32_t epoch, RecordSink& sink);
@@ -86,8 +98,10 @@ class CuptiDecoder {
   uint32_t LaunchConfig(const ConfigKey& key, RecordSink& sink);
 
   CuptiApi* api_;
-  const CuptiCaptureWindow* window_;
+  CuptiCaptureWindow* window_;
   CuptiCaptureWindow::Snapshot window_snapshot_;
+  uint64_t id_reference_ = 0;  // highest unwrapped correlation id decoded
+  std::atomic<bool> forced_flush_{false};
   Totals totals_;
   Totals reported_;  // what has been passed to sink.Count() already
 

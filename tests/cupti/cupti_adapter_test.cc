@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "libtracer/capture/config.h"
@@ -306,7 +307,7 @@ TEST_F(CuptiAdapterTest, StopDisablesKindsThenForcesAFlush) {
   EXPECT_EQ(api_.flushes.size(), 1u);
 }
 
-TEST_F(CuptiAdapterTest, DeviceResetContextDestroyAndProfilerStopFlush) {
+TEST_F(CuptiAdapterTest, DeviceResetAndContextDestroyForceAFlushProfilerStopDoesNot) {
   std::vector<bool> profiler;
   auto o = Options();
   o.on_profiler_active = [&](bool on) { profiler.push_back(on); };
@@ -325,32 +326,72 @@ TEST_F(CuptiAdapterTest, DeviceResetContextDestroyAndProfilerStopFlush) {
   Callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
            CUPTI_API_EXIT);
   EXPECT_EQ(profiler, (std::vector<bool>{false, true}));
-  for (uint32_t f : api_.flushes)
-    EXPECT_EQ(f, static_cast<uint32_t>(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  // A device going away: whatever CUPTI holds now. A profiler stop: only the
+  // complete records, so that the window's ops still queued are not handed
+  // back unfinished (a forced flush never delivers them again).
+  EXPECT_EQ(api_.flushes, (std::vector<uint32_t>{CUPTI_ACTIVITY_FLAG_FLUSH_FORCED,
+                                                 CUPTI_ACTIVITY_FLAG_FLUSH_FORCED, 0u}));
 }
 
-TEST_F(CuptiAdapterTest, ProfilerWindowGatesDecodedRecords) {
+TEST_F(CuptiAdapterTest, ProfilerWindowKeepsOpsLaunchedInsideHoweverLateTheyRun) {
   auto o = Options();
   o.gated = true;
   auto a = Make(o);
   ASSERT_TRUE(a->Start());
-  const uint64_t before_stop = CuptiAdapter::TimestampNs();
-  Callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, CUPTI_API_ENTER);
+  constexpr CUpti_CallbackId kLaunch = CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000;
+  Callback(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, CUPTI_API_ENTER, 5);  // profiler on
+  Callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, CUPTI_API_ENTER, 10);
   const uint64_t stopped_at = CuptiAdapter::TimestampNs();
-  Callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, CUPTI_API_EXIT);
+  Callback(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, CUPTI_API_ENTER, 15);  // stopped
+  Callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, CUPTI_API_EXIT, 20);
   const uint64_t started_at = CuptiAdapter::TimestampNs();
+  Callback(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunch, CUPTI_API_ENTER, 25);  // on again
   static const char kName[] = "k";
   api_.DeliverBuffer([&](fake_cupti::BufferWriter& w) {
-    w.Append(MakeKernel(kName, before_stop, before_stop + 1, 1, 1));    // before the stop
-    w.Append(MakeKernel(kName, stopped_at + 1, stopped_at + 2, 1, 2));  // while stopped
-    w.Append(MakeKernel(kName, started_at + 1, started_at + 2, 1, 3));  // after the start
+    // Launched before the stop, run while stopped: kept.
+    w.Append(MakeKernel(kName, stopped_at + 1, stopped_at + 2, 1, 5));
+    // Launched while stopped, run after the start: dropped.
+    w.Append(MakeKernel(kName, started_at + 1, started_at + 2, 1, 15));
+    w.Append(MakeKernel(kName, started_at + 3, started_at + 4, 1, 25));
   });
   RecordingSink sink;
   a->Drain(sink, false);
   ASSERT_EQ(sink.kernels.size(), 2u);
-  EXPECT_EQ(sink.kernels[0].correlation_id, 1u);
-  EXPECT_EQ(sink.kernels[1].correlation_id, 3u);
+  EXPECT_EQ(sink.kernels[0].correlation_id, 5u);
+  EXPECT_EQ(sink.kernels[1].correlation_id, 25u);
   EXPECT_EQ(sink.counters["cupti_outside_capture_window"], 1u);
+}
+
+TEST_F(CuptiAdapterTest, SessionWindowTransitionsGateOtherCallsByTime) {
+  CaptureWindow session(/*has_range=*/true, /*start=*/1, /*stop=*/1);
+  auto o = Options();
+  o.session_window = &session;
+  o.initially_open = session.active();
+  auto a = Make(o);
+  ASSERT_TRUE(a->Start());
+  // Sleeps keep the clock readings apart from the transitions' own.
+  auto tick = [] { std::this_thread::sleep_for(std::chrono::microseconds(5)); };
+  const uint64_t before = CuptiAdapter::TimestampNs();
+  tick();
+  session.OnInstanceStart();  // the named range opens the window: observed at once
+  tick();
+  const uint64_t inside = CuptiAdapter::TimestampNs();
+  tick();
+  session.OnInstanceEnd();
+  tick();
+  const uint64_t after = CuptiAdapter::TimestampNs();
+  constexpr uint32_t kStreamSync = CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020;
+  api_.DeliverBuffer([&](fake_cupti::BufferWriter& w) {
+    w.Append(testing::MakeApi(false, kStreamSync, before, before + 1, 1, 1));
+    w.Append(testing::MakeApi(false, kStreamSync, inside, inside + 1, 1, 2));
+    w.Append(testing::MakeApi(false, kStreamSync, after + 1, after + 2, 1, 3));
+  });
+  RecordingSink sink;
+  a->Drain(sink, false);
+  ASSERT_EQ(sink.apis.size(), 1u);
+  EXPECT_EQ(sink.apis[0].correlation_id, 2u);
+  a.reset();
+  session.OnInstanceStart();  // no observer any more: nothing to call
 }
 
 TEST_F(CuptiAdapterTest, CallbacksWithoutATracedThreadDoNothing) {

@@ -35,7 +35,7 @@ struct Buffer {
 
 class CuptiDecoderTest : public ::testing::Test {
  protected:
-  size_t Decode(Buffer& b, const CuptiCaptureWindow* window = nullptr) {
+  size_t Decode(Buffer& b, CuptiCaptureWindow* window = nullptr) {
     if (decoder_ == nullptr) decoder_ = std::make_unique<CuptiDecoder>(&api_, window);
     return decoder_->DecodeBuffer(b.bytes.data(), b.writer.used(), sink_);
   }
@@ -284,22 +284,113 @@ TEST_F(CuptiDecoderTest, TruncatedTailRecordIsIgnored) {
   EXPECT_EQ(sink_.counters.count("cupti_buffer_errors"), 0u);
 }
 
-TEST_F(CuptiDecoderTest, CaptureWindowDropsRecordsOutsideIt) {
+TEST_F(CuptiDecoderTest, CaptureWindowKeepsOpsByTheirLaunchAndOtherCallsByTime) {
   static const char kK[] = "k";
   CuptiCaptureWindow window(/*gated=*/true, /*initially_open=*/false);
+  // Launch calls 10..19 and from 30 on saw the window open ...
+  window.OpenAtLaunch(10);
+  window.CloseAtLaunch(20);
+  window.OpenAtLaunch(30);
+  // ... which was open over [100, 200) and from 300 on.
   window.Open(100);
   window.Close(200);
   window.Open(300);
+  constexpr uint32_t kLaunchCbid = CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000;
+  constexpr uint32_t kStreamSync = CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020;
   Buffer b;
-  b.Add(MakeKernel(kK, 50, 60, 1, 1))        // before
-      .Add(MakeKernel(kK, 150, 160, 1, 2))   // inside the first interval
-      .Add(MakeKernel(kK, 250, 260, 1, 3))   // between
-      .Add(MakeKernel(kK, 400, 410, 1, 4));  // inside the open interval
-  EXPECT_EQ(Decode(b, &window), 2u);
+  b.Add(MakeKernel(kK, 150, 160, 1, 5))      // runs inside, launched before: out
+      .Add(MakeKernel(kK, 250, 260, 1, 12))  // runs after the close, launched inside: in
+      .Add(MakeKernel(kK, 150, 160, 1, 25))  // runs inside, launched while closed: out
+      .Add(MakeKernel(kK, 50, 60, 1, 31))    // launched inside the second opening: in
+      .Add(MakeMemcpy(1, 64, 250, 260, 1, /*driver=*/16, /*runtime=*/15))  // in
+      .Add(MakeMemcpy(1, 64, 150, 160, 1, /*driver=*/21, /*runtime=*/20))  // out
+      .Add(MakeMemset(64, 0, 250, 260, 1, 19))                             // in
+      .Add(MakeMemset(64, 0, 150, 160, 1, 9))                              // out
+      .Add(MakeApi(false, kLaunchCbid, 250, 260, 1, 12))   // the launch of kernel 12: in
+      .Add(MakeApi(false, kLaunchCbid, 150, 160, 1, 25))   // the launch of kernel 25: out
+      .Add(MakeApi(false, kStreamSync, 150, 160, 1, 26))   // other call, started inside: in
+      .Add(MakeApi(false, kStreamSync, 250, 260, 1, 13));  // started while closed: out
+  EXPECT_EQ(Decode(b, &window), 6u);
   ASSERT_EQ(sink_.kernels.size(), 2u);
-  EXPECT_EQ(sink_.kernels[0].correlation_id, 2u);
-  EXPECT_EQ(sink_.kernels[1].correlation_id, 4u);
-  EXPECT_EQ(sink_.counters["cupti_outside_capture_window"], 2u);
+  EXPECT_EQ(sink_.kernels[0].correlation_id, 12u);
+  EXPECT_EQ(sink_.kernels[1].correlation_id, 31u);
+  ASSERT_EQ(sink_.memcpys.size(), 1u);
+  EXPECT_EQ(sink_.memcpys[0].correlation_id, 15u);
+  ASSERT_EQ(sink_.memsets.size(), 1u);
+  EXPECT_EQ(sink_.memsets[0].correlation_id, 19u);
+  ASSERT_EQ(sink_.apis.size(), 2u);
+  EXPECT_EQ(sink_.apis[0].correlation_id, 12u);
+  EXPECT_EQ(sink_.apis[1].correlation_id, 26u);
+  EXPECT_EQ(sink_.counters["cupti_outside_capture_window"], 6u);
+}
+
+TEST_F(CuptiDecoderTest, CaptureWindowIdsSurviveTheCorrelationCounterWrapping) {
+  static const char kK[] = "k";
+  CuptiCaptureWindow window(/*gated=*/true, /*initially_open=*/false);
+  Buffer before;
+  before.Add(MakeKernel(kK, 1, 2, 1, 0xFFFFFF00u));  // decoded: the reference moves up
+  Decode(before, &window);
+  window.OpenAtLaunch(0xFFFFFFF0u);
+  window.CloseAtLaunch(5);  // 2^32 + 5: after the wrap
+  Buffer b;
+  b.Add(MakeKernel(kK, 10, 20, 1, 0xFFFFFFEFu))     // just before the opening: out
+      .Add(MakeKernel(kK, 10, 20, 1, 0xFFFFFFFEu))  // inside, before the wrap
+      .Add(MakeKernel(kK, 10, 20, 1, 3))            // inside, after the wrap
+      .Add(MakeKernel(kK, 10, 20, 1, 5));           // the closing launch: out
+  EXPECT_EQ(Decode(b), 2u);
+  ASSERT_EQ(sink_.kernels.size(), 2u);
+  EXPECT_EQ(sink_.kernels[0].correlation_id, 0xFFFFFFFEu);
+  EXPECT_EQ(sink_.kernels[1].correlation_id, 3u);
+}
+
+TEST_F(CuptiDecoderTest, UnfinishedOpsOfAForcedFlushAreCountedByCause) {
+  static const char kK[] = "k";
+  CuptiCaptureWindow window(/*gated=*/true, /*initially_open=*/false);
+  window.OpenAtLaunch(10);
+  window.CloseAtLaunch(20);
+  Buffer spoiled;
+  spoiled.Add(MakeKernel(kK, 0, 0, 1, 11));  // no forced flush yet: a spoiled record
+  Decode(spoiled, &window);
+  EXPECT_EQ(sink_.counters["dropped.cupti_invalid_timestamps"], 1u);
+  decoder_->NoteForcedFlush();
+  Buffer b;
+  b.Add(MakeKernel(kK, 100, 0, 1, 12))        // was running: start, no end
+      .Add(MakeKernel(kK, 0, 0, 1, 13))       // was still queued: no timestamp
+      .Add(MakeKernel(kK, 0, 0, 1, 25))       // launched outside: not ours
+      .Add(MakeKernel(kK, 300, 200, 1, 14));  // end before start: spoiled
+  EXPECT_EQ(Decode(b), 0u);
+  EXPECT_EQ(sink_.counters["dropped.cupti_unfinished_at_flush"], 2u);
+  EXPECT_EQ(sink_.counters["dropped.cupti_invalid_timestamps"], 2u);
+  EXPECT_EQ(sink_.counters["cupti_outside_capture_window"], 1u);
+}
+
+TEST(CuptiCaptureWindowTest, ConcurrentLaunchesKeepTheFirstBoundaryAndAreBounded) {
+  CuptiCaptureWindow window(/*gated=*/true, /*initially_open=*/false);
+  window.OpenAtLaunch(50);
+  window.OpenAtLaunch(40);  // an earlier id saw the opening later: inside too
+  window.CloseAtLaunch(70);
+  window.CloseAtLaunch(60);  // already closed: the first boundary stays
+  window.OpenAtLaunch(65);   // never reaches back over ids seen closed
+  CuptiCaptureWindow::Snapshot s;
+  window.Read(&s);
+  ASSERT_EQ(s.id_intervals.size(), 2u);
+  EXPECT_EQ(s.id_intervals[0], (std::pair<uint64_t, uint64_t>(40, 70)));
+  EXPECT_EQ(s.id_intervals[1].first, 70u);
+  EXPECT_TRUE(s.ContainsId(40));
+  EXPECT_TRUE(s.ContainsId(69));
+  EXPECT_TRUE(s.ContainsId(70));
+  EXPECT_FALSE(s.ContainsId(39));
+  // Many transitions: the list stays bounded, the newest are exact.
+  for (uint32_t i = 0; i < 5000; ++i) {
+    window.CloseAtLaunch(100 + 10 * i);
+    window.OpenAtLaunch(105 + 10 * i);
+  }
+  window.Read(&s);
+  EXPECT_LE(s.id_intervals.size(), CuptiCaptureWindow::kMaxIntervals);
+  EXPECT_TRUE(s.ContainsId(105 + 10 * 4999));
+  EXPECT_FALSE(s.ContainsId(100 + 10 * 4999));
+  EXPECT_FALSE(s.ContainsId(101 + 10 * 4998));
+  EXPECT_TRUE(s.ContainsId(105 + 10 * 4998));
 }
 
 TEST_F(CuptiDecoderTest, CountersAreReportedAsIncrementsPerBuffer) {

@@ -14,6 +14,18 @@
 namespace tracer::testing {
 namespace {
 
+// Kernel name -> count, for asserting the exact set of kernels kept.
+std::map<std::string, int> KernelCounts(const TraceContents& t) {
+  std::map<std::string, int> out;
+  for (const KernelRow& k : t.kernels) ++out[k.name];
+  return out;
+}
+
+uint64_t Counter(const TraceContents& t, const std::string& name) {
+  auto it = t.counters.find(name);
+  return it == t.counters.end() ? 0 : it->second;
+}
+
 std::vector<const KernelRow*> KernelsNamed(const TraceContents& t, const std::string& name) {
   std::vector<const KernelRow*> out;
   for (const KernelRow& k : t.kernels) {
@@ -195,8 +207,10 @@ TEST(CuptiE2e, ForcedFlushAtExitReturnsRunningWorkAndKeepsExitStatus) {
   const TraceContents& t = run.trace;
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_TRUE(t.has_footer);
-  // The 3 running kernels came back incomplete (end = 0) and are counted.
-  EXPECT_EQ(t.counters.at("dropped.cupti_invalid_timestamps"), 3u);
+  // The 3 unfinished kernels came back incomplete (end = 0) and are counted
+  // under their own cause, not as spoiled records.
+  EXPECT_EQ(t.counters.at("dropped.cupti_unfinished_at_flush"), 3u);
+  EXPECT_EQ(t.counters.count("dropped.cupti_invalid_timestamps"), 0u);
   EXPECT_EQ(t.kernels.size(), 0u);
   // Their API records were complete and were flushed at exit.
   int launches = 0;
@@ -323,6 +337,122 @@ TEST(CuptiE2e, GraphTraceKindGivesOneRecordPerLaunch) {
   for (const auto& g : t.graph_launches) {
     EXPECT_EQ(t.RangeName(t.LaunchRange(g.correlation_id())), "replay");
     EXPECT_EQ(g.end_ns() - g.start_ns(), 150u);  // 3 nodes x 50 ns
+  }
+}
+
+// Issue 10, through the lagging fake GPU: the window is the second "step",
+// and every op runs long after its launch call.
+TEST(CuptiE2e, LaggingGpuCaptureRangeKeepsExactlyTheOpsLaunchedInside) {
+  ScenarioRun run = RunScenario("lagging_capture_range.scn",
+                                {{"TRACER_CAPTURE_RANGE", "step"}, {"TRACER_CAPTURE_START", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const TraceContents& t = run.trace;
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_EQ(KernelCounts(t),
+            (std::map<std::string, int>{{"in_window", 3}, {"in_window_worker", 1}}));
+  ASSERT_EQ(t.memcpys.size(), 1u);
+  EXPECT_EQ(t.memcpys[0].bytes, 4096u);
+  EXPECT_EQ(t.memcpys[0].copy_kind, static_cast<uint32_t>(proto::COPY_HTOD));
+  ASSERT_EQ(t.memsets.size(), 1u);
+  EXPECT_EQ(t.memsets[0].bytes, 8192u);
+  // Only the second step is recorded; the window's ops ran after it ended
+  // (queued behind step 1's kernels), which is what the old time test lost.
+  ASSERT_EQ(t.ranges.size(), 1u);
+  const uint64_t window_end = t.ranges[0].end_ns();
+  for (const KernelRow* k : KernelsNamed(t, "in_window")) {
+    EXPECT_GT(k->start, window_end);
+    EXPECT_EQ(t.RangeName(t.LaunchRange(k->correlation)), "step");
+  }
+  EXPECT_GT(t.memcpys[0].start, window_end);
+  EXPECT_GT(t.memsets[0].start, window_end);
+  // The launch API records go with their ops: exactly the 4 kernel launches,
+  // the copy (runtime call and its nested driver call) and the set.
+  std::map<uint32_t, int> launch_apis;
+  for (const ApiRow& a : t.apis) {
+    if (a.cbid == 505 || a.cbid == 41 || a.cbid == 306 || a.cbid == 51) ++launch_apis[a.cbid];
+  }
+  EXPECT_EQ(launch_apis, (std::map<uint32_t, int>{{505, 4}, {41, 1}, {306, 1}, {51, 1}}));
+  // Step 1's 3 kernels and step 3's 3 kernels, copy and set were launched
+  // outside (their API records too).
+  EXPECT_GE(Counter(t, "cupti_outside_capture_window"), 8u);
+  EXPECT_EQ(Counter(t, "dropped.cupti_unfinished_at_flush"), 0u);
+  EXPECT_EQ(Counter(t, "dropped.cupti_invalid_timestamps"), 0u);
+}
+
+TEST(CuptiE2e, LaggingGpuProfilerStopKeepsQueuedWorkAndDropsWorkLaunchedWhileStopped) {
+  ScenarioRun run = RunScenario("lagging_profiler_window.scn");
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const TraceContents& t = run.trace;
+  ASSERT_TRUE(t.ok) << t.error;
+  // The 3 kernels and the graph launch's 2 kernels launched between start
+  // and stop; not those launched while stopped (which ran after the start).
+  EXPECT_EQ(KernelCounts(t), (std::map<std::string, int>{{"inside", 3}, {"gk_0", 1}, {"gk_1", 1}}));
+  for (const char* name : {"gk_0", "gk_1"}) {
+    ASSERT_EQ(KernelsNamed(t, name).size(), 1u);
+    EXPECT_NE(KernelsNamed(t, name)[0]->graph_id, 0u);
+  }
+  ASSERT_EQ(t.memcpys.size(), 1u);
+  EXPECT_EQ(t.memcpys[0].copy_kind, static_cast<uint32_t>(proto::COPY_DTOH));
+  ASSERT_EQ(t.memsets.size(), 1u);
+  EXPECT_EQ(t.memsets[0].bytes, 8192u);
+  // All of them were still queued when cudaProfilerStop came: its flush must
+  // not have handed them back unfinished.
+  uint64_t stop_time = 0;
+  for (const ApiRow& a : t.apis) {
+    if (a.cbid == 172) stop_time = std::max(stop_time, a.start);
+  }
+  ASSERT_NE(stop_time, 0u);
+  for (const KernelRow& k : t.kernels) EXPECT_GT(k.end, stop_time);
+  EXPECT_EQ(Counter(t, "dropped.cupti_unfinished_at_flush"), 0u);
+  EXPECT_EQ(Counter(t, "dropped.cupti_invalid_timestamps"), 0u);
+  // 2 kernels + 2 graph kernels before the start, 1 kernel + 1 copy after the
+  // stop, and their launch API records.
+  EXPECT_GE(Counter(t, "cupti_outside_capture_window"), 6u);
+}
+
+TEST(CuptiE2e, WindowOpsUnfinishedAtExitAreCountedAsDroppedByCause) {
+  ScenarioRun run = RunScenario("lagging_exit.scn", {{"TRACER_CAPTURE_RANGE", "step"}});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const TraceContents& t = run.trace;
+  ASSERT_TRUE(t.ok) << t.error;
+  ASSERT_TRUE(t.has_footer);
+  EXPECT_TRUE(t.kernels.empty());
+  // The window's 3 kernels: lost, by cause; step 2's 2 kernels: not ours.
+  EXPECT_EQ(Counter(t, "dropped.cupti_unfinished_at_flush"), 3u);
+  EXPECT_EQ(Counter(t, "dropped.cupti_invalid_timestamps"), 0u);
+  EXPECT_GE(Counter(t, "cupti_outside_capture_window"), 2u);
+  uint64_t in_footer = 0;
+  for (const auto& c : t.footer.dropped_by_cause()) {
+    if (c.name() == "cupti_unfinished_at_flush") in_footer = c.value();
+  }
+  EXPECT_EQ(in_footer, 3u);
+}
+
+TEST(CuptiE2e, LaggingGpuBlocksLaunchesWhenItsQueueIsFull) {
+  // Two ops in flight at most: the third and fourth launch calls return only
+  // when the GPU has finished the op two places before them.
+  ScenarioRun run = RunScenario("lagging_queue.scn");
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const TraceContents& t = run.trace;
+  ASSERT_TRUE(t.ok) << t.error;
+  std::vector<const KernelRow*> k = KernelsNamed(t, "k");
+  ASSERT_EQ(k.size(), 4u);
+  std::sort(k.begin(), k.end(), [](auto* a, auto* b) { return a->correlation < b->correlation; });
+  std::map<uint64_t, const ApiRow*> launch_api;
+  for (const ApiRow& a : t.apis) {
+    if (a.cbid == 505) launch_api[a.correlation] = &a;
+  }
+  for (size_t i = 0; i < k.size(); ++i) {
+    ASSERT_EQ(launch_api.count(k[i]->correlation), 1u);
+    const ApiRow& launch = *launch_api[k[i]->correlation];
+    // Latency: nothing runs within 10 ms of its launch call.
+    EXPECT_GE(k[i]->start, launch.start + 10000000);
+    if (i >= 2) {
+      EXPECT_GE(launch.end, k[i - 2]->end) << "launch " << i << " did not wait";
+    } else {
+      EXPECT_LT(launch.end, k[0]->start) << "launch " << i << " waited";
+    }
+    if (i > 0) EXPECT_GE(k[i]->start, k[i - 1]->end);  // one stream: in order
   }
 }
 

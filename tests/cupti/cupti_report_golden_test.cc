@@ -16,16 +16,22 @@ namespace {
 
 using Row = std::map<std::string, std::string>;
 
-// `tracer report FILE --table T --format csv`, parsed into rows by column.
-std::vector<Row> Report(const std::string& trace, const std::string& table) {
+// `tracer report FILE --table T --format F`, as printed.
+std::string ReportText(const std::string& trace, const std::string& table,
+                       const std::string& format) {
   const std::string cmd = std::string(TRACER_CLI_PATH) + " report " + trace + " --table " + table +
-                          " --format csv 2>/dev/null";
+                          " --format " + format + " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   std::string text;
   char buf[4096];
   while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) text += buf;
   if (p != nullptr) pclose(p);
-  std::istringstream in(text);
+  return text;
+}
+
+// `tracer report FILE --table T --format csv`, parsed into rows by column.
+std::vector<Row> Report(const std::string& trace, const std::string& table) {
+  std::istringstream in(ReportText(trace, table, "csv"));
   std::string line;
   std::vector<std::string> header;
   std::vector<Row> rows;
@@ -163,6 +169,40 @@ TEST(CuptiReportGolden, OutOfOrderSplitBuffersAndDroppedRecords) {
   auto summary = Report(dropped.trace_path, "summary");
   ASSERT_EQ(summary.size(), 1u);
   EXPECT_EQ(Num(&summary[0], "dropped"), 17);  // CUPTI's own count, reported
+}
+
+TEST(CuptiReportGolden, CaptureWindowWithALaggingGpuReportsTheOpsLaunchedInside) {
+  // Issue 10: window = second "step"; its three 30 ms kernels, the worker's
+  // 5 ms kernel, a 1 ms copy and a 0.5 ms set all run after the step ended.
+  ScenarioRun run = RunScenario("lagging_capture_range.scn",
+                                {{"TRACER_CAPTURE_RANGE", "step"}, {"TRACER_CAPTURE_START", "2"}});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  auto kernels = Report(run.trace_path, "kernels");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(Num(Find(kernels, {{"kernel", "in_window"}}), "count"), 3);
+  EXPECT_EQ(Num(Find(kernels, {{"kernel", "in_window"}}), "total_ns"), 3L * 30000000);
+  EXPECT_EQ(Num(Find(kernels, {{"kernel", "in_window_worker"}}), "total_ns"), 5000000);
+  auto memory = Report(run.trace_path, "memory");
+  EXPECT_EQ(Num(Find(memory, {{"operation", "memcpy HtoD"}}), "bytes"), 4096);
+  EXPECT_EQ(Find(memory, {{"operation", "memcpy DtoH"}}), nullptr);  // step 3's
+  auto summary = Report(run.trace_path, "summary");
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(Num(&summary[0], "kernels"), 4);
+  EXPECT_EQ(Num(&summary[0], "memcpys"), 1);
+  EXPECT_EQ(Num(&summary[0], "memsets"), 1);
+  EXPECT_EQ(Num(&summary[0], "dropped"), 0);
+}
+
+TEST(CuptiReportGolden, WindowOpsUnfinishedAtExitShowInTheSummaryByCause) {
+  ScenarioRun run = RunScenario("lagging_exit.scn", {{"TRACER_CAPTURE_RANGE", "step"}});
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  auto summary = Report(run.trace_path, "summary");
+  ASSERT_EQ(summary.size(), 1u);
+  EXPECT_EQ(Num(&summary[0], "kernels"), 0);
+  EXPECT_EQ(Num(&summary[0], "dropped"), 3);
+  EXPECT_NE(ReportText(run.trace_path, "summary", "text")
+                .find("dropped records by cause: cupti_unfinished_at_flush 3"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -9,8 +9,10 @@
 
 #include <atomic>
 #include <map>
+#include <chrono>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "libtracer/cupti_api/real_cupti_api.h"
@@ -25,7 +27,7 @@ struct Seen {
   std::set<pthread_t> callback_threads, request_threads, complete_threads;
   std::vector<std::vector<uint8_t>> completed;  // copies of completed buffers
   std::atomic<int> decline{0};                  // decline the next n requests
-  uint64_t clock = 1000;
+  std::atomic<uint64_t> clock{1000};            // the lagging GPU's thread reads it too
 };
 Seen* g_seen = nullptr;
 
@@ -70,7 +72,8 @@ class FakeCuptiTest : public ::testing::Test {
     launch_ = reinterpret_cast<decltype(launch_)>(dlsym(h, "fakeCuptiLaunchKernel"));
     sync_ = reinterpret_cast<decltype(sync_)>(dlsym(h, "fakeCuptiSynchronize"));
     other_ = reinterpret_cast<decltype(other_)>(dlsym(h, "fakeCuptiSetOtherSubscriber"));
-    ASSERT_TRUE(launch_ && sync_ && other_);
+    gpu_ = reinterpret_cast<decltype(gpu_)>(dlsym(h, "fakeCuptiSetGpu"));
+    ASSERT_TRUE(launch_ && sync_ && other_ && gpu_);
     g_seen = &seen_;
     ASSERT_EQ(api_->Subscribe(&sub_, OnCallback, nullptr, "test", nullptr, 0), CUPTI_SUCCESS);
     ASSERT_EQ(api_->ActivityRegisterTimestampCallback(FakeClock), CUPTI_SUCCESS);
@@ -110,6 +113,7 @@ class FakeCuptiTest : public ::testing::Test {
   uint32_t (*launch_)(const FakeKernelLaunch*) = nullptr;
   uint32_t (*sync_)() = nullptr;
   void (*other_)(const char*) = nullptr;
+  void (*gpu_)(uint64_t, size_t) = nullptr;
 };
 
 TEST_F(FakeCuptiTest, BehavesLikeCupti) {
@@ -259,6 +263,45 @@ TEST_F(FakeCuptiTest, GraphIdsAndModuleNamesAsCudaGivesThem) {
   fakeCuptiModuleUnload(m2);
   api_->ActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
   api_->ActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+}
+
+// Last in this file: the lagging GPU stays on in the process once set.
+TEST_F(FakeCuptiTest, LaggingGpuCompletesWorkWhenTheClockPassesItsEnd) {
+  gpu_(/*launch_latency_ns=*/1000000, /*queue_depth=*/0);
+  auto kernels = [&] {
+    std::vector<const CUpti_ActivityKernel10*> out;
+    for (auto* r : Records()) {
+      if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        out.push_back(reinterpret_cast<const CUpti_ActivityKernel10*>(r));
+      }
+    }
+    return out;
+  };
+  const uint64_t launched_at = seen_.clock.load();
+  const uint32_t c1 = Launch(1, 1000000);
+  // Not before the clock passes its end, then without any synchronize.
+  ASSERT_EQ(api_->ActivityFlushAll(0), CUPTI_SUCCESS);
+  EXPECT_TRUE(kernels().empty());
+  seen_.clock += 3000000;
+  std::vector<const CUpti_ActivityKernel10*> done;
+  for (int i = 0; i < 200 && done.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(api_->ActivityFlushAll(0), CUPTI_SUCCESS);
+    done = kernels();
+  }
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0]->correlationId, c1);
+  EXPECT_GE(done[0]->start, launched_at + 1000000);  // the launch latency
+  EXPECT_EQ(done[0]->end, done[0]->start + 1000000);
+  // Work still queued when a forced flush comes: no timestamps at all.
+  seen_.completed.clear();
+  const uint32_t c2 = Launch(2, 1000000);
+  ASSERT_EQ(api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
+  done = kernels();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0]->correlationId, c2);
+  EXPECT_EQ(done[0]->start, 0u);
+  EXPECT_EQ(done[0]->end, 0u);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace tracer {
 namespace {
 
@@ -45,6 +47,40 @@ TEST(CaptureWindowTest, StopZeroNeverCloses) {
   EXPECT_TRUE(w.active());
   w.SetProfilerActive(false);  // both conditions must hold
   EXPECT_FALSE(w.active());
+}
+
+// Records active() at each notification.
+class RecordingObserver : public CaptureWindow::Observer {
+ public:
+  explicit RecordingObserver(const CaptureWindow* w) : w_(w) {}
+  void OnCaptureWindowChange() noexcept override { seen.push_back(w_->active()); }
+  std::vector<bool> seen;
+
+ private:
+  const CaptureWindow* w_;
+};
+
+TEST(CaptureWindowTest, ObserverIsToldOfEveryChangeOfActiveAndNothingElse) {
+  CaptureWindow w(true, 2, 2);
+  RecordingObserver o(&w);
+  w.SetObserver(&o);
+  w.OnInstanceStart();  // 1st: no change
+  w.OnInstanceEnd();
+  w.SetProfilerActive(false);  // profiler off while the range is closed: no change
+  w.OnInstanceStart();         // 2nd: range open, but the profiler is off
+  EXPECT_TRUE(o.seen.empty());
+  w.SetProfilerActive(true);  // now both hold: opens
+  w.SetProfilerActive(true);  // again: no change
+  w.OnInstanceEnd();          // 2nd end: closes
+  w.OnInstanceStart();
+  w.Close();  // already inactive
+  EXPECT_EQ(o.seen, (std::vector<bool>{true, false}));
+  w.SetObserver(nullptr);
+  CaptureWindow open(false, 1, 1);
+  RecordingObserver o2(&open);
+  open.SetObserver(&o2);
+  open.Close();  // session end closes an open window
+  EXPECT_EQ(o2.seen, (std::vector<bool>{false}));
 }
 
 }  // namespace

@@ -11,8 +11,15 @@
 //    kernels of different streams arrive out of launch order;
 //  - timestamps from the registered timestamp callback, passed through as is;
 //  - cuptiActivityFlushAll(0) returns the buffers of completed records only;
-//    FLUSH_FORCED also returns work still running, with end = 0 (it is never
-//    re-delivered, pytorch/pytorch#195844);
+//    FLUSH_FORCED also returns work still running, with end = 0, and work
+//    still queued, with start = end = 0 (inferred); neither is ever
+//    re-delivered (pytorch/pytorch#195844);
+//  - a lagging GPU on request (fakeCuptiSetGpu, "cupti gpu" in scenarios):
+//    work starts a launch latency after its launch call and behind the
+//    stream's earlier work, completes when the clock passes its end (a
+//    device thread), launches block while the queue is full, and a device
+//    synchronize waits for the work; without it, work completes only at a
+//    synchronize, as if the GPU ran infinitely late;
 //  - a declined buffer (NULL) drops the record, counted by
 //    cuptiActivityGetNumDroppedRecords (which resets the count);
 //  - one subscriber only; any call can be made to fail on demand.
@@ -25,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -125,6 +133,15 @@ class Engine {
   }
   void SetBufferLimit(size_t bytes) { buffer_limit_ = bytes; }
   void SetInOrder(bool v) { in_order_ = v; }
+  void SetGpu(uint64_t launch_latency_ns, size_t queue_depth) {
+    std::lock_guard<std::mutex> lock(mu_);
+    launch_latency_ = launch_latency_ns;
+    queue_depth_ = queue_depth;
+    if (!realtime_) {
+      realtime_ = true;
+      std::thread([this] { DeviceLoop(); }).detach();
+    }
+  }
 
   // ---- subscriber and callbacks ------------------------------------------
   CUptiResult Subscribe(CUpti_SubscriberHandle* sub, CUpti_CallbackFunc cb, void* userdata,
@@ -234,6 +251,7 @@ class Engine {
 
   CUptiResult FlushAll(uint32_t flag) {
     uint64_t id;
+    const uint64_t now = Now();
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (request_ == nullptr) return CUPTI_ERROR_INVALID_OPERATION;
@@ -241,12 +259,19 @@ class Engine {
       job.type = Job::kFlush;
       job.forced = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
       if (job.forced && !pending_.empty()) {
-        // Work still running: its records come back incomplete (end = 0).
+        // Work still running: its records come back incomplete (end = 0);
+        // work still queued has no timestamp at all (inferred: the GPU
+        // writes start and end; cupti-notes 4 reports end = 0 for running
+        // work only).
         Job ops;
         ops.type = Job::kCompleteOps;
         ops.ops.swap(pending_);
-        for (GpuOp& op : ops.ops) op.end = 0;
+        for (GpuOp& op : ops.ops) {
+          if (op.start > now) op.start = 0;
+          op.end = 0;
+        }
         Post(std::move(ops));
+        queue_cv_.notify_all();
       }
       // The API records of every thread are complete: hand their buffers over.
       for (auto& [tid, buf] : thread_buffers_) {
@@ -345,19 +370,34 @@ class Engine {
   void QueueOp(std::vector<uint8_t> record, uint32_t stream, uint64_t launch_time,
                uint64_t duration, uint64_t* start_out = nullptr) {
     std::vector<GpuOp> overflow;
+    bool waited = false;
+    {
+      // A lagging GPU's launch queue is bounded: the launch call blocks
+      // until the device has finished enough work.
+      std::unique_lock<std::mutex> lock(mu_);
+      while (realtime_ && queue_depth_ > 0 && pending_.size() >= queue_depth_) {
+        queue_cv_.wait(lock);
+        waited = true;
+      }
+    }
+    if (waited) launch_time = std::max(launch_time, Now());
     {
       std::lock_guard<std::mutex> lock(mu_);
       uint64_t& stream_end = stream_end_[stream];
       GpuOp op;
-      op.start = std::max(launch_time + 1000, stream_end + 200);
+      op.start = std::max(launch_time + launch_latency_, stream_end + 200);
       op.end = op.start + std::max<uint64_t>(duration, 1);
       stream_end = op.end;
       op.seq = ++op_seq_;
       op.record = std::move(record);
       if (start_out != nullptr) *start_out = op.start;
       pending_.push_back(std::move(op));
-      // The GPU keeps pace with a launch storm: bound what is in flight.
-      if (pending_.size() >= 4096) overflow.swap(pending_);
+      if (realtime_) {
+        device_cv_.notify_all();
+      } else if (pending_.size() >= 4096) {
+        // The GPU keeps pace with a launch storm: bound what is in flight.
+        overflow.swap(pending_);
+      }
       if (!overflow.empty()) {
         Job job;
         job.type = Job::kCompleteOps;
@@ -367,7 +407,19 @@ class Engine {
     }
   }
   void CompleteAllOps() {
+    uint64_t last_end = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (realtime_) {
+        for (const GpuOp& op : pending_) last_end = std::max(last_end, op.end);
+      }
+    }
+    // A lagging GPU: the synchronize returns when the work is done.
+    for (uint64_t now = Now(); now < last_end; now = Now()) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(last_end - now));
+    }
     std::lock_guard<std::mutex> lock(mu_);
+    queue_cv_.notify_all();
     if (pending_.empty()) return;
     Job job;
     job.type = Job::kCompleteOps;
@@ -578,6 +630,36 @@ class Engine {
     }
   }
 
+  // The lagging GPU (SetGpu): completes pending work whose end the clock
+  // has passed, in end order, and wakes launches waiting for queue space.
+  void DeviceLoop() {
+    for (;;) {
+      const uint64_t now = Now();
+      std::unique_lock<std::mutex> lock(mu_);
+      std::vector<GpuOp> done, running;
+      uint64_t next = UINT64_MAX;
+      for (GpuOp& op : pending_) {
+        if (op.end <= now) {
+          done.push_back(std::move(op));
+        } else {
+          next = std::min(next, op.end);
+          running.push_back(std::move(op));
+        }
+      }
+      pending_.swap(running);
+      if (!done.empty()) {
+        Job job;
+        job.type = Job::kCompleteOps;
+        job.ops.swap(done);
+        Post(std::move(job));
+        queue_cv_.notify_all();
+      }
+      const uint64_t wait_ns =
+          next == UINT64_MAX ? 50000000 : std::min<uint64_t>(next - now, 50000000);
+      device_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns));
+    }
+  }
+
   void WriteGpuRecords(std::vector<GpuOp>* ops) {
     if (!in_order_) {
       // The GPU finishes work of different streams in end-time order, not in
@@ -655,6 +737,11 @@ class Engine {
   std::string other_subscriber_;
   std::atomic<size_t> buffer_limit_{0};
   std::atomic<bool> in_order_{false};
+  // The lagging GPU (under mu_): off = work completes only when synchronised.
+  bool realtime_ = false;
+  uint64_t launch_latency_ = 1000;
+  size_t queue_depth_ = 0;  // 0 = unbounded
+  std::condition_variable device_cv_, queue_cv_;
   bool subscribed_ = false;
   std::string subscriber_name_;
   CUpti_CallbackFunc callback_ = nullptr;
@@ -1018,6 +1105,9 @@ FAKE_EXPORT void fakeCuptiSetError(const char* function, int result) {
 FAKE_EXPORT void fakeCuptiSetOtherSubscriber(const char* name) { E().SetOtherSubscriber(name); }
 FAKE_EXPORT void fakeCuptiSetBufferLimit(size_t bytes) { E().SetBufferLimit(bytes); }
 FAKE_EXPORT void fakeCuptiSetInOrder(int in_order) { E().SetInOrder(in_order != 0); }
+FAKE_EXPORT void fakeCuptiSetGpu(uint64_t launch_latency_ns, size_t queue_depth) {
+  E().SetGpu(launch_latency_ns, queue_depth);
+}
 
 FAKE_EXPORT uint32_t fakeCuptiLaunchKernel(const FakeKernelLaunch* l) {
   const uint32_t cbid = l->cbid != 0 ? l->cbid : (l->driver ? 307u : 505u);

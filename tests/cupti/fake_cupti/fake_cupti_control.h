@@ -44,6 +44,13 @@ void fakeCuptiSetOtherSubscriber(const char* name);
 void fakeCuptiSetBufferLimit(size_t bytes);
 /* Complete pending GPU work in launch order instead of by end time. */
 void fakeCuptiSetInOrder(int in_order);
+/* A GPU that lags like a real one: each op starts launch_latency_ns after its
+ * launch call (and after its stream's previous op), completes when the clock
+ * passes its end (its record then reaches a buffer that FlushAll(0) returns),
+ * launch calls block while queue_depth ops are unfinished (0 = no limit), and
+ * cudaDeviceSynchronize waits for the work. Without this call, work
+ * completes only at a synchronize (and starts 1 us after its launch). */
+void fakeCuptiSetGpu(uint64_t launch_latency_ns, size_t queue_depth);
 
 uint32_t fakeCuptiLaunchKernel(const FakeKernelLaunch* launch);
 /* copy_kind: CUpti_ActivityMemcpyKind. Runtime copies nest a driver call. */

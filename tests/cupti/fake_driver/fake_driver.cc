@@ -41,6 +41,7 @@ namespace {
   FN(fakeCuptiSetOtherSubscriber)         \
   FN(fakeCuptiSetBufferLimit)             \
   FN(fakeCuptiSetInOrder)                 \
+  FN(fakeCuptiSetGpu)                     \
   FN(fakeCuptiLaunchKernel)               \
   FN(fakeCuptiMemcpy)                     \
   FN(fakeCuptiMemset)                     \
@@ -208,6 +209,8 @@ class Driver {
       c_.fakeCuptiSetBufferLimit(std::strtoull(op.Word(2).c_str(), nullptr, 0));
     } else if (what == "in_order") {
       c_.fakeCuptiSetInOrder(1);
+    } else if (what == "gpu") {  // cupti gpu latency=NS queue=N: a lagging GPU
+      c_.fakeCuptiSetGpu(op.Num("latency", 1000), static_cast<size_t>(op.Num("queue", 0)));
     } else if (what == "dropped") {
       c_.fakeCuptiAddDropped(std::strtoull(op.Word(2).c_str(), nullptr, 0));
     } else if (what == "distinct_exec_graph_ids") {

@@ -4,6 +4,9 @@
 //
 //   # comment
 //   cupti buffer_limit 4096          fake libcupti settings (before init)
+//   cupti gpu latency=2000000 queue=4  a GPU that lags: runs work 2 ms after
+//                                     its launch at the earliest, in real
+//                                     time; launches block with 4 unfinished
 //   init                              cuInit: InitializeInjection of CUDA_INJECTION64_PATH
 //   thread 1: push forward            nvtxRangePushA
 //   thread 1: launch runtime kernel=gemm stream=7 dur=1200 grid=64,1,1 block=256,1,1

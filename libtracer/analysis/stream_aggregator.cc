@@ -32,7 +32,8 @@ void MergeRangeRow(RangeRow&& from, RangeRow* to) {
 // Sorts and merges overlapping or touching intervals in place; returns the
 // length of their union.
 uint64_t MergeIntervals(std::vector<std::pair<uint64_t, uint64_t>>* v) {
-  std::sort(v->begin(), v->end());
+  // Ops of one stream mostly arrive in start order: skip the sort then.
+  if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
   size_t out = 0;
   uint64_t total = 0;
   for (size_t i = 0; i < v->size(); ++i) {
@@ -217,16 +218,11 @@ void StreamAggregator::ResolveRange(const RangeRecord& r) {
   TryFinalize(r.id);
 }
 
-uint64_t StreamAggregator::MakeTicket(uint32_t thread, uint64_t time) {
+bool StreamAggregator::MakeTicket(uint64_t corr, uint32_t thread, uint64_t time) {
   if (attribution_.main_thread == MainThreadMode::kOff || main_thread_ == 0 || thread == 0 ||
-      thread == main_thread_) {
-    return 0;
+      thread == main_thread_ || tickets_.Find(corr) != nullptr) {
+    return false;
   }
-  const uint64_t id = kTicketBit | ++next_ticket_;
-  Node& v = NodeFor(id);
-  v.resolved = true;
-  v.ticket = true;
-  v.time_ns = time;
   // Held ranges close innermost first: the earliest closed one covering the
   // launch is its innermost main-thread range. Ends grow in close order, so
   // the scan stops at the first range that ended before the launch.
@@ -238,48 +234,94 @@ uint64_t StreamAggregator::MakeTicket(uint32_t thread, uint64_t time) {
     exactness_.Fail(
         "a worker-thread launch reached the file after the main-thread range it inherits was "
         "folded");
-  } else if (claim != 0) {
-    Node* parent = FindNode(claim);
-    if (parent != nullptr) {
-      Node& ticket = NodeFor(id);  // FindNode moved the cache
-      ticket.parent = claim;
-      ++parent->waiting;
-    }
-  } else if (unclaimed_.size() >= kMaxUnclaimed) {
-    exactness_.Fail("too many worker-thread launches waiting for the main thread's ranges");
-  } else {
-    NodeFor(id).unclaimed = true;
-    unclaimed_.emplace(time, id);
+    return false;
   }
-  return id;
+  if (tickets_.size() >= kMaxTickets) {
+    exactness_.Fail("too many worker-thread launches waiting for the main thread's ranges");
+    return false;
+  }
+  Ticket t;
+  t.time_ns = time;
+  if (claim != 0) {
+    t.claim = claim;
+    ++NodeFor(claim).waiting;
+  } else if (unclaimed_.empty() || unclaimed_.back().first <= time) {
+    unclaimed_.emplace_back(time, corr);
+  } else {
+    unclaimed_.insert(
+        std::upper_bound(unclaimed_.begin(), unclaimed_.end(), std::make_pair(time, corr)),
+        {time, corr});
+  }
+  tickets_.Insert(corr, t);
+  return true;
+}
+
+void StreamAggregator::TicketOp(uint64_t corr, const Op& op, bool own_outside) {
+  Ticket* t = tickets_.Find(corr);
+  if (t == nullptr || t->discarded) {
+    if (own_outside) ++outside_ranges_;
+    if (t != nullptr) tickets_.Erase(corr);
+    return;
+  }
+  if (t->claim != 0) {
+    const uint64_t claim = t->claim;
+    tickets_.Erase(corr);
+    AddOpToNode(op, &NodeFor(claim));
+    ++inherited_ops_;
+    ReleaseNode(claim);
+    return;
+  }
+  t->has_op = true;
+  t->own_outside = own_outside;
+  t->op = op;
+}
+
+void StreamAggregator::DropTicket(uint64_t corr) {
+  Ticket* t = tickets_.Find(corr);
+  if (t == nullptr) return;
+  const uint64_t claim = t->has_op ? 0 : t->claim;
+  if (t->has_op && t->own_outside) ++outside_ranges_;
+  tickets_.Erase(corr);
+  if (claim != 0) ReleaseNode(claim);
 }
 
 void StreamAggregator::ClaimTickets(const RangeRecord& r) {
-  std::vector<uint64_t> claimed;
-  auto first = unclaimed_.lower_bound(r.start_ns);
-  auto last = unclaimed_.lower_bound(r.end_ns);  // [start, end), as InnermostOpenAt
-  for (auto it = first; it != last; ++it) claimed.push_back(it->second);
+  auto by_time = [](const std::pair<uint64_t, uint64_t>& e, uint64_t t) { return e.first < t; };
+  auto first = std::lower_bound(unclaimed_.begin(), unclaimed_.end(), r.start_ns, by_time);
+  // [start, end), as InnermostOpenAt.
+  auto last = std::lower_bound(first, unclaimed_.end(), r.end_ns, by_time);
+  Node& range = NodeFor(r.id);
+  for (auto it = first; it != last; ++it) {
+    Ticket* t = tickets_.Find(it->second);
+    if (t == nullptr) continue;
+    if (t->has_op) {
+      AddOpToNode(t->op, &range);
+      ++inherited_ops_;
+      tickets_.Erase(it->second);
+    } else {
+      t->claim = r.id;
+      ++range.waiting;
+    }
+  }
   unclaimed_.erase(first, last);
   // A top-level range: nothing was open on the main thread at its end, so
   // earlier tickets that no range took never will be.
-  std::vector<uint64_t> orphaned;
   if (r.parent_id == 0 && r.depth == 0) {
-    auto end = unclaimed_.lower_bound(r.end_ns);
-    for (auto it = unclaimed_.begin(); it != end; ++it) orphaned.push_back(it->second);
+    auto end = std::lower_bound(unclaimed_.begin(), unclaimed_.end(), r.end_ns, by_time);
+    for (auto it = unclaimed_.begin(); it != end; ++it) {
+      Ticket* t = tickets_.Find(it->second);
+      if (t == nullptr) continue;
+      if (t->has_op) {
+        if (t->own_outside) ++outside_ranges_;
+        tickets_.Erase(it->second);
+      } else {
+        t->discarded = true;
+      }
+    }
     unclaimed_.erase(unclaimed_.begin(), end);
   }
-  for (uint64_t id : claimed) {
-    Node& v = NodeFor(id);
-    v.unclaimed = false;
-    v.parent = r.id;
-    ++NodeFor(r.id).waiting;
-  }
-  for (uint64_t id : orphaned) NodeFor(id).unclaimed = false;
-  Node& n = NodeFor(r.id);
-  n.held = true;
+  range.held = true;
   held_.push_back({r.id, r.start_ns, r.end_ns, batches_});
-  for (uint64_t id : claimed) TryFinalize(id);
-  for (uint64_t id : orphaned) TryFinalize(id);
 }
 
 void StreamAggregator::ReleaseHeld(size_t keep_batches) {
@@ -305,49 +347,47 @@ void StreamAggregator::AddLaunch(const LaunchRecord& l) {
     if (graph && pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread, true})) {
       if (l.range_id != 0) ++Referenced(l.range_id).waiting;
     }
-    const uint64_t ticket = graph ? 0 : MakeTicket(l.thread, l.time_ns);
+    const bool ticket = !graph && MakeTicket(l.correlation_id, l.thread, l.time_ns);
     for (const Op& op : ops) {
       if (op.graph_id != 0) {
         AddOp(op);  // through the snapshots, as any graph kernel
       } else {
-        Attribute(op, l.range_id, l.thread, l.time_ns, ticket);
+        Attribute(op, l.range_id, l.thread, l.time_ns, ticket ? l.correlation_id : 0);
       }
     }
-    if (ticket != 0) TryFinalize(ticket);
     if (graph) EvictLaunches(max_pending_, /*count=*/true);
     return;
   }
   // A duplicate correlation id: the first launch wins.
   if (pending_.Find(l.correlation_id) != nullptr) return;
   Launch launch{l.range_id, l.time_ns, l.thread};
-  launch.ticket = MakeTicket(l.thread, l.time_ns);
+  launch.ticket = MakeTicket(l.correlation_id, l.thread, l.time_ns);
   pending_.Insert(l.correlation_id, launch);
   if (l.range_id != 0) ++Referenced(l.range_id).waiting;
-  if (launch.ticket != 0) ++NodeFor(launch.ticket).waiting;
   EvictLaunches(max_pending_, /*count=*/true);
 }
 
 void StreamAggregator::EvictLaunches(size_t keep, bool count) {
   if (pending_.size() <= keep) return;
-  std::vector<uint64_t> released;
-  pending_.EvictTo(keep, [&](uint64_t, const Launch& l) {
+  std::vector<uint64_t> released, tickets;
+  pending_.EvictTo(keep, [&](uint64_t corr, const Launch& l) {
     if (count && !l.used) {
       ++stats_.evicted_launches;
       exactness_.Fail("launch records waited longer than the streaming window allows");
     }
     if (l.range_id != 0) released.push_back(l.range_id);
-    if (l.ticket != 0) released.push_back(l.ticket);
+    if (l.ticket) tickets.push_back(corr);
   });
   for (uint64_t range : released) ReleaseNode(range);
+  for (uint64_t corr : tickets) DropTicket(corr);
 }
 
 void StreamAggregator::ReleaseLaunch(uint64_t corr) {
   const Launch* l = pending_.Find(corr);
   if (l == nullptr) return;
-  const uint64_t range = l->range_id, ticket = l->ticket;
+  const uint64_t range = l->range_id;
   pending_.Erase(corr);
   if (range != 0) ReleaseNode(range);
-  if (ticket != 0) ReleaseNode(ticket);
 }
 
 void StreamAggregator::ReleaseNode(uint64_t range_id) {
@@ -411,10 +451,10 @@ void StreamAggregator::AddOp(const Op& op) {
         pending_.Erase(op.correlation_id);
         graph_launches_.Insert(op.correlation_id, moved);
         graph_launches_.EvictTo(kRecentGraphLaunches, [](uint64_t, const Launch&) {});
-        const uint64_t ticket = moved.ticket;
-        moved.ticket = 0;
+        const bool ticket = moved.ticket;
+        moved.ticket = false;
         if (moved.range_id != 0) ReleaseNode(moved.range_id);
-        if (ticket != 0) ReleaseNode(ticket);
+        if (ticket) DropTicket(op.correlation_id);
       }
       Attribute(op, best->range_id, thread, launch_ns, 0);
       return;
@@ -445,7 +485,7 @@ void StreamAggregator::AddOp(const Op& op) {
 }
 
 void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
-  Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket);
+  Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket ? op.correlation_id : 0);
   ReleaseLaunch(op.correlation_id);
 }
 
@@ -454,10 +494,8 @@ void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t threa
   if (main_thread_ != 0 && thread != 0 && thread != main_thread_) ++stats_.off_main_thread_ops;
   exactness_.AddLaunchedOp(thread, launch_ns);
   if (ticket != 0) {
-    Node& v = NodeFor(ticket);
-    AddOpToNode(op, &v);
     // Outside every range only if no main-thread range takes it either.
-    if (range_id == 0) ++v.own_outside;
+    TicketOp(ticket, op, range_id == 0);
   } else if (range_id == 0) {
     ++outside_ranges_;
   }
@@ -497,31 +535,21 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
     if (found == nullptr) return;
     Node n = std::move(*found);
     EraseNode(id);
-    if (n.ticket) {
-      // No row of its own: its ops go to the main-thread range that claimed
-      // it, or nowhere (then they count outside ranges if they had none).
-      if (n.parent == 0 || !fold_into_parent) {
-        outside_ranges_ += n.own_outside;
-        return;
-      }
-      inherited_ops_ += static_cast<uint64_t>(n.ops);
-    } else {
-      RowBuild& rb = row_builds_[{n.domain, n.name}];
-      RangeRow& row = rb.row;
-      if (n.ops > 0) {
-        row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
-        *row.busy += static_cast<int64_t>(MergeIntervals(&n.intervals));
-        row.ops += n.ops;
-        row.kernel_count += n.kernels;
-        row.kernel_ns += n.kernel_ns;
-        row.max_streams = std::max(row.max_streams, n.streams.size());
-        auto& rk = range_kernels_[n.name];
-        for (const auto& [kernel, acc] : n.kernel_durations) {
-          row.kernel_time[kernel] += acc.total();
-          RangeKernelRow& k = rk[kernel];
-          k.durations.Merge(acc);
-          ++k.instances;
-        }
+    RowBuild& rb = row_builds_[{n.domain, n.name}];
+    RangeRow& row = rb.row;
+    if (n.ops > 0) {
+      row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
+      *row.busy += static_cast<int64_t>(MergeIntervals(&n.intervals));
+      row.ops += n.ops;
+      row.kernel_count += n.kernels;
+      row.kernel_ns += n.kernel_ns;
+      row.max_streams = std::max(row.max_streams, n.streams.size());
+      auto& rk = range_kernels_[n.name];
+      for (const auto& [kernel, acc] : n.kernel_durations) {
+        row.kernel_time[kernel] += acc.total();
+        RangeKernelRow& k = rk[kernel];
+        k.durations.Merge(acc);
+        ++k.instances;
       }
     }
     if (!fold_into_parent || n.parent == 0) return;
@@ -561,9 +589,9 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
   // Graph snapshot targets are final now; then fold whatever can be folded,
   // children first (the cascade in Finalize takes their parents along).
   ReleaseHeld(0);
-  for (const auto& [time, id] : unclaimed_) {
-    if (Node* v = FindNode(id)) v->unclaimed = false;
-  }
+  // Tickets no main-thread range took: their ops count outside ranges if
+  // they had none of their own.
+  for (const auto& [time, corr] : unclaimed_) DropTicket(corr);
   unclaimed_.clear();
   for (auto& [id, n] : nodes_) n.pinned = false;
   std::vector<uint64_t> ids;

@@ -21,12 +21,12 @@
 // ops take one entry) until it folds into its parent.
 //
 // Main-thread inheritance (attribution.h "Worker threads"): a launch on
-// another thread than the main one gets a ticket, a node of its own that
-// takes the op like its own range does. The main thread's ranges close
+// another thread than the main one gets a ticket (keyed by its correlation
+// id, holding its op once it comes). The main thread's ranges close
 // innermost first, so the first one to close around the launch time claims
-// the ticket (the ticket becomes its child, and the tree reduction carries
-// the op up the main thread's chain); a launch that comes after that range
-// closed finds it among the recently closed ones, which are held for
+// the ticket: the op is added to that range's node, and the tree reduction
+// carries it up the main thread's chain. A launch that comes after that
+// range closed finds it among the recently closed ones, which are held for
 // kHoldBatches frames because rings drain one thread after another. When a
 // top-level main-thread range closes, tickets before its end that no range
 // claimed never will be (nothing was open on the main thread then).
@@ -100,12 +100,8 @@ class StreamAggregator {
  private:
   struct Node {
     bool resolved = false;
-    bool pinned = false;       // a graph snapshot names it: final at Finish only
-    bool held = false;         // a closed main-thread range that may still get tickets
-    bool ticket = false;       // a worker launch's inherited share (no row of its own)
-    bool unclaimed = false;    // a ticket no main-thread range took yet
-    uint32_t own_outside = 0;  // ticket: its ops had no range of their own
-    uint64_t time_ns = 0;      // ticket: launch time
+    bool pinned = false;  // a graph snapshot names it: final at Finish only
+    bool held = false;    // a closed main-thread range that may still take tickets
     uint32_t name = 0, domain = 0;
     uint64_t parent = 0;
     uint32_t waiting = 0;     // pending launches + unfinished children
@@ -122,7 +118,7 @@ class StreamAggregator {
     size_t last_kernel = 0;
     DurationAccumulator& KernelDurations(uint32_t name);
     // Nothing can change it any more: fold it into its parent and the rows.
-    bool Ready() const { return resolved && !pinned && !held && !unclaimed && waiting == 0; }
+    bool Ready() const { return resolved && !pinned && !held && waiting == 0; }
   };
   struct Op {
     OpKind kind;
@@ -133,7 +129,16 @@ class StreamAggregator {
     uint64_t range_id, time_ns;
     uint32_t thread;
     bool used = false;    // an op came (graph launches have several)
-    uint64_t ticket = 0;  // inheritance ticket node, 0 = none
+    bool ticket = false;  // has an inheritance ticket (tickets_, same id)
+  };
+  // A worker-thread launch's share of the main thread's ranges.
+  struct Ticket {
+    uint64_t time_ns = 0;
+    uint64_t claim = 0;        // the main-thread range that took it (waits for the op)
+    bool discarded = false;    // no main-thread range covers the launch
+    bool has_op = false;       // the op came before any claim: held here
+    bool own_outside = false;  // that op had no range of its own
+    Op op{};
   };
   struct Snapshot {
     uint64_t time_ns, range_id;
@@ -149,12 +154,18 @@ class StreamAggregator {
   void ResolveRange(const RangeRecord& r);  // the instance's node, children first
   void AddLaunch(const LaunchRecord& l);
   void AddOp(const Op& op);
+  // ticket: the correlation id of the launch's ticket, 0 = none.
   void Attribute(const Op& op, uint64_t range_id, uint32_t thread, uint64_t launch_ns,
                  uint64_t ticket);
   void AddOpToNode(const Op& op, Node* n);
-  // The inheritance ticket of a launch on `thread` at `time` (0: none
-  // applies); claimed at once when a held main-thread range covers it.
-  uint64_t MakeTicket(uint32_t thread, uint64_t time);
+  // Makes the ticket of a launch on `thread` at `time` when inheritance
+  // applies (false: none); claimed at once when a held main-thread range
+  // covers it.
+  bool MakeTicket(uint64_t corr, uint32_t thread, uint64_t time);
+  // The op of a launch with a ticket.
+  void TicketOp(uint64_t corr, const Op& op, bool own_outside);
+  // The launch will never get its op.
+  void DropTicket(uint64_t corr);
   // A main-thread push/pop range closed: claims the tickets it covers.
   void ClaimTickets(const RangeRecord& r);
   void ReleaseHeld(size_t keep_batches);
@@ -207,12 +218,12 @@ class StreamAggregator {
   CorrelationWindow<char> api_ids_;
   uint64_t api_ids_evicted_below_ = 0;  // ids up to here may have been forgotten
   AttributionOptions attribution_;
-  static constexpr uint64_t kTicketBit = uint64_t{1} << 63;
   static constexpr size_t kHoldBatches = 2;
-  static constexpr size_t kMaxUnclaimed = 1u << 20;
-  uint64_t next_ticket_ = 0;
+  static constexpr size_t kMaxTickets = 1u << 18;
   uint64_t batches_ = 0;
-  std::multimap<uint64_t, uint64_t> unclaimed_;  // launch time -> ticket id
+  CorrelationWindow<Ticket> tickets_;
+  // (launch time, correlation id) of unclaimed tickets, sorted by time.
+  std::vector<std::pair<uint64_t, uint64_t>> unclaimed_;
   struct Held {
     uint64_t id, start_ns, end_ns, batch;
   };

@@ -21,5 +21,12 @@ check libtracer/core 'libtracer/(capture|analysis|cupti_api)|proto/' "higher lay
 check libtracer/analysis 'libtracer/(capture|cupti_api)' "capture-side code"
 check libtracer/cupti_api 'libtracer/(capture|analysis)' "higher layers"
 check libtracer/capture 'libtracer/analysis|proto/' "analysis or generated protobuf (the injected library writes the wire format itself)"
+# The reporter's pipeline: a stage includes only itself and earlier stages.
+stages=(read importers model aggregate tables reports export)
+for i in "${!stages[@]}"; do
+  later=$(IFS='|'; echo "${stages[*]:$((i + 1))}")
+  [ -n "$later" ] && check "libtracer/analysis/${stages[$i]}" "libtracer/analysis/($later)/" \
+    "later stages of the pipeline ($later)"
+done
 [ $status -eq 0 ] && echo "layering: ok"
 exit $status

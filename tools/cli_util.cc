@@ -8,7 +8,7 @@
 #include <memory>
 #include <set>
 
-#include "libtracer/analysis/load_input.h"
+#include "libtracer/analysis/importers/load_input.h"
 
 namespace tracer::cli {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "libtracer/analysis/reader.h"
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::cli {
 

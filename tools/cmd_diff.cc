@@ -7,12 +7,12 @@
 #include <utility>
 #include <vector>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/load_input.h"
-#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/importers/load_input.h"
+#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/reports/diff.h"
 #include "libtracer/analysis/reports/report_tables.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
 

@@ -1,5 +1,5 @@
 // `tracer export FILE... --format chrome [-o out.json]`: converts traces for
-// other viewers. Formats come from analysis/export_registry.h; this file
+// other viewers. Formats come from analysis/export/export_registry.h; this file
 // registers "chrome", other files register more (see that header).
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "libtracer/analysis/chrome_export.h"
-#include "libtracer/analysis/export_registry.h"
-#include "libtracer/analysis/load_input.h"
+#include "libtracer/analysis/export/chrome_export.h"
+#include "libtracer/analysis/export/export_registry.h"
+#include "libtracer/analysis/importers/load_input.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
 

@@ -2,7 +2,7 @@
 // nsys-compatible SQLite and a directory of CSV tables (export_registry.h).
 #include "libtracer/analysis/export/csv_export.h"
 #include "libtracer/analysis/export/sqlite_export.h"
-#include "libtracer/analysis/export_registry.h"
+#include "libtracer/analysis/export/export_registry.h"
 
 namespace tracer::cli {
 namespace {

@@ -10,13 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/frame_scanner.h"
-#include "libtracer/analysis/load_input.h"
-#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/read/frame_scanner.h"
+#include "libtracer/analysis/importers/load_input.h"
+#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
-#include "libtracer/analysis/streaming_report.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/tables/streaming_report.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
 

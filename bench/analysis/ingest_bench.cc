@@ -27,10 +27,10 @@
 #include <fstream>
 #include <string>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/reader.h"
-#include "libtracer/analysis/streaming_report.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/streaming_report.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "libtracer/core/chunk_builder.h"
 
 namespace {

@@ -21,13 +21,13 @@
 #include <sstream>
 #include <string>
 
-#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/export/sqlite_export.h"
 #include "libtracer/analysis/reports/categories.h"
 #include "libtracer/analysis/reports/group_rules.h"
 #include "libtracer/analysis/reports/groups.h"
 #include "libtracer/analysis/reports/report_model.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/tables/tables.h"
 
 namespace {
 

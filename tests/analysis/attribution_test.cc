@@ -1,13 +1,13 @@
 // Op -> launching thread, time and range stack (design.md section 3), on the
 // scenario of scenario.h and on CUDA graph replays.
-#include "libtracer/analysis/attribution.h"
+#include "libtracer/analysis/model/attribution.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
-#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/read/reader.h"
 #include "tests/analysis/scenario.h"
 
 namespace tracer::analysis {

@@ -1,6 +1,6 @@
 // Chrome trace export: valid JSON that Perfetto's JSON importer accepts, with
 // ranges on thread tracks, GPU ops on per-stream tracks and launch flows.
-#include "libtracer/analysis/chrome_export.h"
+#include "libtracer/analysis/export/chrome_export.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/read/reader.h"
 #include "tests/analysis/scenario.h"
 
 namespace tracer::analysis {

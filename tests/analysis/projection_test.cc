@@ -1,11 +1,11 @@
 // GPU projection per range instance and stream (design.md "Projection"), on
 // the scenario of scenario.h; expected values derived by hand from the op
 // table there.
-#include "libtracer/analysis/projection.h"
+#include "libtracer/analysis/model/projection.h"
 
 #include <gtest/gtest.h>
 
-#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/read/reader.h"
 #include "tests/analysis/scenario.h"
 
 namespace tracer::analysis {

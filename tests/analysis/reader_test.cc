@@ -1,7 +1,7 @@
 // Reader of our stream format: round trip of every record kind, string id
 // remapping, merging, damaged files (one warning, records before kept) and
 // random input (never a crash).
-#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/read/reader.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -9,11 +9,11 @@
 #include <cstring>
 #include <random>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/chrome_export.h"
-#include "libtracer/analysis/load_input.h"
-#include "libtracer/analysis/render.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/export/chrome_export.h"
+#include "libtracer/analysis/importers/load_input.h"
+#include "libtracer/analysis/tables/render.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tests/analysis/trace_file_builder.h"
 
 namespace tracer::analysis {

@@ -1,7 +1,7 @@
 // The record-count pre-scan walks Chunk payloads by field number (from the
 // generated libtracer/core/trace_fields.h, not copied by hand): its counts
 // must equal what the generated protobuf classes parse from the same bytes.
-#include "libtracer/analysis/record_count_hint.h"
+#include "libtracer/analysis/read/record_count_hint.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Renderers: text units and alignment, CSV that parses back (RFC 4180), JSON
 // that nlohmann parses with numbers as numbers and null for empty cells,
 // Markdown tables; and kernel name demangling.
-#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/tables/render.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,9 @@
 #include <regex>
 #include <sstream>
 
-#include "libtracer/analysis/demangle.h"
-#include "libtracer/analysis/reader.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/tables/demangle.h"
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tests/analysis/scenario.h"
 
 namespace tracer::analysis {

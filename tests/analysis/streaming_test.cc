@@ -10,14 +10,14 @@
 #include <random>
 #include <sstream>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/correlation_window.h"
-#include "libtracer/analysis/duration_accumulator.h"
-#include "libtracer/analysis/reader.h"
-#include "libtracer/analysis/stream_aggregator.h"
-#include "libtracer/analysis/streaming_report.h"
-#include "libtracer/analysis/table_util.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/aggregate/correlation_window.h"
+#include "libtracer/analysis/aggregate/duration_accumulator.h"
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/stream_aggregator.h"
+#include "libtracer/analysis/tables/streaming_report.h"
+#include "libtracer/analysis/tables/table_util.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tests/analysis/table_lookup.h"
 #include "tests/analysis/trace_file_builder.h"
 

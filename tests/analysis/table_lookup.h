@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis::testing {
 

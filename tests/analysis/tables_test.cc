@@ -1,10 +1,10 @@
 // Golden tests of the report tables: the scenario of scenario.h in, the
 // expected rows out, every number derived by hand in the comments.
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/tables/tables.h"
 
 #include <gtest/gtest.h>
 
-#include "libtracer/analysis/reader.h"
+#include "libtracer/analysis/read/reader.h"
 #include "tests/analysis/scenario.h"
 #include "tests/analysis/table_lookup.h"
 

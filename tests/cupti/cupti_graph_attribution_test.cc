@@ -13,10 +13,10 @@
 #include <tuple>
 #include <vector>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/reader.h"
-#include "libtracer/analysis/stream_aggregator.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/stream_aggregator.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tests/cupti/scenario_runner.h"
 
 namespace tracer::testing {

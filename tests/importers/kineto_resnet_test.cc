@@ -15,7 +15,7 @@
 #include <set>
 #include <string>
 
-#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/importers/kineto_json_importer.h"
 #include "tests/importers/test_data.h"
 

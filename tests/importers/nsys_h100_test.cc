@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
 #include "tests/importers/test_data.h"

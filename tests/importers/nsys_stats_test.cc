@@ -15,11 +15,11 @@
 #include <set>
 #include <string>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/demangle.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tests/importers/table_lookup.h"
 #include "tests/importers/test_data.h"
 

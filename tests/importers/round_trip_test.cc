@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "libtracer/analysis/analyzed_trace.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/export/sqlite_export.h"
 #include "libtracer/analysis/importers/import_file.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/stream_writer.h"
-#include "libtracer/analysis/reader.h"
-#include "libtracer/analysis/render.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/render.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "tests/importers/test_data.h"
 
 namespace tracer::analysis::importers {

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis::importers::testing {
 

@@ -3,10 +3,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/render.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
-#include "libtracer/analysis/tables.h"
+#include "libtracer/analysis/tables/tables.h"
 
 namespace tracer::analysis::exporters {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "libtracer/analysis/table.h"
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/tables/table.h"
+#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::exporters {
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "libtracer/analysis/demangle.h"
+#include "libtracer/analysis/tables/demangle.h"
 
 namespace tracer::analysis::exporters {
 namespace {

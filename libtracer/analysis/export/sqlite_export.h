@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::exporters {
 

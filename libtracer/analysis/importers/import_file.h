@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::importers {
 

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::importers {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "libtracer/analysis/demangle.h"
+#include "libtracer/analysis/tables/demangle.h"
 
 namespace tracer::analysis::reports {
 namespace {

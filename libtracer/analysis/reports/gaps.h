@@ -4,7 +4,7 @@
 #pragma once
 
 #include "libtracer/analysis/reports/report_model.h"
-#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis::reports {
 

@@ -10,7 +10,7 @@
 
 #include "libtracer/analysis/reports/group_rules.h"
 #include "libtracer/analysis/reports/report_model.h"
-#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables/table.h"
 #include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {

@@ -12,7 +12,7 @@
 
 #include "libtracer/analysis/reports/regex_rules.h"
 #include "libtracer/analysis/reports/report_model.h"
-#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis::reports {
 

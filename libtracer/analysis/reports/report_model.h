@@ -4,7 +4,7 @@
 // GPU op with the range instances it counts toward, as a per-instance op
 // list. Built once per report from an AnalyzedTrace: attribution (which
 // ranges an op counts toward, incl. worker-thread inheritance) and
-// projection come from analysis/attribution.h and analysis/projection.h;
+// projection come from analysis/model/attribution.h and analysis/model/projection.h;
 // nothing here re-derives them.
 #pragma once
 
@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::reports {
 

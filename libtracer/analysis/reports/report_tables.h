@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "libtracer/analysis/analyzed_trace.h"
-#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/tables/table.h"
 #include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {

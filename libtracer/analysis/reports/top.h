@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "libtracer/analysis/reports/report_model.h"
-#include "libtracer/analysis/table.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis::reports {
 

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/read/trace_model.h"
 #include "tests/cupti/fake_cupti/fake_cupti_control.h"
 #include "tests/cupti/replay/replay_plan.h"
 

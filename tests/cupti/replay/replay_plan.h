@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "libtracer/analysis/trace_model.h"
+#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::replay {
 

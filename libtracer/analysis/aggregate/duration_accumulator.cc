@@ -1,0 +1,122 @@
+#include "libtracer/analysis/aggregate/duration_accumulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace tracer::analysis {
+
+namespace {
+constexpr int kMantissaBits = 7;  // 128 buckets per power of two
+constexpr int64_t kExactBelow = 1024;
+}  // namespace
+
+uint32_t DurationBucket(int64_t v) {
+  if (v < kExactBelow) return static_cast<uint32_t>(std::max<int64_t>(v, 0));
+  const int e = 63 - __builtin_clzll(static_cast<uint64_t>(v));  // >= 10
+  const uint32_t m = static_cast<uint32_t>((v >> (e - kMantissaBits)) & ((1 << kMantissaBits) - 1));
+  return static_cast<uint32_t>(kExactBelow) +
+         static_cast<uint32_t>(e - 10) * (1u << kMantissaBits) + m;
+}
+
+int64_t DurationBucketMid(uint32_t bucket) {
+  if (bucket < kExactBelow) return bucket;
+  const uint32_t rel = bucket - static_cast<uint32_t>(kExactBelow);
+  const int e = 10 + static_cast<int>(rel >> kMantissaBits);
+  const int64_t m = rel & ((1u << kMantissaBits) - 1);
+  const int64_t width = int64_t{1} << (e - kMantissaBits);
+  const int64_t lo = ((int64_t{1} << kMantissaBits) + m) * width;
+  return lo + width / 2;
+}
+
+void DurationAccumulator::Add(int64_t v) {
+  if (v < 0) v = 0;
+  if (count_ == 0) {
+    min_ = max_ = v;
+  } else {
+    min_ = std::min(min_, v);
+    max_ = std::max(max_, v);
+  }
+  ++count_;
+  sum_ += v;
+  sum_sq_ += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v);
+  if (!binned_) {
+    // Most accumulators (one per range instance and kernel name while
+    // streaming) hold a few dozen values: one allocation instead of five.
+    if (values_.capacity() == 0) values_.reserve(32);
+    values_.push_back(v);
+    if (values_.size() > kExactLimit) ToHistogram();
+  } else {
+    AddToHistogram(v, 1);
+  }
+}
+
+void DurationAccumulator::Merge(const DurationAccumulator& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    min_ = other.min_;
+    max_ = other.max_;
+  } else {
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+  count_ += other.count_;
+  sum_ += other.sum_;
+  sum_sq_ += other.sum_sq_;
+  if (!binned_ && !other.binned_ && values_.size() + other.values_.size() <= kExactLimit) {
+    values_.insert(values_.end(), other.values_.begin(), other.values_.end());
+    return;
+  }
+  ToHistogram();
+  for (int64_t v : other.values_) AddToHistogram(v, 1);
+  if (histogram_.size() < other.histogram_.size()) histogram_.resize(other.histogram_.size());
+  for (size_t b = 0; b < other.histogram_.size(); ++b) histogram_[b] += other.histogram_[b];
+}
+
+void DurationAccumulator::ToHistogram() {
+  if (binned_) return;
+  binned_ = true;
+  for (int64_t v : values_) AddToHistogram(v, 1);
+  values_.clear();
+  values_.shrink_to_fit();
+}
+
+void DurationAccumulator::AddToHistogram(int64_t v, uint64_t n) {
+  const uint32_t b = DurationBucket(v);
+  if (b >= histogram_.size()) histogram_.resize(b + 1);
+  histogram_[b] += n;
+}
+
+DurationStats DurationAccumulator::Stats() {
+  if (!binned_) return ComputeStats(&values_);
+  DurationStats s;
+  s.count = count_;
+  s.total = sum_;
+  s.min = min_;
+  s.max = max_;
+  const long double sum = sum_;
+  s.avg = static_cast<int64_t>(std::llround(sum / count_));
+  if (count_ > 1) {
+    const long double var = (static_cast<long double>(sum_sq_) - sum * sum / count_) / (count_ - 1);
+    s.stddev = static_cast<int64_t>(std::llround(std::sqrt(std::max<long double>(var, 0))));
+  }
+  // Values of rank (n-1)/2 and n/2 (0-based); equal for an odd count.
+  const uint64_t lo_rank = static_cast<uint64_t>(count_ - 1) / 2;
+  const uint64_t hi_rank = static_cast<uint64_t>(count_) / 2;
+  int64_t lo = 0, hi = 0;
+  uint64_t seen = 0;
+  for (uint32_t bucket = 0; bucket < histogram_.size(); ++bucket) {
+    const uint64_t n = histogram_[bucket];
+    if (seen <= lo_rank && lo_rank < seen + n) lo = DurationBucketMid(bucket);
+    if (seen <= hi_rank && hi_rank < seen + n) {
+      hi = DurationBucketMid(bucket);
+      break;
+    }
+    seen += n;
+  }
+  // The bucket middle may fall outside the values actually seen.
+  s.median = std::clamp<int64_t>(lo + (hi - lo) / 2, min_, max_);
+  return s;
+}
+
+}  // namespace tracer::analysis

@@ -1,0 +1,39 @@
+// Formats of `tracer export`: adding one is one function plus one
+// registration. Register from a file linked into the `tracer` binary (e.g.
+// tools/cmd_export_<format>.cc, picked up by the tools/ cmd_*.cc glob):
+//
+//   static tracer::analysis::ExportFormatRegistrar reg({
+//       "sqlite", "nsys-compatible SQLite database", ".sqlite",
+//       [](const tracer::analysis::Trace& t, const std::string& out_path,
+//          std::string* error) { return WriteSqlite(t, out_path, error); }});
+//
+// (Registering from inside the static analysis library would be dropped by
+// the linker when nothing references that object file.)
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "libtracer/analysis/read/trace_model.h"
+
+namespace tracer::analysis {
+
+struct ExportFormat {
+  std::string name;         // value of --format
+  std::string description;  // one line for --help
+  std::string extension;    // default output suffix, e.g. ".json"
+  // Writes trace to out_path ("-" = stdout where the format allows it).
+  std::function<bool(const Trace&, const std::string& out_path, std::string* error)> write;
+};
+
+inline std::vector<ExportFormat>& ExportFormats() {
+  static std::vector<ExportFormat> formats;
+  return formats;
+}
+
+struct ExportFormatRegistrar {
+  explicit ExportFormatRegistrar(ExportFormat f) { ExportFormats().push_back(std::move(f)); }
+};
+
+}  // namespace tracer::analysis

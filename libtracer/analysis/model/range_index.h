@@ -1,0 +1,78 @@
+// Structure of one process's ranges, built once and read by attribution,
+// projection and the tables: instance id -> index, parent / children, the
+// ancestor chain of an instance, and "which push/pop range was open on thread
+// T at time t" (binary search per thread, used to attribute imported traces
+// that have API records but no launch records, and for worker-thread
+// inheritance).
+//
+// Range indexes are positions in ProcessTrace::ranges (uint32_t); kNoRange
+// means none.
+//
+// Parents: a push/pop range's parent is the instance named by its parent_id
+// when that instance exists in the file; otherwise (importers that leave
+// parent_id at 0, or a parent lost before a capture window opened) the
+// enclosing push/pop range on the same thread by time. Start/end ranges have
+// no parent and are never parents.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "libtracer/analysis/read/trace_model.h"
+
+namespace tracer::analysis {
+
+inline constexpr uint32_t kNoRange = UINT32_MAX;
+
+class RangeIndex {
+ public:
+  explicit RangeIndex(const ProcessTrace& process);
+
+  const ProcessTrace& process() const { return *process_; }
+  size_t size() const { return parent_.size(); }
+
+  // Index of the range with this instance id, or kNoRange.
+  uint32_t Find(uint64_t instance_id) const;
+  // Parent index (see header comment), or kNoRange.
+  uint32_t Parent(uint32_t index) const {
+    return index < parent_.size() ? parent_[index] : kNoRange;
+  }
+  // Nesting depth derived from the parent chain: 0 = top level.
+  uint32_t Depth(uint32_t index) const { return index < depth_.size() ? depth_[index] : 0; }
+  // Direct children, in start order.
+  std::span<const uint32_t> Children(uint32_t index) const;
+  // index, then its parent, grandparent, ... (innermost first). Appends to out.
+  void AppendChain(uint32_t index, std::vector<uint32_t>* out) const;
+
+  // Innermost push/pop range open on `thread` (ThreadDef id) at time t
+  // (start <= t < end; an unclosed range counts as open until its end), or
+  // kNoRange. O(log n + depth).
+  uint32_t InnermostOpenAt(uint32_t thread, uint64_t t) const;
+
+  // Start/end ranges, sorted by start time.
+  std::span<const uint32_t> StartEndRanges() const { return start_end_; }
+  // Start/end ranges whose [start, end] contains t; appends to out.
+  void AppendCoveringStartEnd(uint64_t t, std::vector<uint32_t>* out) const;
+
+  // Threads (ThreadDef ids) that opened at least one push/pop range.
+  std::vector<uint32_t> ThreadsWithRanges() const;
+  // Push/pop ranges opened by thread, sorted by start.
+  std::span<const uint32_t> ThreadRanges(uint32_t thread) const;
+
+  // Every range index whose name is this global string id.
+  std::span<const uint32_t> ByName(uint32_t name) const;
+
+ private:
+  const ProcessTrace* process_;
+  std::unordered_map<uint64_t, uint32_t> by_id_;
+  std::vector<uint32_t> parent_, depth_;
+  std::vector<uint32_t> child_offsets_, children_;                 // CSR
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread_;  // sorted by start
+  std::vector<uint32_t> start_end_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_name_;
+};
+
+}  // namespace tracer::analysis

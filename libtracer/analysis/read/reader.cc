@@ -1,0 +1,504 @@
+#include "libtracer/analysis/read/reader.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "libtracer/analysis/read/frame_scanner.h"
+#include "libtracer/analysis/read/record_count_hint.h"
+#include "libtracer/core/chunk_builder.h"
+#include "proto/trace.pb.h"
+
+namespace tracer::analysis {
+namespace {
+
+// Ids in a file index dense vectors; a larger id can only come from a broken
+// writer, so it is dropped (counted) instead of allocating gigabytes.
+constexpr uint64_t kMaxDenseId = 1u << 24;
+
+PayloadValue ToPayload(const proto::Payload& p) {
+  PayloadValue v;
+  switch (p.value_case()) {
+    case proto::Payload::kU64:
+      v.type = PayloadValue::Type::kU64;
+      v.u64 = p.u64();
+      break;
+    case proto::Payload::kI64:
+      v.type = PayloadValue::Type::kI64;
+      v.i64 = p.i64();
+      break;
+    case proto::Payload::kF64:
+      v.type = PayloadValue::Type::kF64;
+      v.f64 = p.f64();
+      break;
+    default:
+      break;
+  }
+  return v;
+}
+
+CounterList ToCounters(const google::protobuf::RepeatedPtrField<proto::Counter>& cs) {
+  CounterList out;
+  out.reserve(static_cast<size_t>(cs.size()));
+  for (const auto& c : cs) out.emplace_back(c.name(), c.value());
+  return out;
+}
+
+// Accessor for one column of a batch: missing (empty) columns read as zeros.
+template <typename Repeated>
+uint64_t At(const Repeated& col, int i) {
+  return i < col.size() ? static_cast<uint64_t>(col.Get(i)) : 0;
+}
+
+// Decodes one file into a ProcessTrace. String ids stay file-local until
+// Finish() remaps them, so a string defined after its first use (a writer
+// bug) still resolves.
+class FileDecoder {
+ public:
+  FileDecoder(ProcessTrace* p, StringTable* strings) : p_(p), strings_(strings) {}
+
+  void Add(const proto::Chunk& c) {
+    if (c.has_header()) ReadHeader(c.header());
+    for (const auto& s : c.strings()) {
+      if (s.id() == 0) continue;
+      file_strings_[s.id()] = strings_->Intern(s.value());
+    }
+    for (const auto& t : c.threads()) {
+      if (!Fits(t.id())) continue;
+      ThreadInfo& ti = Slot(p_->threads, t.id());
+      ti.defined = true;
+      ti.os_tid = t.os_tid();
+      ti.pthread_id = t.pthread_id();
+      ti.name = t.name();
+    }
+    for (const auto& s : c.streams()) {
+      if (!Fits(s.id())) continue;
+      StreamInfo& si = Slot(p_->streams, s.id());
+      si.defined = true;
+      si.device = s.device();
+      si.context = s.context();
+      si.stream = s.stream();
+    }
+    for (const auto& l : c.launch_configs()) {
+      if (!Fits(l.id())) continue;
+      LaunchConfigRecord& r = Slot(p_->launch_configs, l.id());
+      r.id = l.id();
+      r.grid[0] = l.grid_x();
+      r.grid[1] = l.grid_y();
+      r.grid[2] = l.grid_z();
+      r.block[0] = l.block_x();
+      r.block[1] = l.block_y();
+      r.block[2] = l.block_z();
+      r.static_shared_memory = l.static_shared_memory();
+      r.dynamic_shared_memory = l.dynamic_shared_memory();
+      r.registers_per_thread = l.registers_per_thread();
+    }
+    for (const auto& d : c.domains()) p_->domain_names[d.id()] = d.name();
+    for (const auto& k : c.categories()) p_->category_names[{k.domain(), k.category()}] = k.name();
+
+    for (const auto& r : c.ranges()) {
+      RangeRecord x;
+      x.id = r.id();
+      x.parent_id = r.parent_id();
+      x.thread = r.thread();
+      x.name = r.name();
+      x.domain = r.domain();
+      x.category = r.category();
+      x.start_ns = r.start_ns();
+      x.end_ns = r.end_ns() < r.start_ns() ? r.start_ns() : r.end_ns();
+      x.kind = r.kind() == proto::RANGE_START_END ? RangeKind::kStartEnd : RangeKind::kPushPop;
+      x.depth = r.depth();
+      x.end_thread = r.end_thread();
+      x.flags = r.flags();
+      x.color = r.color();
+      if (r.has_payload()) x.payload = ToPayload(r.payload());
+      p_->ranges.push_back(x);
+    }
+    for (const auto& m : c.marks()) {
+      MarkRecord x;
+      x.time_ns = m.time_ns();
+      x.thread = m.thread();
+      x.name = m.name();
+      x.domain = m.domain();
+      x.category = m.category();
+      x.color = m.color();
+      if (m.has_payload()) x.payload = ToPayload(m.payload());
+      p_->marks.push_back(x);
+    }
+    if (c.has_kernels()) ReadKernels(c.kernels());
+    if (c.has_memcpys()) ReadMemcpys(c.memcpys());
+    if (c.has_memsets()) ReadMemsets(c.memsets());
+    if (c.has_api_calls()) ReadApis(c.api_calls());
+    if (c.has_launches()) ReadLaunches(c.launches());
+    for (const auto& s : c.synchronizations()) {
+      p_->syncs.push_back({s.start_ns(), std::max(s.start_ns(), s.end_ns()), s.type(), s.stream(),
+                           s.correlation_id(), s.context(), s.event()});
+    }
+    for (const auto& o : c.overheads()) {
+      p_->overheads.push_back({o.start_ns(), std::max(o.start_ns(), o.end_ns()), o.kind(),
+                               o.thread(), o.correlation_id()});
+    }
+    for (const auto& g : c.graph_nodes()) {
+      p_->graph_nodes.push_back(
+          {g.graph_id(), g.graph_node_id(), g.range_id(), g.thread(), g.time_ns()});
+    }
+    for (const auto& g : c.graph_launches()) {
+      p_->graph_launches.push_back({g.start_ns(), std::max(g.start_ns(), g.end_ns()), g.graph_id(),
+                                    g.stream(), g.correlation_id()});
+    }
+    for (const auto& s : c.pm_samples()) {
+      p_->pm_samples.push_back(
+          {s.start_ns(), std::max(s.start_ns(), s.end_ns()), s.device(), s.metric(), s.value()});
+    }
+    for (const auto& d : c.counter_deltas()) p_->counters[d.name()] += d.value();
+    if (c.has_footer()) {
+      FooterInfo f;
+      f.session_end_trace_ns = c.footer().session_end_trace_ns();
+      f.records_by_kind = ToCounters(c.footer().records_by_kind());
+      f.dropped_by_cause = ToCounters(c.footer().dropped_by_cause());
+      f.overhead_ns = c.footer().overhead_ns();
+      f.stats = ToCounters(c.footer().stats());
+      p_->footer = std::move(f);
+    }
+  }
+
+  // Remaps every string field to the global table. Returns how many
+  // references named an undefined string (they become "").
+  uint64_t Finish() {
+    MapRecordNames();
+    MapDefinitionNames();
+    return undefined_;
+  }
+  // Streaming: the records decoded so far (one frame's) get global string ids
+  // now, so a string must be defined before its first use (the writer always
+  // does so).
+  void MapRecordNames() {
+    for (auto& r : p_->ranges) r.name = Map(r.name);
+    for (auto& m : p_->marks) m.name = Map(m.name);
+    for (auto& k : p_->kernels) k.name = Map(k.name);
+    for (auto& a : p_->api_calls) a.name = Map(a.name);
+    for (auto& s : p_->pm_samples) s.metric = Map(s.metric);
+  }
+  void MapDefinitionNames() {
+    for (auto& t : p_->threads) t.name = Map(t.name);
+    for (auto& [id, name] : p_->domain_names) name = Map(name);
+    for (auto& [key, name] : p_->category_names) name = Map(name);
+  }
+  uint64_t undefined() const { return undefined_; }
+
+  uint64_t dropped_ids() const { return dropped_ids_; }
+  uint64_t ragged_batches() const { return ragged_; }
+
+ private:
+  bool Fits(uint64_t id) {
+    if (id < kMaxDenseId) return true;
+    ++dropped_ids_;
+    return false;
+  }
+  template <typename T>
+  static T& Slot(std::vector<T>& v, uint32_t id) {
+    if (v.size() <= id) v.resize(id + 1);
+    return v[id];
+  }
+  uint32_t Map(uint32_t file_id) {
+    if (file_id == 0) return 0;
+    auto it = file_strings_.find(file_id);
+    if (it != file_strings_.end()) return it->second;
+    ++undefined_;
+    return 0;
+  }
+
+  // Number of rows of a batch: every non-empty column must have the same
+  // length; a ragged batch reads missing cells as 0 and is counted.
+  template <typename... Cols>
+  int Rows(const Cols&... cols) {
+    int n = 0;
+    ((n = std::max(n, cols.size())), ...);
+    bool ragged = false;
+    ((ragged |= (cols.size() != 0 && cols.size() != n)), ...);
+    if (ragged) ++ragged_;
+    return n;
+  }
+
+  void ReadHeader(const proto::Header& h) {
+    HeaderInfo& x = p_->header;
+    x.format_version = h.format_version();
+    x.tracer_version = h.tracer_version();
+    x.host = h.host();
+    x.pid = h.pid();
+    x.rank = h.rank();
+    x.clock_description = h.clock().description();
+    x.session_start_wall_ns = h.session_start_wall_ns();
+    x.session_start_trace_ns = h.session_start_trace_ns();
+    x.config.clear();
+    for (const auto& kv : h.config()) x.config.emplace_back(kv.key(), kv.value());
+    x.command_line.assign(h.command_line().begin(), h.command_line().end());
+    x.parent_pid = h.parent_pid();
+    x.source = h.source().empty() ? "tracer" : h.source();
+  }
+
+  void ReadKernels(const proto::KernelBatch& b) {
+    const int n = Rows(b.start_delta(), b.duration(), b.name(), b.stream(), b.correlation_delta(),
+                       b.launch_config());
+    const size_t base = p_->kernels.size();
+    p_->kernels.resize(base + static_cast<size_t>(n));
+    uint64_t start = 0, corr = 0;
+    for (int i = 0; i < n; ++i) {
+      KernelRecord& k = p_->kernels[base + static_cast<size_t>(i)];
+      start += At(b.start_delta(), i);
+      corr += At(b.correlation_delta(), i);
+      k.start_ns = start;
+      k.end_ns = start + At(b.duration(), i);
+      k.name = static_cast<uint32_t>(At(b.name(), i));
+      k.stream = static_cast<uint32_t>(At(b.stream(), i));
+      k.correlation_id = corr;
+      k.launch_config = static_cast<uint32_t>(At(b.launch_config(), i));
+    }
+    for (const auto& g : b.graph()) {
+      if (g.row() >= static_cast<uint32_t>(n)) {
+        ++ragged_;
+        continue;
+      }
+      KernelRecord& k = p_->kernels[base + g.row()];
+      k.graph_id = g.graph_id();
+      k.graph_node_id = g.graph_node_id();
+    }
+  }
+
+  void ReadMemcpys(const proto::MemcpyBatch& b) {
+    const int n = Rows(b.start_delta(), b.duration(), b.bytes(), b.copy_kind(), b.stream(),
+                       b.correlation_delta(), b.flags());
+    uint64_t start = 0, corr = 0;
+    for (int i = 0; i < n; ++i) {
+      MemcpyRecord m;
+      start += At(b.start_delta(), i);
+      corr += At(b.correlation_delta(), i);
+      m.start_ns = start;
+      m.end_ns = start + At(b.duration(), i);
+      m.bytes = At(b.bytes(), i);
+      m.copy_kind = static_cast<uint32_t>(At(b.copy_kind(), i));
+      m.stream = static_cast<uint32_t>(At(b.stream(), i));
+      m.correlation_id = corr;
+      m.flags = static_cast<uint32_t>(At(b.flags(), i));
+      p_->memcpys.push_back(m);
+    }
+    ReadGraphRefs(b.graph(), n, &p_->memcpys);
+  }
+
+  // Sparse graph ids of the last n rows of records.
+  template <typename Refs, typename Records>
+  void ReadGraphRefs(const Refs& refs, int n, Records* records) {
+    const size_t base = records->size() - static_cast<size_t>(n);
+    for (const auto& g : refs) {
+      if (g.row() >= static_cast<uint32_t>(n)) {
+        ++ragged_;
+        continue;
+      }
+      auto& r = (*records)[base + g.row()];
+      r.graph_id = g.graph_id();
+      r.graph_node_id = g.graph_node_id();
+    }
+  }
+
+  void ReadMemsets(const proto::MemsetBatch& b) {
+    const int n = Rows(b.start_delta(), b.duration(), b.bytes(), b.value(), b.stream(),
+                       b.correlation_delta(), b.flags());
+    uint64_t start = 0, corr = 0;
+    for (int i = 0; i < n; ++i) {
+      MemsetRecord m;
+      start += At(b.start_delta(), i);
+      corr += At(b.correlation_delta(), i);
+      m.start_ns = start;
+      m.end_ns = start + At(b.duration(), i);
+      m.bytes = At(b.bytes(), i);
+      m.value = static_cast<uint32_t>(At(b.value(), i));
+      m.stream = static_cast<uint32_t>(At(b.stream(), i));
+      m.correlation_id = corr;
+      m.flags = static_cast<uint32_t>(At(b.flags(), i));
+      p_->memsets.push_back(m);
+    }
+    ReadGraphRefs(b.graph(), n, &p_->memsets);
+  }
+
+  void ReadApis(const proto::ApiBatch& b) {
+    const int n = Rows(b.start_delta(), b.duration(), b.domain(), b.cbid(), b.thread(),
+                       b.correlation_delta(), b.return_value(), b.name());
+    const size_t base = p_->api_calls.size();
+    p_->api_calls.resize(base + static_cast<size_t>(n));
+    uint64_t start = 0, corr = 0;
+    for (int i = 0; i < n; ++i) {
+      ApiRecord& a = p_->api_calls[base + static_cast<size_t>(i)];
+      start += At(b.start_delta(), i);
+      corr += At(b.correlation_delta(), i);
+      a.start_ns = start;
+      a.end_ns = start + At(b.duration(), i);
+      a.domain = At(b.domain(), i) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
+      a.cbid = static_cast<uint32_t>(At(b.cbid(), i));
+      a.thread = static_cast<uint32_t>(At(b.thread(), i));
+      a.correlation_id = corr;
+      a.return_value = static_cast<uint32_t>(At(b.return_value(), i));
+      a.name = static_cast<uint32_t>(At(b.name(), i));
+    }
+  }
+
+  void ReadLaunches(const proto::LaunchBatch& b) {
+    const int n =
+        Rows(b.correlation_delta(), b.time_delta(), b.thread(), b.range_id(), b.cbid(), b.domain());
+    const size_t base = p_->launches.size();
+    p_->launches.resize(base + static_cast<size_t>(n));
+    uint64_t time = 0, corr = 0;
+    for (int i = 0; i < n; ++i) {
+      LaunchRecord& l = p_->launches[base + static_cast<size_t>(i)];
+      corr += At(b.correlation_delta(), i);
+      time += At(b.time_delta(), i);
+      l.correlation_id = corr;
+      l.time_ns = time;
+      l.thread = static_cast<uint32_t>(At(b.thread(), i));
+      l.range_id = At(b.range_id(), i);
+      l.cbid = static_cast<uint32_t>(At(b.cbid(), i));
+      l.domain = At(b.domain(), i) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
+    }
+  }
+
+  ProcessTrace* p_;
+  StringTable* strings_;
+  std::unordered_map<uint32_t, uint32_t> file_strings_;
+  uint64_t undefined_ = 0, dropped_ids_ = 0, ragged_ = 0;
+};
+
+}  // namespace
+
+bool LooksLikeTraceStream(std::string_view first_bytes) {
+  return first_bytes.size() >= sizeof(kTraceMagic) &&
+         std::memcmp(first_bytes.data(), kTraceMagic, sizeof(kTraceMagic)) == 0;
+}
+
+namespace {
+
+// The frame loop shared by the in-memory and the streaming reader: decodes
+// every intact frame, calls after_frame after each, and turns damage and
+// decoding problems into one warning line each.
+void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
+                  const std::function<void()>& after_frame, std::vector<std::string>* warnings,
+                  const ReadProgress& progress) {
+  proto::Chunk chunk;
+  std::string_view payload;
+  FrameScanner::Result result;
+  while ((result = scanner->Next(&payload)) == FrameScanner::Result::kFrame) {
+    chunk.Clear();
+    if (!chunk.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+      scanner->RejectLast("payload does not parse");
+      result = FrameScanner::Result::kDamaged;
+      break;
+    }
+    decoder->Add(chunk);
+    if (after_frame) after_frame();
+    // Every 64 frames: a few hundred calls for a multi-GB file.
+    if (progress && (scanner->frames() & 63) == 0) progress(scanner->offset(), scanner->size());
+  }
+  if (progress) progress(scanner->size(), scanner->size());
+  if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
+}
+
+void AddDecoderWarnings(const std::string& name, const FileDecoder& decoder,
+                        std::vector<std::string>* warnings) {
+  if (decoder.undefined() > 0) {
+    warnings->push_back(name + ": " + std::to_string(decoder.undefined()) +
+                        " reference(s) to undefined string ids shown as empty names");
+  }
+  if (decoder.dropped_ids() > 0) {
+    warnings->push_back(name + ": " + std::to_string(decoder.dropped_ids()) +
+                        " definition(s) with out-of-range ids ignored");
+  }
+  if (decoder.ragged_batches() > 0) {
+    warnings->push_back(name + ": " + std::to_string(decoder.ragged_batches()) +
+                        " column batch(es) with uneven columns (missing cells read as 0)");
+  }
+}
+
+}  // namespace
+
+bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Trace* trace,
+                    std::string* error, const ReadProgress& progress) {
+  FrameScanner scanner(bytes, display_name);
+  if (!scanner.Open(error)) return false;
+  ProcessTrace process;
+  process.source_file = display_name;
+  FileDecoder decoder(&process, &trace->strings);
+  // Size the record vectors once (see record_count_hint.h).
+  RecordCountHint hint;
+  for (size_t at = sizeof(kTraceMagic); bytes.size() - at >= 8;) {
+    uint32_t len;
+    std::memcpy(&len, bytes.data() + at, 4);
+    if (len == 0 || len > kMaxFramePayload || bytes.size() - at - 8 < len) break;
+    AddRecordCountHint(bytes.substr(at + 8, len), &hint);
+    at += 8 + len;
+  }
+  process.ranges.reserve(hint.ranges);
+  process.kernels.reserve(hint.kernels);
+  process.memcpys.reserve(hint.memcpys);
+  process.memsets.reserve(hint.memsets);
+  process.api_calls.reserve(hint.api_calls);
+  process.launches.reserve(hint.launches);
+  DecodeFrames(&scanner, &decoder, {}, &trace->warnings, progress);
+  decoder.Finish();
+  AddDecoderWarnings(display_name, decoder, &trace->warnings);
+  trace->processes.push_back(std::move(process));
+  return true;
+}
+
+bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace* process,
+                     const BatchCallback& on_batch, std::vector<std::string>* warnings,
+                     std::string* error, const ReadProgress& progress) {
+  FrameScanner scanner(path);
+  if (!scanner.Open(error)) return false;
+  process->source_file = path;
+  FileDecoder decoder(process, strings);
+  auto after_frame = [&] {
+    decoder.MapRecordNames();
+    on_batch(*process);
+    process->ranges.clear();
+    process->marks.clear();
+    process->kernels.clear();
+    process->memcpys.clear();
+    process->memsets.clear();
+    process->api_calls.clear();
+    process->launches.clear();
+    process->syncs.clear();
+    process->overheads.clear();
+    process->graph_nodes.clear();
+    process->graph_launches.clear();
+    process->pm_samples.clear();
+  };
+  DecodeFrames(&scanner, &decoder, after_frame, warnings, progress);
+  decoder.MapDefinitionNames();
+  AddDecoderWarnings(path, decoder, warnings);
+  return true;
+}
+
+bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,
+                   const ReadProgress& progress) {
+  int fd = -1;
+  uint64_t file_size = 0;
+  if (!OpenTraceFile(path, &fd, &file_size, error)) return false;
+  const size_t size = static_cast<size_t>(file_size);
+  // Mapped, not copied: the reader makes one pass over the bytes.
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (data == MAP_FAILED) {
+    *error = path + ": cannot map (" + std::strerror(errno) + ")";
+    return false;
+  }
+  ::madvise(data, size, MADV_SEQUENTIAL);
+  const bool ok = ReadTraceBytes(std::string_view(static_cast<const char*>(data), size), path,
+                                 trace, error, progress);
+  ::munmap(data, size);
+  return ok;
+}
+
+}  // namespace tracer::analysis

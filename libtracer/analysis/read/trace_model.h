@@ -1,0 +1,104 @@
+// The in-memory model every reader and importer fills and every table reads:
+// one global string table, then per process (one stream file, or one imported
+// process) its definitions and records. Record ids (threads, streams, launch
+// configs, range instances, correlation ids) are local to their process;
+// string ids are global (the reader remaps the file's ids).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "libtracer/core/records.h"
+
+namespace tracer::analysis {
+
+class StringTable {
+ public:
+  StringTable() { Intern(""); }  // id 0 is the empty string
+  uint32_t Intern(std::string_view s) {
+    auto it = index_.find(s);
+    if (it != index_.end()) return it->second;
+    storage_.emplace_back(s);
+    const uint32_t id = static_cast<uint32_t>(storage_.size() - 1);
+    index_.emplace(storage_.back(), id);
+    return id;
+  }
+  std::string_view Get(uint32_t id) const {
+    return id < storage_.size() ? std::string_view(storage_[id]) : std::string_view();
+  }
+  // Id of s if already interned.
+  std::optional<uint32_t> Find(std::string_view s) const {
+    auto it = index_.find(s);
+    if (it == index_.end()) return std::nullopt;
+    return it->second;
+  }
+  size_t size() const { return storage_.size(); }
+
+ private:
+  std::deque<std::string> storage_;  // deque: stable addresses for the index keys
+  std::unordered_map<std::string_view, uint32_t> index_;
+};
+
+struct ThreadInfo {
+  bool defined = false;
+  uint64_t os_tid = 0;
+  uint64_t pthread_id = 0;
+  uint32_t name = 0;  // global string id
+};
+
+struct StreamInfo {
+  bool defined = false;
+  uint32_t device = 0;
+  uint32_t context = 0;
+  uint64_t stream = 0;
+};
+
+struct ProcessTrace {
+  HeaderInfo header;
+  std::optional<FooterInfo> footer;  // absent: the file was not closed cleanly
+  std::string source_file;
+
+  // Indexed by the stream's own ids (id 0 = unknown / none).
+  std::vector<ThreadInfo> threads;
+  std::vector<StreamInfo> streams;
+  std::vector<LaunchConfigRecord> launch_configs;
+  std::unordered_map<uint32_t, uint32_t> domain_names;               // domain id -> string id
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> category_names;  // (domain, category)
+
+  // Records; every string field holds a global StringTable id.
+  std::vector<RangeRecord> ranges;
+  std::vector<MarkRecord> marks;
+  std::vector<KernelRecord> kernels;
+  std::vector<MemcpyRecord> memcpys;
+  std::vector<MemsetRecord> memsets;
+  std::vector<ApiRecord> api_calls;
+  std::vector<LaunchRecord> launches;
+  std::vector<SyncRecord> syncs;
+  std::vector<OverheadRecord> overheads;
+  std::vector<GraphNodeSnapshotRecord> graph_nodes;
+  std::vector<GraphLaunchRecord> graph_launches;
+  std::vector<PmSampleRecord> pm_samples;
+
+  // Sum of Chunk.counter_deltas by name (dropped records, errors, ...).
+  std::map<std::string, uint64_t> counters;
+};
+
+struct Trace {
+  StringTable strings;
+  std::vector<ProcessTrace> processes;
+  // Problems met while reading (truncated tail, unknown fields, ...), one
+  // line each, shown to the user by the CLI.
+  std::vector<std::string> warnings;
+};
+
+// How a process is shown in tables: "pid 1234" or "rank 0 (pid 1234)".
+std::string ProcessLabelOf(const ProcessTrace& p);
+
+}  // namespace tracer::analysis

@@ -1,0 +1,680 @@
+#include "libtracer/analysis/tables/stream_aggregator.h"
+
+#include <algorithm>
+
+#include "libtracer/analysis/tables/table_util.h"
+
+namespace tracer::analysis {
+namespace {
+
+bool PopOrder(const RangeRecord& a, const RangeRecord& b) {
+  return a.end_ns != b.end_ns ? a.end_ns < b.end_ns : a.depth > b.depth;
+}
+
+// Rows of several processes (or domain ids with one name) add up.
+void MergeRangeRow(RangeRow&& from, RangeRow* to) {
+  to->cpu.Merge(from.cpu);
+  to->min_depth = std::min(to->min_depth, from.min_depth);
+  to->max_depth = std::max(to->max_depth, from.max_depth);
+  to->proj.Merge(from.proj);
+  if (to->busy.has_value() && from.busy.has_value()) {
+    *to->busy += *from.busy;
+  } else {
+    to->busy.reset();
+  }
+  to->ops += from.ops;
+  to->kernel_count += from.kernel_count;
+  to->kernel_ns += from.kernel_ns;
+  to->max_streams = std::max(to->max_streams, from.max_streams);
+  for (const auto& [kernel, ns] : from.kernel_time) to->kernel_time[kernel] += ns;
+}
+
+// Sorts and merges overlapping or touching intervals in place; returns the
+// length of their union.
+uint64_t MergeIntervals(std::vector<std::pair<uint64_t, uint64_t>>* v) {
+  // Ops of one stream mostly arrive in start order: skip the sort then.
+  if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
+  size_t out = 0;
+  uint64_t total = 0;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const auto cur = (*v)[i];
+    if (out > 0 && cur.first <= (*v)[out - 1].second) {
+      (*v)[out - 1].second = std::max((*v)[out - 1].second, cur.second);
+    } else {
+      (*v)[out++] = cur;
+    }
+  }
+  v->resize(out);
+  for (const auto& [s, e] : *v) total += e - s;
+  return total;
+}
+
+}  // namespace
+
+StreamAggregator::StreamAggregator(size_t row_process, TableRows* rows,
+                                   const AttributionOptions& attribution)
+    : row_process_(row_process), rows_(rows), attribution_(attribution), exactness_(attribution) {}
+
+void StreamAggregator::SetLimits(size_t max_pending_launches, size_t max_orphan_ops) {
+  max_pending_ = std::max<size_t>(max_pending_launches, 1);
+  max_orphans_ = std::max<size_t>(max_orphan_ops, 1);
+}
+
+DurationAccumulator& StreamAggregator::Node::KernelDurations(uint32_t name) {
+  if (last_kernel < kernel_durations.size() && kernel_durations[last_kernel].first == name) {
+    return kernel_durations[last_kernel].second;
+  }
+  for (size_t i = 0; i < kernel_durations.size(); ++i) {
+    if (kernel_durations[i].first == name) {
+      last_kernel = i;
+      return kernel_durations[i].second;
+    }
+  }
+  last_kernel = kernel_durations.size();
+  return kernel_durations.emplace_back(name, DurationAccumulator()).second;
+}
+
+StreamAggregator::Node& StreamAggregator::NodeFor(uint64_t id) {
+  if (cached_node_ != nullptr && cached_id_ == id) return *cached_node_;
+  cached_id_ = id;
+  cached_node_ = &nodes_[id];
+  return *cached_node_;
+}
+
+StreamAggregator::Node& StreamAggregator::Referenced(uint64_t id) {
+  if (FindNode(id) == nullptr && finished_.count(id) > 0) ++stats_.late_references;
+  return NodeFor(id);
+}
+
+StreamAggregator::Node* StreamAggregator::FindNode(uint64_t id) {
+  if (cached_node_ != nullptr && cached_id_ == id) return cached_node_;
+  auto it = nodes_.find(id);
+  if (it == nodes_.end()) return nullptr;
+  cached_id_ = id;
+  cached_node_ = &it->second;
+  return cached_node_;
+}
+
+void StreamAggregator::EraseNode(uint64_t id) {
+  if (cached_id_ == id) cached_node_ = nullptr;
+  nodes_.erase(id);
+  finished_.insert(id);
+  finished_order_.push_back(id);
+  if (finished_order_.size() > kRecentFinished) {
+    finished_.erase(finished_order_.front());
+    finished_order_.pop_front();
+  }
+}
+
+void StreamAggregator::Track() {
+  stats_.peak_nodes = std::max<uint64_t>(stats_.peak_nodes, nodes_.size());
+  stats_.peak_pending_launches = std::max<uint64_t>(stats_.peak_pending_launches, pending_.size());
+  stats_.peak_orphan_ops = std::max<uint64_t>(stats_.peak_orphan_ops, orphan_count_);
+}
+
+void StreamAggregator::AddBatch(const ProcessTrace& b) {
+  ++batches_;
+  ReleaseHeld(kHoldBatches);
+  if (main_thread_ == 0) {
+    // The candidate main thread: the pid's thread, or the --main-thread one.
+    const bool by_tid = attribution_.main_thread == MainThreadMode::kThread;
+    const uint64_t want = by_tid ? attribution_.main_thread_tid : b.header.pid;
+    for (uint32_t t = 1; t < b.threads.size(); ++t) {
+      if (b.threads[t].defined && b.threads[t].os_tid == want && (by_tid || want != 0)) {
+        main_thread_ = t;
+        exactness_.SetCandidate(t);
+        break;
+      }
+    }
+  }
+  counts_.ranges += static_cast<int64_t>(b.ranges.size());
+  counts_.marks += static_cast<int64_t>(b.marks.size());
+  counts_.kernels += static_cast<int64_t>(b.kernels.size());
+  counts_.memcpys += static_cast<int64_t>(b.memcpys.size());
+  counts_.memsets += static_cast<int64_t>(b.memsets.size());
+  counts_.api_calls += static_cast<int64_t>(b.api_calls.size());
+  for (const GraphNodeSnapshotRecord& g : b.graph_nodes) {
+    auto& list = snapshots_[GraphSnapshotKey(g.graph_id, g.graph_node_id)];
+    const Snapshot s{g.time_ns, g.range_id, g.thread};
+    // Kept sorted by time (stable for equal times, as the in-memory path).
+    auto at = std::upper_bound(
+        list.begin(), list.end(), s,
+        [](const Snapshot& a, const Snapshot& x) { return a.time_ns < x.time_ns; });
+    list.insert(at, s);
+    if (g.range_id != 0) Referenced(g.range_id).pinned = true;
+  }
+  // Launches first: within one frame a launch and its op may both appear.
+  for (const LaunchRecord& l : b.launches) AddLaunch(l);
+  for (const KernelRecord& k : b.kernels) {
+    AddOp({OpKind::kKernel, k.start_ns, k.end_ns, k.correlation_id, k.graph_id, k.graph_node_id,
+           k.name, k.stream});
+  }
+  for (const MemcpyRecord& m : b.memcpys) {
+    AddOp({OpKind::kMemcpy, m.start_ns, m.end_ns, m.correlation_id, m.graph_id, m.graph_node_id, 0,
+           m.stream});
+  }
+  for (const MemsetRecord& m : b.memsets) {
+    AddOp({OpKind::kMemset, m.start_ns, m.end_ns, m.correlation_id, m.graph_id, m.graph_node_id, 0,
+           m.stream});
+  }
+  // Children before parents (the tracer writes them so: pop order); a file
+  // written otherwise still folds correctly within a frame.
+  // CPU facts in record order (the in-memory path's order of threads).
+  for (const RangeRecord& r : b.ranges) AddRangeRow(r);
+  if (!std::is_sorted(b.ranges.begin(), b.ranges.end(), PopOrder)) {
+    std::vector<RangeRecord> sorted(b.ranges);
+    std::stable_sort(sorted.begin(), sorted.end(), PopOrder);
+    for (const RangeRecord& r : sorted) ResolveRange(r);
+  } else {
+    for (const RangeRecord& r : b.ranges) ResolveRange(r);
+  }
+  for (const ApiRecord& a : b.api_calls) {
+    AddApiRow(*rows_->strings, row_process_, a, rows_);
+    if (a.correlation_id != 0) api_ids_.Insert(a.correlation_id, 1);
+  }
+  api_ids_.EvictTo(kRecentApiIds, [&](uint64_t id, char) {
+    api_ids_evicted_below_ = std::max(api_ids_evicted_below_, id);
+  });
+  for (const MemcpyRecord& m : b.memcpys) AddMemoryRow(row_process_, m, rows_);
+  for (const MemsetRecord& m : b.memsets) AddMemoryRow(row_process_, m, rows_);
+  for (const KernelRecord& k : b.kernels) {
+    const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
+    // Map values keep their address: one tree lookup per kernel name.
+    DurationAccumulator*& row = kernel_rows_[k.name];
+    if (row == nullptr) row = &rows_->kernels[{row_process_, k.name}];
+    row->Add(d);
+    rows_->all_kernel_ns += d;
+  }
+  Track();
+}
+
+void StreamAggregator::AddRangeRow(const RangeRecord& r) {
+  // CPU-side facts go to the row now, in record order, as in memory.
+  RowBuild& rb = row_builds_[{r.domain, r.name}];
+  rb.row.cpu.Add(static_cast<int64_t>(r.end_ns - r.start_ns));
+  rb.row.min_depth = std::min(rb.row.min_depth, r.depth);
+  rb.row.max_depth = std::max(rb.row.max_depth, r.depth);
+  if (rb.threads.size() < 8 &&
+      std::find(rb.threads.begin(), rb.threads.end(), r.thread) == rb.threads.end()) {
+    rb.threads.push_back(r.thread);
+  }
+  if (r.kind == RangeKind::kStartEnd) ++stats_.start_end_ranges;
+  exactness_.AddRange(r);
+}
+
+void StreamAggregator::ResolveRange(const RangeRecord& r) {
+  if (r.id == 0) return;
+  Node& n = NodeFor(r.id);
+  if (n.resolved) return;  // a duplicate id (broken writer): first record wins
+  n.resolved = true;
+  n.name = r.name;
+  n.domain = r.domain;
+  n.parent = r.kind == RangeKind::kPushPop && r.parent_id != r.id ? r.parent_id : 0;
+  if (n.parent != 0) ++Referenced(n.parent).waiting;
+  if (r.kind == RangeKind::kPushPop && r.thread == main_thread_ && main_thread_ != 0 &&
+      attribution_.main_thread != MainThreadMode::kOff) {
+    ClaimTickets(r);
+  }
+  TryFinalize(r.id);
+}
+
+bool StreamAggregator::MakeTicket(uint64_t corr, uint32_t thread, uint64_t time) {
+  if (attribution_.main_thread == MainThreadMode::kOff || main_thread_ == 0 || thread == 0 ||
+      thread == main_thread_ || tickets_.Find(corr) != nullptr) {
+    return false;
+  }
+  // Held ranges close innermost first: the earliest closed one covering the
+  // launch is its innermost main-thread range. Ends grow in close order, so
+  // the scan stops at the first range that ended before the launch.
+  uint64_t claim = 0;
+  for (auto it = held_.rbegin(); it != held_.rend() && it->end_ns > time; ++it) {
+    if (it->start_ns <= time) claim = it->id;
+  }
+  if (exactness_.CoveredByReleased(time)) {
+    exactness_.Fail(
+        "a worker-thread launch reached the file after the main-thread range it inherits was "
+        "folded");
+    return false;
+  }
+  if (tickets_.size() >= kMaxTickets) {
+    exactness_.Fail("too many worker-thread launches waiting for the main thread's ranges");
+    return false;
+  }
+  Ticket t;
+  t.time_ns = time;
+  if (claim != 0) {
+    t.claim = claim;
+    ++NodeFor(claim).waiting;
+  } else if (unclaimed_.empty() || unclaimed_.back().first <= time) {
+    unclaimed_.emplace_back(time, corr);
+  } else {
+    unclaimed_.insert(
+        std::upper_bound(unclaimed_.begin(), unclaimed_.end(), std::make_pair(time, corr)),
+        {time, corr});
+  }
+  tickets_.Insert(corr, t);
+  return true;
+}
+
+void StreamAggregator::TicketOp(uint64_t corr, const Op& op, bool own_outside) {
+  Ticket* t = tickets_.Find(corr);
+  if (t == nullptr || t->discarded) {
+    if (own_outside) ++outside_ranges_;
+    if (t != nullptr) tickets_.Erase(corr);
+    return;
+  }
+  if (t->claim != 0) {
+    const uint64_t claim = t->claim;
+    tickets_.Erase(corr);
+    AddOpToNode(op, &NodeFor(claim));
+    ++inherited_ops_;
+    ReleaseNode(claim);
+    return;
+  }
+  t->has_op = true;
+  t->own_outside = own_outside;
+  t->op = op;
+}
+
+void StreamAggregator::DropTicket(uint64_t corr) {
+  Ticket* t = tickets_.Find(corr);
+  if (t == nullptr) return;
+  const uint64_t claim = t->has_op ? 0 : t->claim;
+  if (t->has_op && t->own_outside) ++outside_ranges_;
+  tickets_.Erase(corr);
+  if (claim != 0) ReleaseNode(claim);
+}
+
+void StreamAggregator::ClaimTickets(const RangeRecord& r) {
+  auto by_time = [](const std::pair<uint64_t, uint64_t>& e, uint64_t t) { return e.first < t; };
+  auto first = std::lower_bound(unclaimed_.begin(), unclaimed_.end(), r.start_ns, by_time);
+  // [start, end), as InnermostOpenAt.
+  auto last = std::lower_bound(first, unclaimed_.end(), r.end_ns, by_time);
+  Node& range = NodeFor(r.id);
+  for (auto it = first; it != last; ++it) {
+    Ticket* t = tickets_.Find(it->second);
+    if (t == nullptr) continue;
+    if (t->has_op) {
+      AddOpToNode(t->op, &range);
+      ++inherited_ops_;
+      tickets_.Erase(it->second);
+    } else {
+      t->claim = r.id;
+      ++range.waiting;
+    }
+  }
+  unclaimed_.erase(first, last);
+  // A top-level range: nothing was open on the main thread at its end, so
+  // earlier tickets that no range took never will be.
+  if (r.parent_id == 0 && r.depth == 0) {
+    auto end = std::lower_bound(unclaimed_.begin(), unclaimed_.end(), r.end_ns, by_time);
+    for (auto it = unclaimed_.begin(); it != end; ++it) {
+      Ticket* t = tickets_.Find(it->second);
+      if (t == nullptr) continue;
+      if (t->has_op) {
+        if (t->own_outside) ++outside_ranges_;
+        tickets_.Erase(it->second);
+      } else {
+        t->discarded = true;
+      }
+    }
+    unclaimed_.erase(unclaimed_.begin(), end);
+  }
+  range.held = true;
+  held_.push_back({r.id, r.start_ns, r.end_ns, batches_});
+}
+
+void StreamAggregator::ReleaseHeld(size_t keep_batches) {
+  while (!held_.empty() && held_.front().batch + keep_batches <= batches_) {
+    const Held h = held_.front();
+    held_.pop_front();
+    exactness_.AddReleasedSpan(h.start_ns, h.end_ns);
+    if (Node* n = FindNode(h.id)) {
+      n->held = false;
+      TryFinalize(h.id);
+    }
+  }
+}
+
+void StreamAggregator::AddLaunch(const LaunchRecord& l) {
+  if (std::vector<Op>* waiting = orphans_.Find(l.correlation_id)) {
+    std::vector<Op> ops = std::move(*waiting);
+    orphans_.Erase(l.correlation_id);
+    orphan_count_ -= ops.size();
+    // The op came first; the launch needs no waiting entry unless it is a
+    // graph launch whose other ops are still to come.
+    const bool graph = std::any_of(ops.begin(), ops.end(), [](const Op& o) { return o.graph_id; });
+    if (graph && pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread, true})) {
+      if (l.range_id != 0) ++Referenced(l.range_id).waiting;
+    }
+    const bool ticket = !graph && MakeTicket(l.correlation_id, l.thread, l.time_ns);
+    for (const Op& op : ops) {
+      if (op.graph_id != 0) {
+        AddOp(op);  // through the snapshots, as any graph kernel
+      } else {
+        Attribute(op, l.range_id, l.thread, l.time_ns, ticket ? l.correlation_id : 0);
+      }
+    }
+    if (graph) EvictLaunches(max_pending_, /*count=*/true);
+    return;
+  }
+  // A duplicate correlation id: the first launch wins.
+  if (pending_.Find(l.correlation_id) != nullptr) return;
+  Launch launch{l.range_id, l.time_ns, l.thread};
+  launch.ticket = MakeTicket(l.correlation_id, l.thread, l.time_ns);
+  pending_.Insert(l.correlation_id, launch);
+  if (l.range_id != 0) ++Referenced(l.range_id).waiting;
+  EvictLaunches(max_pending_, /*count=*/true);
+}
+
+void StreamAggregator::EvictLaunches(size_t keep, bool count) {
+  if (pending_.size() <= keep) return;
+  std::vector<uint64_t> released, tickets;
+  pending_.EvictTo(keep, [&](uint64_t corr, const Launch& l) {
+    if (count && !l.used) {
+      ++stats_.evicted_launches;
+      exactness_.Fail("launch records waited longer than the streaming window allows");
+    }
+    if (l.range_id != 0) released.push_back(l.range_id);
+    if (l.ticket) tickets.push_back(corr);
+  });
+  for (uint64_t range : released) ReleaseNode(range);
+  for (uint64_t corr : tickets) DropTicket(corr);
+}
+
+void StreamAggregator::ReleaseLaunch(uint64_t corr) {
+  const Launch* l = pending_.Find(corr);
+  if (l == nullptr) return;
+  const uint64_t range = l->range_id;
+  pending_.Erase(corr);
+  if (range != 0) ReleaseNode(range);
+}
+
+void StreamAggregator::ReleaseNode(uint64_t range_id) {
+  Node* n = FindNode(range_id);
+  if (n == nullptr || n->waiting == 0) return;
+  --n->waiting;
+  if (n->Ready()) Finalize(range_id, /*fold_into_parent=*/true);
+}
+
+void StreamAggregator::EvictOrphans(size_t keep, bool count) {
+  orphans_.EvictTo(keep, [&](uint64_t id, const std::vector<Op>& ops) {
+    if (count) {
+      stats_.evicted_orphans += ops.size();
+      exactness_.Fail("GPU ops waited longer for their launch record than the window allows");
+    } else if (api_ids_.Find(id) != nullptr || id <= api_ids_evicted_below_) {
+      exactness_.Fail("GPU ops without a launch record (attributed through API records)");
+    }
+    unattributed_ += ops.size();
+    orphan_count_ -= ops.size();
+  });
+}
+
+void StreamAggregator::AddOp(const Op& op) {
+  Launch* launch = pending_.Find(op.correlation_id);
+  const bool pending = launch != nullptr;
+  if (!pending && op.graph_id != 0) launch = graph_launches_.Find(op.correlation_id);
+  if (op.graph_id != 0) {
+    const std::vector<Snapshot>* list = nullptr;
+    if (op.graph_node_id != 0) {
+      auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, op.graph_node_id));
+      if (it != snapshots_.end()) list = &it->second;
+    }
+    if (list == nullptr) {
+      auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, 0));
+      if (it != snapshots_.end()) list = &it->second;
+    }
+    if (list != nullptr) {
+      const uint64_t when = launch != nullptr ? launch->time_ns : op.start_ns;
+      const Snapshot* best = &list->front();
+      for (const Snapshot& s : *list) {
+        if (s.time_ns > when) break;
+        best = &s;
+      }
+      // As in memory: the launch's thread and time, else the snapshot's.
+      uint32_t thread = best->thread;
+      uint64_t launch_ns = best->time_ns;
+      if (launch != nullptr) {
+        thread = launch->thread;
+        launch_ns = launch->time_ns;
+      }
+      if (attribution_.main_thread != MainThreadMode::kOff && main_thread_ != 0 && thread != 0 &&
+          thread != main_thread_) {
+        exactness_.Fail("CUDA graph kernels launched on worker threads inherit main-thread ranges");
+      }
+      if (pending) {
+        // The launch's own range gets none of the graph's kernels: let it
+        // go, and keep only its time and thread for the graph's other
+        // kernels, in a small window of recent graph launches.
+        Launch moved = *launch;
+        moved.used = true;
+        pending_.Erase(op.correlation_id);
+        graph_launches_.Insert(op.correlation_id, moved);
+        graph_launches_.EvictTo(kRecentGraphLaunches, [](uint64_t, const Launch&) {});
+        const bool ticket = moved.ticket;
+        moved.ticket = false;
+        if (moved.range_id != 0) ReleaseNode(moved.range_id);
+        if (ticket) DropTicket(op.correlation_id);
+      }
+      Attribute(op, best->range_id, thread, launch_ns, 0);
+      return;
+    }
+  }
+  if (launch == nullptr) {
+    // The op came before its launch record (or the launch was lost): wait,
+    // within a cap.
+    std::vector<Op>* list = orphans_.Find(op.correlation_id);
+    if (list == nullptr) {
+      orphans_.Insert(op.correlation_id, {});
+      list = orphans_.Find(op.correlation_id);
+    }
+    list->push_back(op);
+    ++orphan_count_;
+    // Counted in entries (correlation ids), close enough to ops for a cap.
+    EvictOrphans(max_orphans_, /*count=*/true);
+    return;
+  }
+  const Launch l = *launch;
+  // One launch, one op; a graph launch's kernels are matched above.
+  if (op.graph_id == 0) {
+    ReleaseLaunchAfter(op, l);
+  } else {
+    launch->used = true;
+    Attribute(op, l.range_id, l.thread, l.time_ns, 0);
+  }
+}
+
+void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
+  Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket ? op.correlation_id : 0);
+  ReleaseLaunch(op.correlation_id);
+}
+
+void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread,
+                                 uint64_t launch_ns, uint64_t ticket) {
+  if (main_thread_ != 0 && thread != 0 && thread != main_thread_) ++stats_.off_main_thread_ops;
+  exactness_.AddLaunchedOp(thread, launch_ns);
+  if (ticket != 0) {
+    // Outside every range only if no main-thread range takes it either.
+    TicketOp(ticket, op, range_id == 0);
+  } else if (range_id == 0) {
+    ++outside_ranges_;
+  }
+  if (range_id != 0) AddOpToNode(op, &NodeFor(range_id));
+}
+
+void StreamAggregator::AddOpToNode(const Op& op, Node* node) {
+  Node& n = *node;
+  ++n.direct_ops;
+  n.first_start = std::min(n.first_start, op.start_ns);
+  n.last_end = std::max(n.last_end, op.end_ns);
+  ++n.ops;
+  if (std::find(n.streams.begin(), n.streams.end(), op.stream) == n.streams.end())
+    n.streams.push_back(op.stream);
+  n.intervals.emplace_back(op.start_ns, op.end_ns);
+  if (n.intervals.size() >= 2 * std::max<size_t>(n.merged_size, 64)) {
+    MergeIntervals(&n.intervals);
+    n.merged_size = n.intervals.size();
+  }
+  if (op.kind == OpKind::kKernel) {
+    const int64_t d = static_cast<int64_t>(op.end_ns - op.start_ns);
+    ++n.kernels;
+    n.kernel_ns += d;
+    n.KernelDurations(op.name).Add(d);
+  }
+}
+
+void StreamAggregator::TryFinalize(uint64_t id) {
+  const Node* n = FindNode(id);
+  if (n != nullptr && n->Ready()) Finalize(id, /*fold_into_parent=*/true);
+}
+
+void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
+  // Iterative: finishing a node may finish its parent, and so on up.
+  while (true) {
+    Node* found = FindNode(id);
+    if (found == nullptr) return;
+    Node n = std::move(*found);
+    EraseNode(id);
+    RowBuild& rb = row_builds_[{n.domain, n.name}];
+    RangeRow& row = rb.row;
+    if (n.ops > 0) {
+      row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
+      *row.busy += static_cast<int64_t>(MergeIntervals(&n.intervals));
+      row.ops += n.ops;
+      row.kernel_count += n.kernels;
+      row.kernel_ns += n.kernel_ns;
+      row.max_streams = std::max(row.max_streams, n.streams.size());
+      auto& rk = range_kernels_[n.name];
+      for (const auto& [kernel, acc] : n.kernel_durations) {
+        row.kernel_time[kernel] += acc.total();
+        RangeKernelRow& k = rk[kernel];
+        k.durations.Merge(acc);
+        ++k.instances;
+      }
+    }
+    if (!fold_into_parent || n.parent == 0) return;
+    Node* p = FindNode(n.parent);
+    if (p == nullptr) return;
+    Node& parent = *p;
+    if (n.ops > 0) {
+      parent.first_start = std::min(parent.first_start, n.first_start);
+      parent.last_end = std::max(parent.last_end, n.last_end);
+      parent.ops += n.ops;
+      parent.kernels += n.kernels;
+      parent.kernel_ns += n.kernel_ns;
+      for (uint32_t s : n.streams) {
+        if (std::find(parent.streams.begin(), parent.streams.end(), s) == parent.streams.end())
+          parent.streams.push_back(s);
+      }
+      for (auto& [kernel, acc] : n.kernel_durations) parent.KernelDurations(kernel).Merge(acc);
+      parent.intervals.insert(parent.intervals.end(), n.intervals.begin(), n.intervals.end());
+      if (parent.intervals.size() >= 2 * std::max<size_t>(parent.merged_size, 64)) {
+        MergeIntervals(&parent.intervals);
+        parent.merged_size = parent.intervals.size();
+      }
+    }
+    if (parent.waiting > 0) --parent.waiting;
+    if (!parent.Ready()) return;
+    id = n.parent;
+  }
+}
+
+SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
+                                    const ReportOptions& o, std::vector<std::string>* notes) {
+  const StringTable& strings = trace.strings;
+  // Ops still waiting for a launch record never got one, and launches still
+  // waiting for their op never will: not evictions, they simply never matched.
+  EvictOrphans(0, /*count=*/false);
+  EvictLaunches(0, /*count=*/false);
+  // Graph snapshot targets are final now; then fold whatever can be folded,
+  // children first (the cascade in Finalize takes their parents along).
+  ReleaseHeld(0);
+  // Tickets no main-thread range took: their ops count outside ranges if
+  // they had none of their own.
+  for (const auto& [time, corr] : unclaimed_) DropTicket(corr);
+  unclaimed_.clear();
+  for (auto& [id, n] : nodes_) n.pinned = false;
+  std::vector<uint64_t> ids;
+  for (const auto& [id, n] : nodes_) ids.push_back(id);
+  for (uint64_t id : ids) TryFinalize(id);
+  // What remains: instances whose record never came (their direct ops were
+  // launched in no range we know of) and broken parent chains (cycles).
+  ids.clear();
+  for (const auto& [id, n] : nodes_) {
+    if (!n.resolved) {
+      outside_ranges_ += n.direct_ops;
+      // In memory, a launch naming a missing instance falls back to the range
+      // open at that moment, and a missing parent to the enclosing range.
+      exactness_.Fail("launches or ranges name range instances missing from the file");
+    }
+    ids.push_back(id);
+  }
+  for (uint64_t id : ids) {
+    auto it = nodes_.find(id);
+    if (it != nodes_.end() && it->second.resolved) Finalize(id, /*fold_into_parent=*/false);
+  }
+  nodes_.clear();
+  cached_node_ = nullptr;
+
+  // Keys to names, through the --filter / --domain rules.
+  const RangeFilter filter(o);
+  auto domain_name = [&](uint32_t d) -> std::string {
+    if (d == 0) return {};
+    auto it = p.domain_names.find(d);
+    return it == p.domain_names.end() ? std::string() : std::string(strings.Get(it->second));
+  };
+  auto range_name = [&](uint32_t n) -> std::string {
+    const std::string_view s = strings.Get(n);
+    return s.empty() ? "(unnamed)" : std::string(s);
+  };
+  // range-kernels ignores the domain (as in memory); the filter's domain
+  // rule needs one: a name passes if any of its domains does.
+  std::map<uint32_t, bool> name_passes;
+  for (auto& [key, rb] : row_builds_) {
+    const std::string domain = domain_name(key.first);
+    const std::string name = range_name(key.second);
+    if (!filter.AcceptsName(domain, name)) continue;
+    name_passes[key.second] = true;
+    RangeRow& row = rows_->ranges[RangeRowKey(row_process_, domain, name)];
+    for (uint32_t t : rb.threads) {
+      if (row.threads.size() < 8) row.threads.insert(ThreadLabel(trace, p, t));
+    }
+    MergeRangeRow(std::move(rb.row), &row);
+  }
+  for (auto& [name, kernels] : range_kernels_) {
+    if (!name_passes.count(name)) continue;
+    auto& out = rows_->range_kernels[{row_process_, range_name(name)}];
+    for (auto& [kernel, k] : kernels) {
+      RangeKernelRow& o_row = out[kernel];
+      o_row.durations.Merge(k.durations);
+      o_row.instances += k.instances;
+    }
+  }
+  row_builds_.clear();
+  range_kernels_.clear();
+
+  SummaryRow row = SummaryRowOf(p, notes);
+  row.ranges = counts_.ranges;
+  row.marks = counts_.marks;
+  row.kernels = counts_.kernels;
+  row.memcpys = counts_.memcpys;
+  row.memsets = counts_.memsets;
+  row.api_calls = counts_.api_calls;
+  row.unattributed = static_cast<int64_t>(unattributed_);
+  row.outside_ranges = static_cast<int64_t>(outside_ranges_);
+  if (stats_.late_references > 0)
+    exactness_.Fail("records name range instances already finished (out of the tracer's order)");
+  uint32_t main = 0;
+  inexact_reason_ = exactness_.Finish(&main);
+  row.inherited = static_cast<int64_t>(inherited_ops_);
+  if (main != 0) row.main_thread = ThreadLabel(trace, p, main);
+  const std::string who = row.process + ": ";
+  if (stats_.evicted_launches > 0) {
+    notes->push_back(who + std::to_string(stats_.evicted_launches) +
+                     " launch record(s) waited too long for their GPU op and were dropped "
+                     "from the streaming window (ops arriving later are unattributed)");
+  }
+  return row;
+}
+
+}  // namespace tracer::analysis

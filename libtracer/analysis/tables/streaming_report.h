@@ -1,0 +1,56 @@
+// `tracer report --stream`: the core tables computed while reading, one frame
+// at a time, with memory bounded by distinct names and open ranges instead of
+// records (design.md section 5; stream_aggregator.h says how). The numbers
+// are the whole-trace path's or none: when an input needs a rule this path
+// cannot apply while reading (StreamingResult::inexact), the caller reads it
+// whole instead.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libtracer/analysis/model/attribution.h"
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/table.h"
+#include "libtracer/analysis/tables/tables.h"
+
+namespace tracer::analysis {
+
+// summary, ranges, kernels, range-kernels, gpu, memory, api.
+bool IsStreamableTable(std::string_view name);
+const std::vector<std::string>& StreamableTables();
+
+// True when path is a stream recorded by the tracer (header source
+// "tracer"): the record order the streaming path relies on (a launch and a
+// child range before the range they name). Streams written by `tracer
+// import` are not, nor is anything else.
+bool IsRecordedStream(const std::string& path);
+
+struct StreamingInput {
+  std::string path;
+  ReadProgress progress;  // may be empty
+};
+
+struct StreamingResult {
+  std::vector<Table> tables;
+  std::vector<std::string> warnings;  // damage etc., one line each
+  std::vector<std::string> errors;    // files that could not be read at all
+  size_t files_read = 0;
+  bool has_kernels = false, has_api = false, has_memory = false;
+  uint64_t peak_nodes = 0, peak_pending_launches = 0;  // largest over the files
+  // One line per file whose tables would differ from the whole-trace path's
+  // ("path: reason"); when not empty, `tables` must not be shown.
+  std::vector<std::string> inexact;
+};
+
+// Reads our stream files only (imports need the in-memory path). tables
+// empty: summary, ranges, + kernels and gpu when there are kernels, + memory
+// when there are copies or sets, + api when there are API calls (the
+// in-memory defaults).
+StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
+                                const std::vector<std::string>& tables, const ReportOptions& o,
+                                const AttributionOptions& attribution = AttributionOptions());
+
+}  // namespace tracer::analysis

@@ -1,0 +1,155 @@
+// Summary: one row per process (what was read, what was lost, how GPU ops
+// were attributed), with the explanations as notes.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "libtracer/analysis/tables/table_rows.h"
+#include "libtracer/analysis/tables/table_util.h"
+#include "libtracer/analysis/tables/tables.h"
+
+namespace tracer::analysis {
+namespace {
+
+// Dropped records by cause: the footer's totals when the file was closed
+// cleanly, else the sum of the counter deltas whose name says "drop".
+std::map<std::string, uint64_t> Dropped(const ProcessTrace& p) {
+  std::map<std::string, uint64_t> out;
+  if (p.footer) {
+    for (const auto& [name, v] : p.footer->dropped_by_cause) out[name] += v;
+  }
+  if (out.empty()) {
+    for (const auto& [name, v] : p.counters) {
+      if (name.find("drop") != std::string::npos && v > 0) out[name] += v;
+    }
+  }
+  return out;
+}
+
+std::string Percent(uint64_t part, uint64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", whole ? 100.0 * part / whole : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+bool HasGpuData(const Trace& trace) {
+  for (const auto& p : trace.processes) {
+    if (!p.kernels.empty() || !p.memcpys.empty() || !p.memsets.empty() || !p.api_calls.empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes) {
+  SummaryRow row;
+  row.process = ProcessLabelOf(p);
+  row.source = p.header.source;
+  row.file = p.source_file;
+  row.closed = p.footer.has_value();
+  for (const auto& th : p.threads) row.threads += th.defined ? 1 : 0;
+  std::string causes;
+  for (const auto& [name, v] : Dropped(p)) {
+    row.dropped += static_cast<int64_t>(v);
+    causes += (causes.empty() ? "" : ", ") + name + " " + std::to_string(v);
+  }
+  const std::string who = row.process + ": ";
+  if (!p.footer && p.header.source == "tracer") {
+    notes->push_back(who +
+                     "no footer: the program was killed or is still running; every "
+                     "record up to the last complete chunk is used");
+  }
+  if (!causes.empty()) notes->push_back(who + "dropped records by cause: " + causes);
+  return row;
+}
+
+Table RenderSummaryTable(const std::vector<SummaryRow>& rows, std::vector<std::string> notes) {
+  Table table;
+  table.name = "summary";
+  table.title =
+      "Summary (GPU ops: Unattributed = no launch record found; Outside ranges = launched "
+      "outside every range; Inherited = worker-thread launches also counted toward the "
+      "main thread's open ranges)";
+  table.columns = {{"process", ColumnKind::kText, "Process"},
+                   {"source", ColumnKind::kText, "Source"},
+                   {"file", ColumnKind::kText, "File"},
+                   {"complete", ColumnKind::kText, "Closed"},
+                   {"threads", ColumnKind::kCount, "Threads"},
+                   {"ranges", ColumnKind::kCount, "Ranges"},
+                   {"marks", ColumnKind::kCount, "Marks"},
+                   {"kernels", ColumnKind::kCount, "Kernels"},
+                   {"memcpys", ColumnKind::kCount, "Memcpys"},
+                   {"memsets", ColumnKind::kCount, "Memsets"},
+                   {"api_calls", ColumnKind::kCount, "API calls"},
+                   {"unattributed_ops", ColumnKind::kCount, "Unattributed"},
+                   {"ops_outside_ranges", ColumnKind::kCount, "Outside ranges"},
+                   {"inherited_ops", ColumnKind::kCount, "Inherited"},
+                   {"main_thread", ColumnKind::kText, "Main thread"},
+                   {"dropped", ColumnKind::kCount, "Dropped"}};
+  for (const SummaryRow& r : rows) {
+    table.rows.push_back({Text(r.process), Text(r.source), Text(r.file),
+                          Text(r.closed ? "yes" : "no"), Int(r.threads), Int(r.ranges),
+                          Int(r.marks), Int(r.kernels), Int(r.memcpys), Int(r.memsets),
+                          Int(r.api_calls),
+                          IntOrEmpty(r.unattributed.has_value(), r.unattributed.value_or(0)),
+                          IntOrEmpty(r.outside_ranges.has_value(), r.outside_ranges.value_or(0)),
+                          IntOrEmpty(r.inherited.has_value(), r.inherited.value_or(0)),
+                          Text(r.main_thread), Int(r.dropped)});
+  }
+  table.notes = std::move(notes);
+  return table;
+}
+
+Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
+  const Trace& trace = t.trace();
+  std::vector<SummaryRow> rows;
+  std::vector<std::string> notes;
+  for (size_t pi = 0; pi < t.size(); ++pi) {
+    const ProcessAnalysis& pa = t.process(pi);
+    const ProcessTrace& p = *pa.process;
+    const AttributionCounts& c = pa.attribution.counts();
+    const std::string who = t.ProcessLabel(pi) + ": ";
+    const uint32_t main = pa.attribution.main_thread();
+    if (t.options().main_thread == MainThreadMode::kThread && main == 0) {
+      notes.push_back(who + "--main-thread " + std::to_string(t.options().main_thread_tid) +
+                      ": no thread with that OS id; no launch inherits ranges");
+    }
+    SummaryRow row = SummaryRowOf(p, &notes);
+    row.ranges = static_cast<int64_t>(p.ranges.size());
+    row.marks = static_cast<int64_t>(p.marks.size());
+    row.kernels = static_cast<int64_t>(p.kernels.size());
+    row.memcpys = static_cast<int64_t>(p.memcpys.size());
+    row.memsets = static_cast<int64_t>(p.memsets.size());
+    row.api_calls = static_cast<int64_t>(p.api_calls.size());
+    row.unattributed = static_cast<int64_t>(c.unattributed);
+    row.outside_ranges = static_cast<int64_t>(c.outside_ranges);
+    row.inherited = static_cast<int64_t>(c.inherited);
+    if (main != 0) row.main_thread = ThreadLabel(trace, p, main);
+    rows.push_back(std::move(row));
+    if (c.ops > 0) {
+      notes.push_back(
+          who + std::to_string(c.ops) + " GPU ops; attributed by launch record " +
+          std::to_string(c.by_source[static_cast<int>(AttributionSource::kLaunchRecord)]) +
+          ", by API record " +
+          std::to_string(c.by_source[static_cast<int>(AttributionSource::kApiRecord)]) +
+          ", by graph snapshot " +
+          std::to_string(c.by_source[static_cast<int>(AttributionSource::kGraphNode)] +
+                         c.by_source[static_cast<int>(AttributionSource::kGraphLaunch)]) +
+          "; unattributed " + std::to_string(c.unattributed) + " (" +
+          Percent(c.unattributed, c.ops) + ")");
+      if (c.inherited > 0) {
+        notes.push_back(
+            who + std::to_string(c.inherited) + " GPU ops (" + Percent(c.inherited, c.ops) +
+            ") were launched on worker threads and also counted toward the ranges open on the "
+            "main thread " +
+            ThreadLabel(trace, p, main) +
+            " at launch time (--main-thread off for nsys-identical numbers)");
+      }
+    }
+  }
+  return RenderSummaryTable(rows, std::move(notes));
+}
+
+}  // namespace tracer::analysis

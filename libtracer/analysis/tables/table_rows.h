@@ -1,0 +1,96 @@
+// The per-row aggregates behind the core tables, filled either from the
+// in-memory model (AnalyzedTrace, tables.h) or by the streaming aggregator
+// (stream_aggregator.h), and rendered by the same code so both paths print
+// the same columns.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "libtracer/analysis/aggregate/duration_accumulator.h"
+#include "libtracer/analysis/tables/table.h"
+#include "libtracer/analysis/tables/tables.h"
+#include "libtracer/analysis/read/trace_model.h"
+
+namespace tracer::analysis {
+
+// Rows are keyed by process index (0 unless ReportOptions::by_process),
+// domain name and range name.
+using RangeRowKey = std::tuple<size_t, std::string, std::string>;
+
+struct RangeRow {
+  DurationAccumulator cpu;  // per instance
+  uint32_t min_depth = UINT32_MAX, max_depth = 0;
+  std::set<std::string> threads;    // the first 8 seen
+  DurationAccumulator proj;         // per instance with GPU work
+  std::optional<int64_t> busy = 0;  // nullopt: not computed (streaming)
+  int64_t ops = 0, kernel_count = 0, kernel_ns = 0;
+  size_t max_streams = 0;
+  std::unordered_map<uint32_t, int64_t> kernel_time;  // kernel name id -> ns
+};
+
+struct RangeKernelRow {
+  DurationAccumulator durations;
+  int64_t instances = 0;  // distinct range instances
+};
+
+struct MemoryRow {
+  DurationAccumulator durations;
+  int64_t bytes = 0;
+};
+
+// Everything the ranges, gpu, kernels, range-kernels, memory and api tables show.
+struct TableRows {
+  const StringTable* strings = nullptr;
+  std::vector<std::string> process_labels;  // by process index
+  std::map<RangeRowKey, RangeRow> ranges;
+  // (process, range name) -> kernel name id -> row
+  std::map<std::pair<size_t, std::string>, std::unordered_map<uint32_t, RangeKernelRow>>
+      range_kernels;
+  std::map<std::pair<size_t, uint32_t>, DurationAccumulator> kernels;  // (process, name id)
+  int64_t all_kernel_ns = 0;
+  // (process, function, "runtime"|"driver")
+  std::map<std::tuple<size_t, std::string, std::string>, DurationAccumulator> api;
+  // (process, "memcpy HtoD" ... | "memset")
+  std::map<std::pair<size_t, std::string>, MemoryRow> memory;
+  // Added to every table rendered from these rows.
+  std::vector<std::string> notes;
+};
+
+// Adds one API call to rows->api (function name, or "cbid N" when unknown).
+void AddApiRow(const StringTable& strings, size_t process, const ApiRecord& a, TableRows* rows);
+
+// Adds one copy or set to rows->memory.
+void AddMemoryRow(size_t process, const MemcpyRecord& m, TableRows* rows);
+void AddMemoryRow(size_t process, const MemsetRecord& m, TableRows* rows);
+
+Table RenderRangesTable(TableRows& rows, const ReportOptions& o);
+Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o);
+Table RenderGpuProjectionTable(TableRows& rows, const ReportOptions& o);
+Table RenderKernelsTable(TableRows& rows, const ReportOptions& o);
+Table RenderRangeKernelsTable(TableRows& rows, const ReportOptions& o);
+Table RenderApiTable(TableRows& rows, const ReportOptions& o);
+
+// One summary row per process.
+struct SummaryRow {
+  std::string process, source, file;
+  bool closed = false;
+  int64_t threads = 0, ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;
+  std::optional<int64_t> unattributed, outside_ranges, inherited;  // nullopt: not computed
+  std::string main_thread = "-";
+  int64_t dropped = 0;
+};
+// The row of p without attribution counts (left nullopt) or record counts;
+// adds its notes (no footer, dropped by cause).
+SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes);
+Table RenderSummaryTable(const std::vector<SummaryRow>& rows, std::vector<std::string> notes);
+
+
+}  // namespace tracer::analysis

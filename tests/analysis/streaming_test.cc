@@ -10,9 +10,9 @@
 #include <random>
 #include <sstream>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/aggregate/correlation_window.h"
 #include "libtracer/analysis/aggregate/duration_accumulator.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/tables/stream_aggregator.h"
 #include "libtracer/analysis/tables/streaming_report.h"
@@ -122,6 +122,9 @@ struct Program {
   int threads = 3, steps = 6, layers = 4, ops = 5;
   uint32_t seed = 1;
   bool with_graph = true;
+  // Thread 1 (the main thread) holds a "train" range around everything, so
+  // every launch of the other threads inherits it (attribution.h).
+  bool main_range = false;
 };
 
 std::string WriteProgram(const Program& prog, const std::string& stem, uint32_t pid = 4242) {
@@ -141,13 +144,18 @@ std::string WriteProgram(const Program& prog, const std::string& stem, uint32_t 
   };
   const char* kernels[] = {"gemm_kernel", "flash_fwd", "elementwise", "reduce_kernel"};
   uint64_t t = 1000, corr = 0, range_id = 0;
+  const uint64_t train = prog.main_range ? 1'000'000 : 0;
+  // Parent and depth offset of thread th's top-level ranges.
+  auto root = [&](int th) { return th == 1 ? train : 0; };
+  auto base = [&](int th) -> uint32_t { return th == 1 && train != 0 ? 1 : 0; };
   if (prog.with_graph) {
     // Graph captured inside "capture" on the main thread: nodes 1..3.
     const uint64_t cap = ++range_id;
     for (uint64_t node = 1; node <= 3; ++node) {
       now().push_back([&b, node, cap, t] { b.GraphSnapshot(77, node, cap, 1, t + node); });
     }
-    now().push_back([&b, cap, t] { b.Range(cap, 0, 1, "capture", t, t + 50, 0); });
+    now().push_back(
+        [&b, cap, t, train] { b.Range(cap, train, 1, "capture", t, t + 50, train ? 1 : 0); });
     t += 100;
   }
   for (int step = 0; step < prog.steps; ++step) {
@@ -182,16 +190,18 @@ std::string WriteProgram(const Program& prog, const std::string& stem, uint32_t 
                 [&b, k, stream, start, end, c] { b.Kernel(k, stream, start, end, c); });
           }
           if (leaf != 0) {
-            now().push_back([&b, leaf, layer_id, th, launch] {
-              b.Range(leaf, layer_id, th, "leaf", launch - 2, launch + 20, 2);
+            const uint32_t d = base(th) + 2;
+            now().push_back([&b, leaf, layer_id, th, launch, d] {
+              b.Range(leaf, layer_id, th, "leaf", launch - 2, launch + 20, d);
             });
           }
           t += 100;
           if (rng() % 4 == 0) frames.emplace_back();
         }
         const uint64_t layer_end = t;
-        now().push_back([&b, layer_id, step_id, th, lname, layer_start, layer_end] {
-          b.Range(layer_id, step_id, th, lname, layer_start, layer_end, 1);
+        const uint32_t d = base(th) + 1;
+        now().push_back([&b, layer_id, step_id, th, lname, layer_start, layer_end, d] {
+          b.Range(layer_id, step_id, th, lname, layer_start, layer_end, d);
         });
       }
       if (prog.with_graph && th == 1) {
@@ -208,9 +218,13 @@ std::string WriteProgram(const Program& prog, const std::string& stem, uint32_t 
         t += 50;
       }
       const uint64_t step_end = t + 10;
-      now().push_back([&b, step_id, th, step_start, step_end] {
+      const uint64_t parent = root(th);
+      const uint32_t depth = base(th);
+      now().push_back([&b, step_id, th, step_start, step_end, parent, depth] {
         RangeRecord r;
         r.id = step_id;
+        r.parent_id = parent;
+        r.depth = depth;
         r.thread = th;
         r.name = b.Str("step");
         r.domain = 1;
@@ -227,6 +241,10 @@ std::string WriteProgram(const Program& prog, const std::string& stem, uint32_t 
       t += 30;
       frames.emplace_back();
     }
+  }
+  if (train != 0) {
+    frames.emplace_back();
+    now().push_back([&b, train, t] { b.Range(train, 0, 1, "train", 900, t + 10, 0); });
   }
   for (auto& f : frames) {
     for (auto& add : f) add();
@@ -309,6 +327,25 @@ TEST(StreamingReport, SameRowsAsInMemoryOnAShuffledProgram) {
     p.seed = seed;
     const std::string f = WriteProgram(p, "shuffled" + std::to_string(seed));
     ExpectSameTables({f}, {});
+    std::remove(f.c_str());
+  }
+}
+
+TEST(StreamingReport, SameRowsWithInheritanceOnAShuffledProgram) {
+  // Every worker launch inherits the main thread's "train" range, whose
+  // record comes last; GPU records come up to a frame before their launch
+  // and three after.
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(seed);
+    Program p;
+    p.seed = seed;
+    p.main_range = true;
+    const std::string f = WriteProgram(p, "inherit_shuffled" + std::to_string(seed));
+    ExpectSameTables({f}, {});
+    const StreamingResult got = Streamed({f}, {});
+    const auto* summary = testing::FindRow(got.tables[0], {{"source", "tracer"}});
+    ASSERT_NE(summary, nullptr);
+    EXPECT_GT(testing::IntAt(got.tables[0], *summary, "inherited_ops"), 0);
     std::remove(f.c_str());
   }
 }
@@ -568,6 +605,26 @@ TEST(StreamingReport, HeldStateWithInheritanceDependsOnOpenRangesNotOnLength) {
   EXPECT_LE(rb.peak_nodes, ra.peak_nodes + 16);
   std::remove(a.c_str());
   std::remove(b.c_str());
+}
+
+TEST(StreamingReport, RangesNestedWithoutParentIdsAreLeftToTheWholeTracePath) {
+  // Written without parent ids (not by the tracer): in memory the inner
+  // range's parent is the enclosing one by time, so the outer gets its
+  // kernel; the tree reduction cannot know, so it declines.
+  TraceFileBuilder b(930);
+  b.Thread(1, 930);
+  b.Stream(1, 0, 1);
+  b.Launch(1, 1, 150, 2);
+  b.Kernel("k", 1, 200, 300, 1);
+  b.Range(2, 0, 1, "inner", 100, 160);
+  b.Range(1, 0, 1, "outer", 50, 400);
+  const std::string f = b.WriteTemp("parentless");
+  const StreamingResult got = Streamed({f}, {});
+  ASSERT_EQ(got.inexact.size(), 1u);
+  const std::vector<Table> whole = InMemory({f}, {});
+  const auto* row = testing::FindRow(whole[3], {{"range", "outer"}, {"kernel", "k"}});
+  ASSERT_NE(row, nullptr);  // the whole path does count it toward "outer"
+  std::remove(f.c_str());
 }
 
 TEST(StreamingReport, BusyTimeIsTheUnionOfTheSubtreeOps) {

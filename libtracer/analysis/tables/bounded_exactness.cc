@@ -19,6 +19,17 @@ void BoundedExactness::AddRange(const RangeRecord& r) {
   }
   auto [it, added] = first_range_.emplace(r.thread, r.start_ns);
   if (!added) it->second = std::min(it->second, r.start_ns);
+  // A range without a parent id that an earlier-closed parentless range of
+  // its thread lies inside: in memory that one's parent is this one (the
+  // enclosing range by time), which the tree reduction never learns.
+  if (r.parent_id != 0) return;
+  if (r.depth > 0) Fail("nested ranges without a parent id");
+  auto [root, first] = last_root_start_.emplace(r.thread, r.start_ns);
+  if (!first) {
+    if (r.start_ns <= root->second && r.end_ns > r.start_ns)
+      Fail("ranges without a parent id nest inside one another");
+    root->second = std::max(root->second, r.start_ns);
+  }
 }
 
 void BoundedExactness::AddReleasedSpan(uint64_t start, uint64_t end) {

@@ -1,15 +1,15 @@
 // A map from correlation id to a value for ids that arrive roughly in
 // increasing order (CUPTI correlation ids do, per process): a sliding window
-// of slots indexed by id - base, so insert, find and erase are array
+// of slots (a ring) indexed by id - base, so insert, find and erase are array
 // accesses with no allocation per entry. Ids far outside the window go to a
 // small hash map. The oldest entries can be evicted to bound memory.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 namespace tracer::analysis {
 
@@ -24,12 +24,16 @@ class CorrelationWindow {
 
   // False when id is already present.
   bool Insert(uint64_t id, const T& value) {
-    if (slots_.empty() && live_ == 0) base_ = id;
+    if (span_ == 0 && live_ == 0) base_ = id;
     if (id >= base_ && id - base_ < kMaxSpan) {
       const uint64_t at = id - base_;
-      if (at >= slots_.size()) slots_.resize(at + 1);
-      if (slots_[at]) return false;
-      slots_[at] = value;
+      if (at >= span_) {
+        Reserve(at + 1);
+        span_ = at + 1;
+      }
+      std::optional<T>& s = Slot(at);
+      if (s) return false;
+      s = value;
       ++live_;
       return true;
     }
@@ -37,17 +41,18 @@ class CorrelationWindow {
   }
 
   T* Find(uint64_t id) {
-    if (id >= base_ && id - base_ < slots_.size()) {
-      auto& s = slots_[id - base_];
+    if (id >= base_ && id - base_ < span_) {
+      auto& s = Slot(id - base_);
       return s ? &*s : nullptr;
     }
+    if (overflow_.empty()) return nullptr;
     auto it = overflow_.find(id);
     return it == overflow_.end() ? nullptr : &it->second;
   }
 
   void Erase(uint64_t id) {
-    if (id >= base_ && id - base_ < slots_.size()) {
-      auto& s = slots_[id - base_];
+    if (id >= base_ && id - base_ < span_) {
+      auto& s = Slot(id - base_);
       if (s) {
         s.reset();
         --live_;
@@ -71,7 +76,7 @@ class CorrelationWindow {
     }
     while (live_ > 0 && size() > keep) {
       Trim();
-      auto& s = slots_.front();
+      auto& s = Slot(0);
       T value = *s;
       const uint64_t id = base_;
       s.reset();
@@ -82,17 +87,34 @@ class CorrelationWindow {
   }
 
  private:
+  // A ring of slots: ids base_ .. base_ + span_ - 1 at head_ onwards. Sliding
+  // the window moves head_; nothing is allocated per entry.
+  std::optional<T>& Slot(uint64_t at) { return ring_[(head_ + at) & (ring_.size() - 1)]; }
+
+  void Reserve(uint64_t n) {
+    if (n <= ring_.size()) return;
+    size_t cap = ring_.empty() ? 64 : ring_.size();
+    while (cap < n) cap *= 2;
+    std::vector<std::optional<T>> grown(cap);
+    for (uint64_t i = 0; i < span_; ++i) grown[i] = std::move(Slot(i));
+    ring_ = std::move(grown);
+    head_ = 0;
+  }
+
   // Drops empty slots at the front so the window follows the live ids.
   void Trim() {
-    while (!slots_.empty() && !slots_.front()) {
-      slots_.pop_front();
+    while (span_ > 0 && !Slot(0)) {
+      head_ = (head_ + 1) & (ring_.size() - 1);
+      --span_;
       ++base_;
     }
-    if (slots_.empty()) base_ = 0;
+    if (span_ == 0) base_ = 0;
   }
 
   uint64_t base_ = 0;
-  std::deque<std::optional<T>> slots_;
+  uint64_t span_ = 0;  // slots in use, from base_
+  size_t head_ = 0;
+  std::vector<std::optional<T>> ring_;  // size: a power of two, or empty
   size_t live_ = 0;
   std::unordered_map<uint64_t, T> overflow_;
 };

@@ -58,6 +58,8 @@ bool BoundedExactness::CoveredByReleased(uint64_t t) const {
 void BoundedExactness::AddLaunchedOp(uint32_t thread, uint64_t launch_ns) {
   min_launch_ = std::min(min_launch_, launch_ns);
   max_launch_ = std::max(max_launch_, launch_ns);
+  if (thread == last_thread_) return;
+  last_thread_ = thread;
   if (thread != 0 && launch_threads_.size() < 64 &&
       std::find(launch_threads_.begin(), launch_threads_.end(), thread) == launch_threads_.end()) {
     launch_threads_.push_back(thread);

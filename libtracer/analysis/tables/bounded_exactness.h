@@ -67,6 +67,7 @@ class BoundedExactness {
   std::map<uint32_t, uint64_t> first_range_;      // thread -> earliest push/pop start
   std::map<uint32_t, uint64_t> last_root_start_;  // thread -> latest start of a parentless range
   std::vector<uint32_t> launch_threads_;          // distinct, small
+  uint32_t last_thread_ = UINT32_MAX;             // consecutive launches mostly share one
   uint64_t min_launch_ = UINT64_MAX, max_launch_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> start_end_;
   bool start_end_overflow_ = false;

@@ -179,10 +179,15 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
   for (const MemsetRecord& m : b.memsets) AddMemoryRow(row_process_, m, rows_);
   for (const KernelRecord& k : b.kernels) {
     const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
-    // Map values keep their address: one tree lookup per kernel name.
-    DurationAccumulator*& row = kernel_rows_[k.name];
-    if (row == nullptr) row = &rows_->kernels[{row_process_, k.name}];
-    row->Add(d);
+    // Map values keep their address: one tree lookup per kernel name, and
+    // none for a run of one name.
+    if (k.name != last_kernel_name_ || last_kernel_row_ == nullptr) {
+      DurationAccumulator*& row = kernel_rows_[k.name];
+      if (row == nullptr) row = &rows_->kernels[{row_process_, k.name}];
+      last_kernel_name_ = k.name;
+      last_kernel_row_ = row;
+    }
+    last_kernel_row_->Add(d);
     rows_->all_kernel_ns += d;
   }
   Track();

@@ -50,11 +50,11 @@
 #include <utility>
 #include <vector>
 
-#include "libtracer/analysis/model/attribution.h"
-#include "libtracer/analysis/tables/bounded_exactness.h"
 #include "libtracer/analysis/aggregate/correlation_window.h"
-#include "libtracer/analysis/tables/table_rows.h"
+#include "libtracer/analysis/model/attribution.h"
 #include "libtracer/analysis/read/trace_model.h"
+#include "libtracer/analysis/tables/bounded_exactness.h"
+#include "libtracer/analysis/tables/table_rows.h"
 
 namespace tracer::analysis {
 
@@ -206,6 +206,8 @@ class StreamAggregator {
   std::map<std::pair<uint32_t, uint32_t>, RowBuild> row_builds_;
   std::map<uint32_t, std::unordered_map<uint32_t, RangeKernelRow>> range_kernels_;  // name id
   std::unordered_map<uint32_t, DurationAccumulator*> kernel_rows_;  // name id -> row
+  uint32_t last_kernel_name_ = 0;
+  DurationAccumulator* last_kernel_row_ = nullptr;
   uint32_t main_thread_ = 0;  // the thread whose OS id is the pid
   struct RecordCounts {
     int64_t ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;

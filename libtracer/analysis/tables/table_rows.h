@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "libtracer/analysis/aggregate/duration_accumulator.h"
+#include "libtracer/analysis/read/trace_model.h"
 #include "libtracer/analysis/tables/table.h"
 #include "libtracer/analysis/tables/tables.h"
-#include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis {
 
@@ -91,6 +91,5 @@ struct SummaryRow {
 // adds its notes (no footer, dropped by cause).
 SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes);
 Table RenderSummaryTable(const std::vector<SummaryRow>& rows, std::vector<std::string> notes);
-
 
 }  // namespace tracer::analysis

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/aggregate/duration_stats.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/tables/table.h"
 #include "libtracer/analysis/tables/tables.h"
 

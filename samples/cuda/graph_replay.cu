@@ -1,6 +1,8 @@
 // A CUDA graph captured once (under an NVTX range) and launched N times
-// (under another): the tracer attributes every replayed kernel to the range
-// open at the launch, and snapshots the graph's nodes at creation.
+// (under another). The tracer snapshots each node's range at its creation
+// and each launch's range at the launch; the report counts every replayed
+// kernel toward the range its node was created in (the capture range), as
+// attribution.h of the analysis library states.
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 

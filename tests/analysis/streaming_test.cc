@@ -398,6 +398,10 @@ TEST(StreamingReport, HeldStateDependsOnOpenRangesNotOnLength) {
   const std::string b = WriteProgram(longer, "long");
   const StreamingResult ra = Streamed({a}, {});
   const StreamingResult rb = Streamed({b}, {});
+  // Threads 2 and 3 launch while the main thread has nothing open: their
+  // inheritance tickets are dropped as its next top-level range closes.
+  EXPECT_TRUE(ra.inexact.empty());
+  EXPECT_TRUE(rb.inexact.empty());
   EXPECT_GT(ra.peak_nodes, 0u);
   // Shuffling differs between the two files, so allow a little slack, far
   // below the 10x a reader holding records would show.
@@ -587,24 +591,6 @@ TEST(StreamingReport, WorkerLaunchArrivingAfterTheMainRangeWasFoldedIsLeftToTheW
   EXPECT_NE(got.inexact[0].find("after the main-thread range"), std::string::npos)
       << got.inexact[0];
   std::remove(f.c_str());
-}
-
-TEST(StreamingReport, HeldStateWithInheritanceDependsOnOpenRangesNotOnLength) {
-  Program shorter;
-  shorter.steps = 5;
-  Program longer = shorter;
-  longer.steps = 50;
-  // Program threads 2 and 3 launch while thread 1 (the pid's) is idle: every
-  // launch of theirs takes a ticket that a later top-level range discards.
-  const std::string a = WriteProgram(shorter, "short_t");
-  const std::string b = WriteProgram(longer, "long_t");
-  const StreamingResult ra = Streamed({a}, {});
-  const StreamingResult rb = Streamed({b}, {});
-  EXPECT_TRUE(ra.inexact.empty());
-  EXPECT_TRUE(rb.inexact.empty());
-  EXPECT_LE(rb.peak_nodes, ra.peak_nodes + 16);
-  std::remove(a.c_str());
-  std::remove(b.c_str());
 }
 
 TEST(StreamingReport, RangesNestedWithoutParentIdsAreLeftToTheWholeTracePath) {

@@ -69,12 +69,14 @@ Definitions:
 Large inputs: stream files of 2 GiB or more (all inputs together; see
 --stream-above), or too large to read whole in half the available memory, are
 read as a stream with memory bounded by distinct names, open ranges and the GPU
-ops still running under them (--stream forces it, --no-stream turns it off).
-That path computes summary, ranges, kernels, range-kernels, gpu, memory and api
-with the same numbers as reading whole. When an input needs what it cannot do
-while reading (worker-thread launches inheriting main-thread ranges, start/end
-ranges over GPU work, records out of order, imports, other tables), it says so
-on stderr and reads the input whole: the choice never changes a number.
+ops under them (--stream forces it, --no-stream turns it off). That path
+computes summary, ranges, kernels, range-kernels, gpu, memory and api with the
+same numbers as reading whole, main-thread inheritance included (worker-thread
+launches wait for the main thread's range around them to close). When an
+input needs what it cannot do while reading (start/end ranges over GPU work,
+records far out of order, worker launches waiting on one main-thread range by
+the hundred thousand, imports, other tables), it says so on stderr and reads
+the input whole: the choice never changes a number.
 
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record

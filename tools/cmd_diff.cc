@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/importers/load_input.h"
-#include "libtracer/analysis/tables/render.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/reports/diff.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
@@ -107,7 +107,9 @@ int RunDiff(const DiffArgs& args) {
   if (!side_a.ok()) return Fail("error: " + side_a.status().message());
   auto side_b = BuildSide(ab, args);
   if (!side_b.ok()) return Fail("error: " + side_b.status().message());
-  analysis::Table diff = analysis::reports::DiffTables(*side_a, *side_b, spec);
+  auto joined = analysis::reports::DiffTables(*side_a, *side_b, spec);
+  if (!joined.ok()) return Fail("error: " + joined.status().message());
+  analysis::Table diff = std::move(*joined);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   const std::string text = analysis::RenderTable(diff, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");

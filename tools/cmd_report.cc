@@ -5,17 +5,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/frame_scanner.h"
-#include "libtracer/analysis/importers/load_input.h"
-#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
+#include "libtracer/analysis/tables/table_util.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
@@ -272,13 +272,7 @@ int RunReport(const ReportArgs& args) {
     options.sort = analysis::SortKey::kName;
   else
     return Fail("--sort: unknown key '" + args.sort + "' (total, count, avg, name)");
-  if (!args.filter.empty()) {
-    try {
-      std::regex check(args.filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return Fail("--filter: invalid regular expression '" + args.filter + "'");
-    }
-  }
+  if (tracer::Status s = analysis::RangeFilter::Check(options); !s.ok()) return Fail(s.message());
   analysis::AttributionOptions attribution;
   if (!ParseMainThread(args.main_thread, &attribution)) {
     return Fail("--main-thread: expected auto, off or an OS thread id, got '" + args.main_thread +

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/table_util.h"
 #include "tests/analysis/scenario.h"
 #include "tests/analysis/table_lookup.h"
 
@@ -82,6 +83,17 @@ TEST_F(TablesTest, FilterDomainSortAndTop) {
   EXPECT_EQ(TextAt(t, t.rows[1], "range"), "cpu_only");
   options_ = {};
   options_.domain = "no-such-domain";
+  EXPECT_TRUE(RangesTable(*analyzed_, options_).rows.empty());
+}
+
+TEST_F(TablesTest, AnInvalidFilterIsAStatusNotAnException) {
+  options_.filter = "^la";
+  EXPECT_TRUE(RangeFilter::Check(options_).ok());
+  options_.filter = "(la";
+  const Status s = RangeFilter::Check(options_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--filter: invalid regular expression '(la'"), std::string::npos);
+  // Unchecked, it selects nothing rather than throwing through the table.
   EXPECT_TRUE(RangesTable(*analyzed_, options_).rows.empty());
 }
 

@@ -1,16 +1,19 @@
 #include "libtracer/analysis/reports/diff.h"
 
 #include <map>
-#include <stdexcept>
 
 namespace tracer::analysis::reports {
 namespace {
 
-size_t ColumnIndex(const Table& t, const std::string& name) {
+// Appends the index of column `name` of t; false when t has none.
+bool FindColumn(const Table& t, const std::string& name, std::vector<size_t>* out) {
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (t.columns[i].name == name) return i;
+    if (t.columns[i].name == name) {
+      out->push_back(i);
+      return true;
+    }
   }
-  throw std::runtime_error("table '" + t.name + "' has no column '" + name + "'");
+  return false;
 }
 
 std::string KeyText(const Cell& c) {
@@ -45,15 +48,22 @@ Cell Ratio(const Cell& a, const Cell& b) {
 
 }  // namespace
 
-Table DiffTables(const Table& a, const Table& b, const DiffSpec& spec) {
+StatusOr<Table> DiffTables(const Table& a, const Table& b, const DiffSpec& spec) {
   std::vector<size_t> ak, bk, av, bv;
+  auto find = [&](const std::string& column, std::vector<size_t>* in_a,
+                  std::vector<size_t>* in_b) -> Status {
+    for (auto [t, out] : {std::pair{&a, in_a}, std::pair{&b, in_b}}) {
+      if (!FindColumn(*t, column, out)) {
+        return Status::Error("table '" + t->name + "' has no column '" + column + "'");
+      }
+    }
+    return Status();
+  };
   for (const auto& k : spec.keys) {
-    ak.push_back(ColumnIndex(a, k));
-    bk.push_back(ColumnIndex(b, k));
+    if (Status s = find(k, &ak, &bk); !s.ok()) return s;
   }
   for (const auto& v : spec.values) {
-    av.push_back(ColumnIndex(a, v));
-    bv.push_back(ColumnIndex(b, v));
+    if (Status s = find(v, &av, &bv); !s.ok()) return s;
   }
   auto key_of = [](const std::vector<Cell>& row, const std::vector<size_t>& cols) {
     std::vector<std::string> key;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "libtracer/analysis/tables/table.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
 
@@ -16,8 +17,8 @@ struct DiffSpec {
   std::vector<std::string> values;  // numeric columns to compare
 };
 
-// Throws std::runtime_error when a named column is missing from a or b.
-// B/A is empty when A is 0 or either side is missing.
-Table DiffTables(const Table& a, const Table& b, const DiffSpec& spec);
+// An error when a named column is missing from a or b. B/A is empty when A
+// is 0 or either side is missing.
+StatusOr<Table> DiffTables(const Table& a, const Table& b, const DiffSpec& spec);
 
 }  // namespace tracer::analysis::reports

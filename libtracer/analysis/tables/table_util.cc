@@ -75,24 +75,32 @@ struct RangeFilter::Regex {
 
 RangeFilter::~RangeFilter() = default;
 
+Status RangeFilter::Check(const ReportOptions& o) {
+  if (o.filter.empty()) return Status();
+  try {
+    std::regex check(o.filter, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return Status::Error("--filter: invalid regular expression '" + o.filter + "': " + e.what());
+  }
+  return Status();
+}
+
 RangeFilter::RangeFilter(const ReportOptions& o) : domain_(o.domain) {
-  if (!o.filter.empty()) {
-    try {
-      regex_ = std::make_unique<Regex>(Regex{std::regex(o.filter, std::regex::ECMAScript)});
-    } catch (const std::regex_error& e) {
-      throw std::invalid_argument("--filter: invalid regular expression '" + o.filter +
-                                  "': " + e.what());
-    }
+  if (o.filter.empty()) return;
+  try {
+    regex_ = std::make_unique<Regex>(Regex{std::regex(o.filter, std::regex::ECMAScript)});
+  } catch (const std::regex_error&) {
+    reject_all_ = true;  // Check() says why
   }
 }
 
 bool RangeFilter::Accepts(const AnalyzedTrace& t, size_t process, const RangeRecord& r) const {
-  if (!domain_.empty() && t.DomainName(process, r.domain) != domain_) return false;
+  if (reject_all_ || (!domain_.empty() && t.DomainName(process, r.domain) != domain_)) return false;
   return !regex_ || AcceptsName(domain_.empty() ? std::string_view() : domain_, t.RangeName(r));
 }
 
 bool RangeFilter::AcceptsName(std::string_view domain, std::string_view name) const {
-  if (!domain_.empty() && domain != domain_) return false;
+  if (reject_all_ || (!domain_.empty() && domain != domain_)) return false;
   return !regex_ || std::regex_search(name.begin(), name.end(), regex_->re);
 }
 

@@ -12,6 +12,7 @@
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/tables/table.h"
 #include "libtracer/analysis/tables/tables.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis {
 
@@ -30,9 +31,11 @@ void AddStatCells(std::vector<Cell>* row, const DurationStats& s, WithStddev std
                   bool present = true);
 
 // Selects ranges by --filter and --domain.
-// Throws std::invalid_argument on a bad regular expression.
 class RangeFilter {
  public:
+  // Why o.filter is not a valid regular expression (ok when it is); a filter
+  // that is not accepts no range, so callers check first.
+  static Status Check(const ReportOptions& o);
   explicit RangeFilter(const ReportOptions& o);
   ~RangeFilter();
   bool Accepts(const AnalyzedTrace& t, size_t process, const RangeRecord& r) const;
@@ -43,6 +46,7 @@ class RangeFilter {
   struct Regex;  // keeps <regex> out of this header
   std::string domain_;
   std::unique_ptr<Regex> regex_;
+  bool reject_all_ = false;  // an invalid filter
 };
 
 // Sorts rows by a column (total / count / avg / name chosen by the caller

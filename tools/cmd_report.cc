@@ -217,7 +217,10 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
     }
   }
   for (const std::string& f : files) {
-    if (!IsStreamFile(f)) return f + " is an import (nsys or PyTorch profiler)";
+    // nsys exports have a streaming importer; Kineto JSON is one JSON
+    // document whose events are in no useful order: read whole.
+    if (analysis::IsNsysExport(f)) continue;
+    if (!IsStreamFile(f)) return f + " is a PyTorch profiler (Kineto JSON) import";
     if (!analysis::IsRecordedStream(f)) {
       return f + " was written by `tracer import`, not recorded (no launch records)";
     }

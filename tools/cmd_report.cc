@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/frame_scanner.h"
-#include "libtracer/analysis/importers/load_input.h"
-#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
@@ -220,7 +220,7 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
     // nsys exports have a streaming importer; Kineto JSON is one JSON
     // document whose events are in no useful order: read whole.
     if (analysis::IsNsysExport(f)) continue;
-    if (!IsStreamFile(f)) return f + " is a PyTorch profiler (Kineto JSON) import";
+    if (!IsStreamFile(f)) return f + " is an import (PyTorch profiler, Kineto JSON)";
     if (!analysis::IsRecordedStream(f)) {
       return f + " was written by `tracer import`, not recorded (no launch records)";
     }

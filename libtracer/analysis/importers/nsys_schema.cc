@@ -12,7 +12,7 @@ constexpr uint32_t kNotInterned = std::numeric_limits<uint32_t>::max();
 
 const std::vector<std::string_view>& NvtxOptionalColumns() {
   static const std::vector<std::string_view> kColumns = {
-      "text",        "textId",     "domainId",   "category",    "color",      "endGlobalTid",
+      "text",        "textId",     "domainId",    "category",    "color",      "endGlobalTid",
       "uint64Value", "int64Value", "doubleValue", "uint32Value", "int32Value", "floatValue"};
   return kColumns;
 }
@@ -66,9 +66,8 @@ ApiDomain NsysSchema::ApiDomainOf(const SqliteStatement& st, int event_class, ui
                                                              : ApiDomain::kRuntime;
 }
 
-std::string NsysSchema::Select(std::string_view table,
-                                 const std::vector<std::string_view>& columns,
-                                 const std::vector<std::string_view>& optional) {
+std::string NsysSchema::Select(std::string_view table, const std::vector<std::string_view>& columns,
+                               const std::vector<std::string_view>& optional) {
   std::string sql = "SELECT ";
   auto add = [&](std::string expression) {
     if (sql.size() > 7) sql += ", ";
@@ -86,7 +85,7 @@ std::string NsysSchema::Optional(std::string_view table, std::string_view column
 }
 
 bool NsysSchema::Require(std::string_view table, std::initializer_list<std::string_view> columns,
-                           std::string* error) {
+                         std::string* error) {
   for (std::string_view c : columns) {
     if (!db_.HasColumn(table, c)) {
       *error = db_.path() + ": not an nsys export: table " + std::string(table) +

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "libtracer/analysis/importers/nsys_global_id.h"
+#include "libtracer/analysis/importers/nsys_schema.h"
 #include "libtracer/analysis/importers/process_builder.h"
 #include "libtracer/analysis/importers/range_nesting.h"
-#include "libtracer/analysis/importers/nsys_schema.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
 
 namespace tracer::analysis::importers {

@@ -105,6 +105,15 @@ class NsysStreamer : public NsysSchema {
   std::map<uint32_t, ProcessMeta> meta_;
   std::vector<std::pair<uint32_t, uint32_t>> fallback_domains_;  // DomainStrings
   std::optional<uint64_t> session_start_;
+  // NVTX rows without globalTid: the importer files them under the only
+  // process (it reads NVTX last), which is this one.
+  std::optional<uint32_t> nvtx_null_pid_;
+  uint64_t nvtx_without_tid_ = 0;
+  std::string NvtxPid() const {
+    const std::string pid = PidOf(kNvtx, "globalTid");
+    return nvtx_null_pid_ ? "COALESCE(" + pid + ", " + std::to_string(*nvtx_null_pid_) + ")" : pid;
+  }
+  bool OnlyProcessForNullNvtx();
   Cursor nvtx_, api_, kernels_, memcpys_, memsets_;
   // Result-column indexes, looked up once per statement.
   struct ApiCols {
@@ -149,8 +158,8 @@ bool NsysStreamer::CheckSchema(std::string* error) {
                         {kMemset, {"bytes"}},
                         {kSync, {"syncType"}}};
   for (const Need& n : needs) {
-    if (db_.HasTable(n.table) && (!Require(n.table, activity, error) ||
-                                  !Require(n.table, n.columns, error))) {
+    if (db_.HasTable(n.table) &&
+        (!Require(n.table, activity, error) || !Require(n.table, n.columns, error))) {
       return false;
     }
   }
@@ -190,6 +199,37 @@ bool NsysStreamer::HasNullProcess(std::string* table) {
   return false;
 }
 
+bool NsysStreamer::OnlyProcessForNullNvtx() {
+  // Exactly one pid in every other table and in the NVTX rows that have
+  // one, and at least one row elsewhere (the importer's process exists
+  // before it reads NVTX_EVENTS).
+  std::string others;
+  const std::pair<const char*, const char*> columns[] = {{kRuntime, "globalTid"},
+                                                         {kKernel, "globalPid"},
+                                                         {kMemcpy, "globalPid"},
+                                                         {kMemset, "globalPid"},
+                                                         {kSync, "globalPid"}};
+  for (const auto& [t, col] : columns) {
+    if (!db_.HasTable(t)) continue;
+    if (!others.empty()) others += " UNION ";
+    others += "SELECT " + PidOf(t, col) + " AS p FROM \"" + std::string(t) + "\"";
+  }
+  if (others.empty()) return false;
+  std::string error;
+  SqliteStatement st;
+  if (!Query("SELECT COUNT(*), MIN(p) FROM (" + others + " UNION SELECT " +
+                 PidOf(kNvtx, "globalTid") + " AS p FROM NVTX_EVENTS WHERE globalTid IS NOT NULL)",
+             &st, &error) ||
+      !st.Step() || st.Int(0) != 1) {
+    return false;
+  }
+  nvtx_null_pid_ = static_cast<uint32_t>(st.Int(1));
+  SqliteStatement n;
+  if (Query("SELECT COUNT(*) FROM NVTX_EVENTS WHERE globalTid IS NULL", &n, &error) && n.Step())
+    nvtx_without_tid_ = Clamp(n.Int(0));
+  return true;
+}
+
 void NsysStreamer::FindMaxTime() {
   // The importer's max_time_: every start and end it reads (NVTX: ranges
   // and marks only).
@@ -199,7 +239,8 @@ void NsysStreamer::FindMaxTime() {
       queries.push_back("SELECT MAX(\"start\"), MAX(\"end\") FROM \"" + std::string(t) + "\"");
   }
   if (db_.HasTable(kNvtx)) {
-    queries.push_back("SELECT MAX(\"start\"), NULL FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)");
+    queries.push_back(
+        "SELECT MAX(\"start\"), NULL FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)");
     queries.push_back("SELECT NULL, MAX(\"end\") FROM NVTX_EVENTS WHERE eventType IN (59, 60)");
   }
   for (const std::string& sql : queries) {
@@ -220,7 +261,8 @@ bool NsysStreamer::ReadMeta(std::string* error) {
   for (const auto& [t, col] : columns) {
     if (!db_.HasTable(t)) continue;
     if (!sql.empty()) sql += " UNION ";
-    sql += "SELECT " + PidOf(t, col) + " AS p FROM \"" + std::string(t) + "\"";
+    sql += "SELECT " + (t == kNvtx ? NvtxPid() : PidOf(t, col)) + " AS p FROM \"" + std::string(t) +
+           "\"";
   }
   SqliteStatement st;
   if (!Query("SELECT p FROM (" + sql + ") ORDER BY p", &st, error)) return false;
@@ -232,10 +274,10 @@ bool NsysStreamer::ReadMeta(std::string* error) {
 
   if (db_.HasTable(kNvtx)) {
     SqliteStatement nv;
-    const std::string q =
-        WithColumns(Select(kNvtx, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns()),
-                    PidOf(kNvtx, "globalTid") + " AS pid_") +
-        " WHERE eventType NOT IN (34, 59, 60)";
+    const std::string q = WithColumns(Select(kNvtx, {"start", "end", "eventType", "globalTid"},
+                                             NvtxOptionalColumns()),
+                                      NvtxPid() + " AS pid_") +
+                          " WHERE eventType NOT IN (34, 59, 60)";
     if (!Query(q, &nv, error)) return false;
     const NvtxColumns c(nv);
     const int pid = nv.Column("pid_");
@@ -326,9 +368,10 @@ bool NsysStreamer::OpenCursors(std::string* error) {
     // Start order, the enclosing range first (range_nesting.h); an unclosed
     // range ends at the last timestamp.
     const std::string sql =
-        WithColumns(Select(kNvtx, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns()),
-                    PidOf(kNvtx, "globalTid") + " AS pid_, COALESCE(\"" + std::string(kNvtx) +
-                        "\".\"end\", " + std::to_string(max_time_) + ") AS end_sort_") +
+        WithColumns(
+            Select(kNvtx, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns()),
+            NvtxPid() + " AS pid_, COALESCE(\"" + std::string(kNvtx) + "\".\"end\", " +
+                std::to_string(max_time_) + ") AS end_sort_") +
         " WHERE eventType IN (34, 59, 60)" + order + ", end_sort_ DESC";
     if (!OpenCursor(&nvtx_, sql, error)) return false;
   }
@@ -369,12 +412,12 @@ bool NsysStreamer::OpenCursors(std::string* error) {
         order;
     if (!OpenCursor(&api_, sql, error)) return false;
     const SqliteStatement& st = api_.st;
-    api_cols_ = {st.Column("start"),         st.Column("end"),        st.Column("globalTid"),
-                 st.Column("correlationId"), st.Column("nameId"),     st.Column("eventClass"),
+    api_cols_ = {st.Column("start"),         st.Column("end"),     st.Column("globalTid"),
+                 st.Column("correlationId"), st.Column("nameId"),  st.Column("eventClass"),
                  st.Column("returnValue"),   st.Column("has_gpu_")};
   }
-  const std::vector<std::string_view> activity = {"start",    "end",           "deviceId", "contextId",
-                                                  "streamId", "correlationId", "globalPid"};
+  const std::vector<std::string_view> activity = {
+      "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"};
   auto activity_sql = [&](const char* t, std::vector<std::string_view> required,
                           const std::vector<std::string_view>& optional) {
     std::vector<std::string_view> cols = activity;
@@ -387,8 +430,8 @@ bool NsysStreamer::OpenCursors(std::string* error) {
     return false;
   }
   if (db_.HasTable(kMemcpy) &&
-      !OpenCursor(&memcpys_,
-                  activity_sql(kMemcpy, {"bytes", "copyKind"}, {"srcKind", "dstKind"}), error)) {
+      !OpenCursor(&memcpys_, activity_sql(kMemcpy, {"bytes", "copyKind"}, {"srcKind", "dstKind"}),
+                  error)) {
     return false;
   }
   if (db_.HasTable(kMemset) &&
@@ -436,7 +479,7 @@ void NsysStreamer::OnRange(const NvtxColumns& c) {
   } else {
     r.end_ns = Clamp(st.Int(c.end));
   }
-  r.thread = builder_->Thread(NsysTid(st.Int(c.tid)));
+  r.thread = st.IsNull(c.tid) ? 0 : builder_->Thread(NsysTid(st.Int(c.tid)));
   r.end_thread = st.IsNull(c.end_tid) ? 0 : builder_->Thread(NsysTid(st.Int(c.end_tid)));
   r.name = NvtxText(st, c);
   r.domain = static_cast<uint32_t>(st.Int(c.domain));
@@ -463,7 +506,7 @@ void NsysStreamer::OnMark(const NvtxColumns& c) {
   const SqliteStatement& st = nvtx_.st;
   MarkRecord m;
   m.time_ns = Clamp(st.Int(c.start));
-  m.thread = builder_->Thread(NsysTid(st.Int(c.tid)));
+  m.thread = st.IsNull(c.tid) ? 0 : builder_->Thread(NsysTid(st.Int(c.tid)));
   m.name = NvtxText(st, c);
   m.domain = static_cast<uint32_t>(st.Int(c.domain));
   m.category = static_cast<uint32_t>(st.Int(c.category));
@@ -632,11 +675,12 @@ void NsysStreamer::Sweep(uint32_t pid) {
   if (unclosed_ != 0) process.counters["import_unclosed_ranges"] += unclosed_;
   if (partial_overlaps_ != 0)
     process.counters["import_partially_overlapping_ranges"] += partial_overlaps_;
+  if (nvtx_without_tid_ != 0 && nvtx_null_pid_ == pid)
+    process.counters["import_nvtx_without_tid"] += nvtx_without_tid_;
   if (meta.skipped_nvtx != 0) process.counters["import_nvtx_events_skipped"] += meta.skipped_nvtx;
   FooterInfo footer;
   footer.session_end_trace_ns = max_time_;
-  for (const char* kind :
-       {"ranges", "marks", "kernels", "memcpys", "memsets", "api_calls"}) {
+  for (const char* kind : {"ranges", "marks", "kernels", "memcpys", "memsets", "api_calls"}) {
     footer.records_by_kind.emplace_back(kind, by_kind_[kind]);
   }
   footer.records_by_kind.emplace_back("syncs", meta.syncs);
@@ -649,7 +693,7 @@ void NsysStreamer::Sweep(uint32_t pid) {
 bool NsysStreamer::Run(const std::string& path, std::string* error, bool* unsupported) {
   if (!OpenExport(path, error) || !CheckSchema(error)) return false;
   std::string table;
-  if (HasNullProcess(&table)) {
+  if (HasNullProcess(&table) && (table != kNvtx || !OnlyProcessForNullNvtx())) {
     // The importer files such rows under the only process or pid 0,
     // depending on the order it reads the tables.
     *error = path + ": table " + table + " has rows without a process id";

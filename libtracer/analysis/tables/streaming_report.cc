@@ -6,7 +6,6 @@
 
 #include "libtracer/analysis/importers/import_file.h"
 #include "libtracer/analysis/importers/nsys_sqlite_stream.h"
-
 #include "libtracer/analysis/read/frame_scanner.h"
 #include "libtracer/analysis/tables/stream_aggregator.h"
 #include "libtracer/analysis/tables/table_rows.h"
@@ -79,8 +78,8 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
       std::unique_ptr<StreamAggregator> aggregator;
       auto current = [&]() -> StreamAggregator& {
         if (!aggregator) {
-          aggregator = std::make_unique<StreamAggregator>(o.by_process ? processes : 0, &rows,
-                                                          attribution);
+          aggregator =
+              std::make_unique<StreamAggregator>(o.by_process ? processes : 0, &rows, attribution);
         }
         return *aggregator;
       };

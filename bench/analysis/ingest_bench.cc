@@ -262,23 +262,26 @@ int main(int argc, char** argv) {
   }
   if (nsys) {
     // Bounded nsys path against the whole import, each in a fresh process.
-    const std::string p = "/tmp/tracer_ingest_bench_" + std::to_string(getpid()) + ".sqlite";
+    const std::string tmp = "/tmp/tracer_ingest_bench_" + std::to_string(getpid()) + ".sqlite";
     std::printf(
         "nsys SQLite export, `tracer report` tables (ranges, kernels, range-kernels, gpu):\n");
     std::printf("  %10s %10s %8s | %9s %9s %9s | %9s %9s %9s\n", "kernels", "records", "MB",
                 "stream s", "M rec/s", "peak MiB", "whole s", "M rec/s", "peak MiB");
     for (size_t n : {kernels, kernels * 10}) {
+      // --keep PATH: only the N-kernel export, left there (for a profiler).
+      const std::string p = keep.empty() ? tmp : keep;
       const size_t recs = GenerateNsys(p, n);
       std::ifstream f(p, std::ios::binary | std::ios::ate);
       const double file_mb = static_cast<double>(f.tellg()) / 1e6;
       double s_secs = 0, m_secs = 0;
       const double s_mib = PeakRssMiB("stream", p, &s_secs);
       const double m_mib = PeakRssMiB("nsys-memory", p, &m_secs);
-      std::remove(p.c_str());
+      if (keep.empty()) std::remove(p.c_str());
       const double r = static_cast<double>(recs);
       std::printf("  %10zu %10zu %8.1f | %9.2f %9.2f %9.1f | %9.2f %9.2f %9.1f\n", n, recs, file_mb,
                   s_secs, r / s_secs / 1e6, s_mib, m_secs, r / m_secs / 1e6, m_mib);
       std::fflush(stdout);
+      if (!keep.empty()) break;
     }
     return 0;
   }

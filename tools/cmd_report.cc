@@ -75,8 +75,10 @@ same numbers as reading whole, main-thread inheritance included (worker-thread
 launches wait for the main thread's range around them to close). When an
 input needs what it cannot do while reading (start/end ranges over GPU work,
 records far out of order, worker launches waiting on one main-thread range by
-the hundred thousand, imports, other tables), it says so on stderr and reads
-the input whole: the choice never changes a number.
+the hundred thousand, PyTorch profiler JSON, other tables), it says so on
+stderr and reads the input whole: the choice never changes a number. Nsys
+SQLite exports take that path with --stream (SQLite sorts their tables);
+automatic streaming applies to recorded streams.
 
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record
@@ -219,7 +221,10 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
     }
   }
   for (const std::string& f : files) {
-    if (!IsStreamFile(f)) return f + " is an import (nsys or PyTorch profiler)";
+    // nsys exports have a streaming importer; Kineto JSON is one JSON
+    // document whose events are in no useful order: read whole.
+    if (analysis::IsNsysExport(f)) continue;
+    if (!IsStreamFile(f)) return f + " is an import (PyTorch profiler, Kineto JSON)";
     if (!analysis::IsRecordedStream(f)) {
       return f + " was written by `tracer import`, not recorded (no launch records)";
     }

@@ -13,8 +13,13 @@
 // With --rss it also generates streams of N and 10 N kernels and measures the
 // peak resident memory of each path in a forked child (design.md section 7:
 // "peak memory independent of the record count on a 10 M-kernel stream").
+// With --nsys it writes the same program as an nsys SQLite export (N and
+// 10 N kernels; each launch record becomes the cudaLaunchKernel API call an
+// nsys export holds) and times `tracer report --stream` (the streaming nsys
+// importer + aggregation) against the whole import (--no-stream), each in a
+// fresh process that reports its time and VmHWM.
 //
-//   ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss]
+//   ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss] [--nsys]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +32,8 @@
 #include <fstream>
 #include <string>
 
+#include "libtracer/analysis/export/sqlite_export.h"
+#include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/tables/streaming_report.h"
@@ -117,7 +124,8 @@ size_t StreamTables(const std::string& path) {
       {{path, {}}}, {"ranges", "kernels", "range-kernels", "gpu"}, o);
   // The bounded path gives the whole-trace numbers or declines; a declined
   // run would time a path the report does not use.
-  for (const auto& why : result.inexact) std::fprintf(stderr, "stream: declined: %s\n", why.c_str());
+  for (const auto& why : result.inexact)
+    std::fprintf(stderr, "stream: declined: %s\n", why.c_str());
   if (!result.inexact.empty()) std::exit(1);
   size_t rows = 0;
   for (const auto& t : result.tables) rows += t.rows.size();
@@ -128,6 +136,53 @@ size_t MemoryTables(const std::string& path) {
   tracer::analysis::Trace trace;
   std::string error;
   if (!tracer::analysis::ReadTraceFile(path, &trace, &error)) return 0;
+  tracer::analysis::AnalyzedTrace analyzed(trace, {});
+  tracer::analysis::ReportOptions o;
+  return tracer::analysis::RangesTable(analyzed, o).rows.size() +
+         tracer::analysis::KernelsTable(analyzed, o).rows.size() +
+         tracer::analysis::RangeKernelsTable(analyzed, o).rows.size() +
+         tracer::analysis::GpuProjectionTable(analyzed, o).rows.size();
+}
+
+// The program of Generate as an nsys SQLite export; returns its records
+// (ranges + kernels + API calls).
+size_t GenerateNsys(const std::string& path, size_t kernels) {
+  const std::string stream = path + ".trace";
+  Generate(stream, kernels);
+  tracer::analysis::Trace trace;
+  std::string error;
+  if (!tracer::analysis::ReadTraceFile(stream, &trace, &error)) {
+    std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
+    std::exit(1);
+  }
+  std::remove(stream.c_str());
+  const uint32_t launch = trace.strings.Intern("cudaLaunchKernel");
+  size_t records = 0;
+  for (auto& p : trace.processes) {
+    for (const tracer::LaunchRecord& l : p.launches) {
+      tracer::ApiRecord a;
+      a.start_ns = l.time_ns;
+      a.end_ns = l.time_ns + 10;
+      a.thread = l.thread;
+      a.correlation_id = l.correlation_id;
+      a.name = launch;
+      p.api_calls.push_back(a);
+    }
+    p.launches.clear();
+    records += p.ranges.size() + p.kernels.size() + p.api_calls.size();
+  }
+  std::remove(path.c_str());
+  if (!tracer::analysis::exporters::WriteSqlite(trace, path, &error)) {
+    std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
+    std::exit(1);
+  }
+  return records;
+}
+
+size_t NsysMemoryTables(const std::string& path) {
+  tracer::analysis::Trace trace;
+  std::string error;
+  if (!tracer::analysis::LoadInput(path, &trace, &error)) return 0;
   tracer::analysis::AnalyzedTrace analyzed(trace, {});
   tracer::analysis::ReportOptions o;
   return tracer::analysis::RangesTable(analyzed, o).rows.size() +
@@ -149,7 +204,7 @@ double OwnPeakRssMiB() {
 // Peak resident set (MiB) of a fresh process (this program re-executed with
 // --run MODE PATH), which reports its own VmHWM: nothing of this process's
 // heap is counted (a forked child's ru_maxrss would include it).
-double PeakRssMiB(const char* mode, const std::string& path) {
+double PeakRssMiB(const char* mode, const std::string& path, double* seconds = nullptr) {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return -1;
@@ -157,8 +212,9 @@ double PeakRssMiB(const char* mode, const std::string& path) {
   const std::string cmd = std::string("'") + self + "' --run " + mode + " '" + path + "'";
   FILE* child = popen(cmd.c_str(), "r");
   if (child == nullptr) return -1;
-  double mib = -1;
-  if (std::fscanf(child, "%lf", &mib) != 1) mib = -1;
+  double mib = -1, secs = -1;
+  if (std::fscanf(child, "%lf %lf", &mib, &secs) < 1) mib = -1;
+  if (seconds != nullptr) *seconds = secs;
   return pclose(child) == 0 ? mib : -1;
 }
 
@@ -174,11 +230,15 @@ int main(int argc, char** argv) {
   size_t kernels = 1'000'000;
   int iterations = 3;
   std::string keep;
-  bool rss = false;
+  bool rss = false, nsys = false;
   if (argc == 4 && std::string(argv[1]) == "--run") {
     const std::string mode = argv[2];
-    const size_t rows = mode == "stream" ? StreamTables(argv[3]) : MemoryTables(argv[3]);
-    std::printf("%.1f\n", OwnPeakRssMiB());
+    const auto t0 = Clock::now();
+    const size_t rows = mode == "stream"        ? StreamTables(argv[3])
+                        : mode == "nsys-memory" ? NsysMemoryTables(argv[3])
+                                                : MemoryTables(argv[3]);
+    const double secs = Seconds(t0, Clock::now());
+    std::printf("%.1f %.3f\n", OwnPeakRssMiB(), secs);
     return rows > 0 ? 0 : 1;
   }
   for (int i = 1; i < argc; ++i) {
@@ -191,11 +251,39 @@ int main(int argc, char** argv) {
       keep = argv[++i];
     else if (a == "--rss")
       rss = true;
+    else if (a == "--nsys")
+      nsys = true;
     else {
-      std::fprintf(stderr,
-                   "usage: ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss]\n");
+      std::fprintf(
+          stderr,
+          "usage: ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss] [--nsys]\n");
       return 2;
     }
+  }
+  if (nsys) {
+    // Bounded nsys path against the whole import, each in a fresh process.
+    const std::string tmp = "/tmp/tracer_ingest_bench_" + std::to_string(getpid()) + ".sqlite";
+    std::printf(
+        "nsys SQLite export, `tracer report` tables (ranges, kernels, range-kernels, gpu):\n");
+    std::printf("  %10s %10s %8s | %9s %9s %9s | %9s %9s %9s\n", "kernels", "records", "MB",
+                "stream s", "M rec/s", "peak MiB", "whole s", "M rec/s", "peak MiB");
+    for (size_t n : {kernels, kernels * 10}) {
+      // --keep PATH: only the N-kernel export, left there (for a profiler).
+      const std::string p = keep.empty() ? tmp : keep;
+      const size_t recs = GenerateNsys(p, n);
+      std::ifstream f(p, std::ios::binary | std::ios::ate);
+      const double file_mb = static_cast<double>(f.tellg()) / 1e6;
+      double s_secs = 0, m_secs = 0;
+      const double s_mib = PeakRssMiB("stream", p, &s_secs);
+      const double m_mib = PeakRssMiB("nsys-memory", p, &m_secs);
+      if (keep.empty()) std::remove(p.c_str());
+      const double r = static_cast<double>(recs);
+      std::printf("  %10zu %10zu %8.1f | %9.2f %9.2f %9.1f | %9.2f %9.2f %9.1f\n", n, recs, file_mb,
+                  s_secs, r / s_secs / 1e6, s_mib, m_secs, r / m_secs / 1e6, m_mib);
+      std::fflush(stdout);
+      if (!keep.empty()) break;
+    }
+    return 0;
   }
   const std::string path =
       keep.empty() ? "/tmp/tracer_ingest_bench_" + std::to_string(getpid()) + ".trace" : keep;

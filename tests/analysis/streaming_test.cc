@@ -3,15 +3,23 @@
 // in-memory path on the same files: same rows, memory held by open ranges
 // only, damage handled alike.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
 
 #include "libtracer/analysis/aggregate/correlation_window.h"
 #include "libtracer/analysis/aggregate/duration_accumulator.h"
+#include "libtracer/analysis/export/sqlite_export.h"
+#include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/tables/stream_aggregator.h"
@@ -284,7 +292,8 @@ std::vector<Table> InMemory(const std::vector<std::string>& files, const ReportO
   Trace& trace = *keep.back();
   for (const auto& f : files) {
     std::string error;
-    EXPECT_TRUE(ReadTraceFile(f, &trace, &error)) << error;
+    // Streams and nsys exports, as `tracer report --no-stream` loads them.
+    EXPECT_TRUE(LoadInput(f, &trace, &error)) << error;
   }
   const AnalyzedTrace analyzed(trace, a);
   return {
@@ -682,5 +691,148 @@ TEST(StreamingReport, TornFileKeepsEarlierFramesAndWarnsLikeTheInMemoryReader) {
   for (const auto& x : {f, cut, bad}) std::remove(x.c_str());
 }
 
+// ------------------------------------------------- nsys SQLite exports
+
+// The program written as an nsys SQLite export (tracer export --format
+// sqlite): what `tracer report` then reads through the nsys importers.
 }  // namespace
+namespace tracer::analysis {
+std::string WriteExportedProgram(const Program& prog, const std::string& stem) {
+  const std::string stream = WriteProgram(prog, stem);
+  Trace trace;
+  std::string error;
+  EXPECT_TRUE(ReadTraceFile(stream, &trace, &error)) << error;
+  std::remove(stream.c_str());
+  const std::string path = TraceFileBuilder::TempPath(stem) + ".sqlite";
+  std::remove(path.c_str());
+  EXPECT_TRUE(exporters::WriteSqlite(trace, path, &error)) << error;
+  return path;
+}
+
+TEST(StreamingReport, NsysExportSameRowsAsTheWholeImport) {
+  // Three threads launching inside and outside the main thread's ranges:
+  // the launch records the streaming importer synthesizes from API calls
+  // must attribute like the whole import's API records, inheritance on
+  // and off.
+  AttributionOptions off;
+  off.main_thread = MainThreadMode::kOff;
+  for (uint32_t seed : {1u, 2u}) {
+    SCOPED_TRACE(seed);
+    Program p;
+    p.seed = seed;
+    p.with_graph = false;  // the export has no graph node snapshots
+    const std::string f = WriteExportedProgram(p, "nsys_prog" + std::to_string(seed));
+    ExpectSameTables({f}, {}, {}, false);
+    ExpectSameTables({f}, {}, off, false);
+    const StreamingResult got = Streamed({f}, {});
+    EXPECT_EQ(got.files_read, 1u);
+    EXPECT_GT(got.peak_nodes, 0u);
+    const auto* summary = testing::FindRow(got.tables[0], {{"source", "nsys-sqlite"}});
+    ASSERT_NE(summary, nullptr);
+    EXPECT_GT(testing::IntAt(got.tables[0], *summary, "kernels"), 0);
+    std::remove(f.c_str());
+  }
+}
+
+TEST(StreamingReport, NsysExportHeldStateDependsOnOpenRangesNotOnLength) {
+  // Closed main-thread ranges are held for two batches (inheritance), so
+  // the baseline must span more than those batches of the importer (4096
+  // records each): peak nodes are 360 at 60 steps, 590 from 200 steps on.
+  Program shorter;
+  shorter.steps = 200;
+  shorter.with_graph = false;
+  Program longer = shorter;
+  longer.steps = 1200;
+  const std::string a = WriteExportedProgram(shorter, "nsys_short");
+  const std::string b = WriteExportedProgram(longer, "nsys_long");
+  const StreamingResult ra = Streamed({a}, {});
+  const StreamingResult rb = Streamed({b}, {});
+  ASSERT_TRUE(ra.inexact.empty()) << ra.inexact.front();
+  ASSERT_TRUE(rb.inexact.empty()) << rb.inexact.front();
+  EXPECT_GT(ra.peak_nodes, 0u);
+  // 6x the records, not 6x the held ranges or launches.
+  EXPECT_LE(rb.peak_nodes, ra.peak_nodes + 8);
+  EXPECT_LE(rb.peak_pending_launches, ra.peak_pending_launches + 16);
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
+
+TEST(StreamingReport, NsysExportWithRowsWithoutAProcessIsLeftToTheWholePath) {
+  // The whole importer files such rows under whichever process it met
+  // first; the streaming one refuses the export rather than guess.
+  Program p;
+  p.steps = 2;
+  p.with_graph = false;
+  const std::string f = WriteExportedProgram(p, "nsys_nopid");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET globalPid = NULL WHERE rowid = "
+                           "(SELECT MIN(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL)",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const StreamingResult got = Streamed({f}, {});
+  ASSERT_EQ(got.inexact.size(), 1u);
+  EXPECT_NE(got.inexact[0].find("rows without a process id"), std::string::npos) << got.inexact[0];
+  std::remove(f.c_str());
+}
+
+struct CliOutput {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+CliOutput RunReport(const std::string& args) {
+  const std::string err_path = TraceFileBuilder::TempPath("nsys_cli_err");
+  const std::string cmd = std::string(TRACER_BIN) + " report " + args + " 2>" + err_path;
+  CliOutput r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::remove(err_path.c_str());
+  return r;
+}
+
+// The real exports of ../shared/data (three schema variants, one with two
+// processes): `--stream` prints byte for byte what `--no-stream` prints, and
+// does so on the bounded path (nothing on stderr about reading whole).
+TEST(StreamingReport, RealNsysExportsStreamAsTheyReadWhole) {
+  const std::string dir = std::string(TRACER_SHARED_DATA_DIR) + "/nsys";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << dir << " is absent";
+  const std::string tables =
+      " --table summary,ranges,kernels,range-kernels,gpu,memory,api --format csv";
+  for (const char* name : {"cudf-groupby.sqlite", "h100_2gpu_mfu.sqlite", "workflow.sqlite"}) {
+    const std::string f = dir + "/" + name;
+    if (!std::filesystem::exists(f)) GTEST_SKIP() << f << " is absent";
+    for (const char* mode : {"", " --main-thread off"}) {
+      SCOPED_TRACE(f + mode);
+      const CliOutput whole = RunReport("--no-stream " + f + tables + mode);
+      const CliOutput stream = RunReport("--stream " + f + tables + mode);
+      ASSERT_EQ(whole.exit_code, 0) << whole.err;
+      ASSERT_EQ(stream.exit_code, 0) << stream.err;
+      EXPECT_NE(whole.out.find("# range-kernels"), std::string::npos);
+      EXPECT_EQ(stream.out, whole.out);
+      EXPECT_EQ(stream.err.find("reading the input whole"), std::string::npos) << stream.err;
+      EXPECT_EQ(stream.err.find("bounded-memory reading cannot"), std::string::npos) << stream.err;
+    }
+    // And in the library: read on the bounded path, held state small.
+    const StreamingResult got = Streamed({f}, {});
+    EXPECT_TRUE(got.inexact.empty());
+    EXPECT_TRUE(got.errors.empty());
+    EXPECT_EQ(got.files_read, 1u);
+    EXPECT_GT(got.peak_nodes, 0u);
+    ExpectSameTables({f}, {}, {}, false);
+  }
+}
+
+}  // namespace tracer::analysis
 }  // namespace tracer::analysis

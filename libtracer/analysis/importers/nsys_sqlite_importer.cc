@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libtracer/analysis/importers/nsys_global_id.h"
+#include "libtracer/analysis/importers/nsys_schema.h"
 #include "libtracer/analysis/importers/process_builder.h"
 #include "libtracer/analysis/importers/range_nesting.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
@@ -18,82 +19,20 @@
 namespace tracer::analysis::importers {
 namespace {
 
-// NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE of schema 3.x; the
-// 2020 exports use the same numbers, checked on shared/data).
-constexpr int64_t kNvtxCategory = 33;
-constexpr int64_t kNvtxMark = 34;
-constexpr int64_t kNvtxPushPopRange = 59;
-constexpr int64_t kNvtxStartEndRange = 60;
-constexpr int64_t kNvtxDomainCreate = 75;
-
-constexpr uint32_t kNotInterned = std::numeric_limits<uint32_t>::max();
-
-// Result-column indexes of the columns every CUPTI_ACTIVITY_KIND_* query
-// selects, looked up by name once per statement.
-struct ActivityColumns {
-  explicit ActivityColumns(const SqliteStatement& st)
-      : start(st.Column("start")),
-        end(st.Column("end")),
-        device(st.Column("deviceId")),
-        context(st.Column("contextId")),
-        stream(st.Column("streamId")),
-        correlation(st.Column("correlationId")),
-        pid(st.Column("globalPid")) {}
-  int start, end, device, context, stream, correlation, pid;
-};
-
-// Result-column indexes of the NVTX_EVENTS query (ImportNvtx).
-struct NvtxColumns {
-  explicit NvtxColumns(const SqliteStatement& st)
-      : start(st.Column("start")),
-        end(st.Column("end")),
-        type(st.Column("eventType")),
-        tid(st.Column("globalTid")),
-        text(st.Column("text")),
-        text_id(st.Column("textId")),
-        domain(st.Column("domainId")),
-        category(st.Column("category")),
-        color(st.Column("color")),
-        end_tid(st.Column("endGlobalTid")),
-        u64(st.Column("uint64Value")),
-        i64(st.Column("int64Value")),
-        f64(st.Column("doubleValue")),
-        u32(st.Column("uint32Value")),
-        i32(st.Column("int32Value")),
-        f32(st.Column("floatValue")) {}
-  int start, end, type, tid, text, text_id, domain, category, color, end_tid;
-  int u64, i64, f64, u32, i32, f32;  // payload columns, the first non-NULL wins
-};
-
 struct ProcessState {
   explicit ProcessState(uint32_t pid) : builder(&process) { process.header.pid = pid; }
   ProcessTrace process;
   ProcessBuilder builder;
 };
 
-class NsysImporter {
+class NsysImporter : public NsysSchema {
  public:
-  NsysImporter(Trace* trace) : trace_(trace) {}
+  NsysImporter(Trace* trace) : NsysSchema(&trace->strings), trace_(trace) {}
 
   bool Run(const std::string& path, std::string* error);
 
  private:
-  // Column expression: the quoted column, or NULL under the column's name
-  // when the table lacks it (rows are read by column name).
-  std::string Optional(std::string_view table, std::string_view column);
-  // SELECT of the columns, each named by an AS clause (SQLite leaves the
-  // result-column name of a bare column unspecified), then the optional
-  // ones (NULL where the table lacks them), FROM table.
-  std::string Select(std::string_view table, const std::vector<std::string_view>& columns,
-                     const std::vector<std::string_view>& optional = {});
-  // Checks that table has every column; sets *error naming the first missing.
-  bool Require(std::string_view table, std::initializer_list<std::string_view> columns,
-               std::string* error);
-  bool Query(const std::string& sql, SqliteStatement* st, std::string* error);
-  bool Finish(const SqliteStatement& st, std::string_view table, std::string* error);
-
-  bool LoadStrings(std::string* error);
-  uint32_t String(int64_t nsys_id);
+ private:
   ProcessState& Process(uint32_t pid);
   ProcessState& ProcessOf(const SqliteStatement& st, int col, std::string_view counter);
   void Note(uint64_t t) { max_time_ = std::max(max_time_, t); }
@@ -120,8 +59,6 @@ class NsysImporter {
   bool ImportMemset(std::string* error);
   bool ImportSync(std::string* error);
   bool ImportNvtx(std::string* error);
-  // The message of an NVTX_EVENTS row: inline text, else a StringIds id.
-  uint32_t NvtxText(const SqliteStatement& st, const NvtxColumns& c);
   RangeRecord NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
                         ProcessState& p);
   void ImportThreadNames();
@@ -130,99 +67,10 @@ class NsysImporter {
   void Finalize();
 
   Trace* trace_;
-  SqliteDb db_;
-  std::vector<std::string> nsys_strings_;
-  std::vector<uint32_t> interned_;
-  std::unordered_map<int64_t, uint32_t> sparse_strings_;  // nsys id -> global id
   std::map<uint32_t, std::unique_ptr<ProcessState>> processes_;
   uint64_t max_time_ = 0;
   uint64_t records_ = 0;
 };
-
-std::string NsysImporter::Select(std::string_view table,
-                                 const std::vector<std::string_view>& columns,
-                                 const std::vector<std::string_view>& optional) {
-  std::string sql = "SELECT ";
-  auto add = [&](std::string expression) {
-    if (sql.size() > 7) sql += ", ";
-    sql += expression;
-  };
-  for (std::string_view c : columns)
-    add("\"" + std::string(c) + "\" AS \"" + std::string(c) + "\"");
-  for (std::string_view c : optional) add(Optional(table, c));
-  return sql + " FROM \"" + std::string(table) + "\"";
-}
-
-std::string NsysImporter::Optional(std::string_view table, std::string_view column) {
-  const std::string quoted = "\"" + std::string(column) + "\"";
-  return (db_.HasColumn(table, column) ? quoted : "NULL") + " AS " + quoted;
-}
-
-bool NsysImporter::Require(std::string_view table, std::initializer_list<std::string_view> columns,
-                           std::string* error) {
-  for (std::string_view c : columns) {
-    if (!db_.HasColumn(table, c)) {
-      *error = db_.path() + ": not an nsys export: table " + std::string(table) +
-               " has no column '" + std::string(c) + "'";
-      return false;
-    }
-  }
-  return true;
-}
-
-bool NsysImporter::Query(const std::string& sql, SqliteStatement* st, std::string* error) {
-  *st = db_.Prepare(sql, error);
-  return st->valid();
-}
-
-bool NsysImporter::Finish(const SqliteStatement& st, std::string_view table, std::string* error) {
-  if (st.ok()) return true;
-  *error = db_.path() + ": error reading table " + std::string(table) + ": " + db_.LastError();
-  return false;
-}
-
-bool NsysImporter::LoadStrings(std::string* error) {
-  if (!db_.HasTable("StringIds")) {
-    *error = db_.path() + ": not an nsys export: no table StringIds";
-    return false;
-  }
-  if (!Require("StringIds", {"id", "value"}, error)) return false;
-  SqliteStatement st;
-  if (!Query(Select("StringIds", {"id", "value"}), &st, error)) return false;
-  const int id_col = st.Column("id"), value_col = st.Column("value");
-  std::vector<std::pair<int64_t, std::string>> rows;
-  int64_t max_id = -1;
-  while (st.Step()) {
-    const int64_t id = st.Int(id_col);
-    if (id < 0) continue;
-    rows.emplace_back(id, std::string(st.Text(value_col)));
-    max_id = std::max(max_id, id);
-  }
-  // Ids are dense in the 2020 exports but sparse in schema 3.x (126 strings
-  // up to id 3,436,172 in h100_2gpu_mfu.sqlite): index by id only when that
-  // costs little memory.
-  if (max_id >= 0 && static_cast<uint64_t>(max_id) <= 4 * rows.size() + 4096) {
-    nsys_strings_.resize(max_id + 1);
-    for (auto& [id, text] : rows) nsys_strings_[id] = std::move(text);
-  } else {
-    for (auto& [id, text] : rows) sparse_strings_[id] = trace_->strings.Intern(text);
-  }
-  interned_.assign(nsys_strings_.size(), kNotInterned);
-  return Finish(st, "StringIds", error);
-}
-
-uint32_t NsysImporter::String(int64_t nsys_id) {
-  if (!sparse_strings_.empty()) {
-    auto it = sparse_strings_.find(nsys_id);
-    if (it != sparse_strings_.end()) return it->second;
-  }
-  if (nsys_id < 0 || static_cast<size_t>(nsys_id) >= nsys_strings_.size()) {
-    return trace_->strings.Intern("[unknown string " + std::to_string(nsys_id) + "]");
-  }
-  uint32_t& slot = interned_[nsys_id];
-  if (slot == kNotInterned) slot = trace_->strings.Intern(nsys_strings_[nsys_id]);
-  return slot;
-}
 
 ProcessState& NsysImporter::Process(uint32_t pid) {
   auto& p = processes_[pid];
@@ -351,14 +199,7 @@ bool NsysImporter::ImportRuntime(std::string* error) {
     a.thread = st.IsNull(tid) ? 0 : p.builder.Thread(NsysTid(st.Int(tid)));
     a.correlation_id = static_cast<uint64_t>(st.Int(correlation));
     a.name = String(st.Int(name));
-    if (!st.IsNull(event_class)) {
-      // ENUM_NSYS_EVENT_CLASS: 0 CUDA runtime, 1 CUDA driver.
-      a.domain = st.Int(event_class) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
-    } else {
-      const std::string_view name = trace_->strings.Get(a.name);
-      a.domain = name.starts_with("cu") && !name.starts_with("cuda") ? ApiDomain::kDriver
-                                                                     : ApiDomain::kRuntime;
-    }
+    a.domain = ApiDomainOf(st, event_class, a.name);
     a.return_value = static_cast<uint32_t>(st.Int(return_value));
     p.process.api_calls.push_back(a);
     ++records_;
@@ -435,12 +276,6 @@ bool NsysImporter::ImportSync(std::string* error) {
       });
 }
 
-uint32_t NsysImporter::NvtxText(const SqliteStatement& st, const NvtxColumns& c) {
-  if (!st.IsNull(c.text)) return trace_->strings.Intern(st.Text(c.text));
-  if (!st.IsNull(c.text_id)) return String(st.Int(c.text_id));
-  return 0;
-}
-
 RangeRecord NsysImporter::NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
                                     ProcessState& p) {
   RangeRecord r;
@@ -457,25 +292,7 @@ RangeRecord NsysImporter::NvtxRange(const SqliteStatement& st, const NvtxColumns
   r.domain = static_cast<uint32_t>(st.Int(c.domain));
   r.category = static_cast<uint32_t>(st.Int(c.category));
   r.color = static_cast<uint32_t>(st.Int(c.color));
-  if (!st.IsNull(c.u64)) {
-    r.payload.type = PayloadValue::Type::kU64;
-    r.payload.u64 = static_cast<uint64_t>(st.Int(c.u64));
-  } else if (!st.IsNull(c.i64)) {
-    r.payload.type = PayloadValue::Type::kI64;
-    r.payload.i64 = st.Int(c.i64);
-  } else if (!st.IsNull(c.f64)) {
-    r.payload.type = PayloadValue::Type::kF64;
-    r.payload.f64 = st.Double(c.f64);
-  } else if (!st.IsNull(c.u32)) {
-    r.payload.type = PayloadValue::Type::kU64;
-    r.payload.u64 = static_cast<uint64_t>(st.Int(c.u32));
-  } else if (!st.IsNull(c.i32)) {
-    r.payload.type = PayloadValue::Type::kI64;
-    r.payload.i64 = st.Int(c.i32);
-  } else if (!st.IsNull(c.f32)) {
-    r.payload.type = PayloadValue::Type::kF64;
-    r.payload.f64 = st.Double(c.f32);
-  }
+  ReadNvtxPayload(st, c, &r.payload);
   return r;
 }
 
@@ -490,9 +307,7 @@ bool NsysImporter::ImportNvtx(std::string* error) {
   }
   SqliteStatement st;
   const std::string sql =
-      Select(t, {"start", "end", "eventType", "globalTid"},
-             {"text", "textId", "domainId", "category", "color", "endGlobalTid", "uint64Value",
-              "int64Value", "doubleValue", "uint32Value", "int32Value", "floatValue"});
+      Select(t, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns());
   if (!Query(sql, &st, error)) return false;
   const NvtxColumns c(st);
   while (st.Step()) {
@@ -641,19 +456,7 @@ void NsysImporter::Finalize() {
 }
 
 bool NsysImporter::Run(const std::string& path, std::string* error) {
-  if (!db_.Open(path, error)) return false;
-  if (!LoadStrings(error)) return false;
-  static constexpr std::string_view kTables[] = {
-      "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY",
-      "CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS"};
-  if (std::none_of(std::begin(kTables), std::end(kTables),
-                   [&](std::string_view t) { return db_.HasTable(t); })) {
-    *error = path +
-             ": not an nsys export: none of the tables CUPTI_ACTIVITY_KIND_KERNEL, "
-             "CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_MEMCPY, "
-             "CUPTI_ACTIVITY_KIND_MEMSET, NVTX_EVENTS";
-    return false;
-  }
+  if (!OpenExport(path, error)) return false;
   // Runtime first: it names the processes whose threads launch work, so a
   // row without globalPid elsewhere can fall back to the only process.
   if (!ImportRuntime(error) || !ImportKernels(error) || !ImportMemcpy(error) ||

@@ -1,8 +1,11 @@
 #include "libtracer/analysis/tables/streaming_report.h"
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 
+#include "libtracer/analysis/importers/import_file.h"
+#include "libtracer/analysis/importers/nsys_sqlite_stream.h"
 #include "libtracer/analysis/read/frame_scanner.h"
 #include "libtracer/analysis/tables/stream_aggregator.h"
 #include "libtracer/analysis/tables/table_rows.h"
@@ -32,6 +35,14 @@ bool IsRecordedStream(const std::string& path) {
          (chunk.header().source().empty() || chunk.header().source() == "tracer");
 }
 
+bool IsNsysExport(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  in.read(head, sizeof(head));
+  return importers::DetectImportFormat(std::string_view(head, static_cast<size_t>(in.gcount()))) ==
+         importers::ImportFormat::kNsysSqlite;
+}
+
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
                                 const std::vector<std::string>& tables, const ReportOptions& o,
                                 const AttributionOptions& attribution) {
@@ -41,21 +52,70 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
   rows.strings = &trace.strings;
   std::vector<SummaryRow> summary;
   std::vector<std::string> notes;
+  size_t processes = 0;  // the row key with --by-process, as the whole trace's index
+  // One process's aggregation ends: its summary row and exactness.
+  auto finish = [&](StreamAggregator& aggregator, const ProcessTrace& process,
+                    const std::string& path) {
+    ++processes;
+    rows.process_labels.push_back(ProcessLabelOf(process));
+    summary.push_back(aggregator.Finish(process, trace, o, &notes));
+    if (!aggregator.inexact_reason().empty())
+      result.inexact.push_back(path + ": " + aggregator.inexact_reason());
+    result.peak_nodes = std::max(result.peak_nodes, aggregator.stats().peak_nodes);
+    result.peak_pending_launches =
+        std::max(result.peak_pending_launches, aggregator.stats().peak_pending_launches);
+  };
+  auto add_batch = [&](StreamAggregator& aggregator, const ProcessTrace& batch) {
+    result.has_kernels |= !batch.kernels.empty();
+    result.has_api |= !batch.api_calls.empty();
+    result.has_memory |= !batch.memcpys.empty() || !batch.memsets.empty();
+    aggregator.AddBatch(batch);
+  };
   for (const StreamingInput& in : inputs) {
-    const size_t index = result.files_read;
-    StreamAggregator aggregator(o.by_process ? index : 0, &rows, attribution);
+    if (IsNsysExport(in.path)) {
+      // An nsys export: the streaming importer hands out its processes one
+      // after another, in the tracer's record order (nsys_sqlite_stream.h).
+      std::unique_ptr<StreamAggregator> aggregator;
+      auto current = [&]() -> StreamAggregator& {
+        if (!aggregator) {
+          aggregator =
+              std::make_unique<StreamAggregator>(o.by_process ? processes : 0, &rows, attribution);
+        }
+        return *aggregator;
+      };
+      importers::NsysStreamCallbacks callbacks;
+      callbacks.on_batch = [&](const ProcessTrace& batch) { add_batch(current(), batch); };
+      callbacks.on_process = [&](const ProcessTrace& process) {
+        finish(current(), process, in.path);
+        aggregator.reset();
+      };
+      std::string error;
+      bool unsupported = false;
+      if (in.progress) in.progress(0, 1);
+      if (!importers::StreamNsysSqlite(in.path, &trace.strings, callbacks, &error, &unsupported)) {
+        if (unsupported) {
+          result.inexact.push_back(error);
+        } else {
+          result.errors.push_back(error);
+        }
+        continue;
+      }
+      if (in.progress) in.progress(1, 1);
+      ++result.files_read;
+      continue;
+    }
+    StreamAggregator aggregator(o.by_process ? processes : 0, &rows, attribution);
     ProcessTrace process;
     std::string error;
     bool foreign = false;
     const bool ok = StreamTraceFile(
         in.path, &trace.strings, &process,
         [&](const ProcessTrace& batch) {
+          // Streams written by `tracer import` have no launch records and
+          // not the recorded order (nsys exports are read above instead).
           if (batch.header.source != "tracer") foreign = true;
           if (foreign) return;
-          result.has_kernels |= !batch.kernels.empty();
-          result.has_api |= !batch.api_calls.empty();
-          result.has_memory |= !batch.memcpys.empty() || !batch.memsets.empty();
-          aggregator.AddBatch(batch);
+          add_batch(aggregator, batch);
         },
         &result.warnings, &error, in.progress);
     if (!ok) {
@@ -69,13 +129,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
       continue;
     }
     ++result.files_read;
-    rows.process_labels.push_back(ProcessLabelOf(process));
-    summary.push_back(aggregator.Finish(process, trace, o, &notes));
-    if (!aggregator.inexact_reason().empty())
-      result.inexact.push_back(in.path + ": " + aggregator.inexact_reason());
-    result.peak_nodes = std::max(result.peak_nodes, aggregator.stats().peak_nodes);
-    result.peak_pending_launches =
-        std::max(result.peak_pending_launches, aggregator.stats().peak_pending_launches);
+    finish(aggregator, process, in.path);
   }
   if (result.files_read == 0) return result;
 

@@ -28,6 +28,11 @@ const std::vector<std::string>& StreamableTables();
 // import` are not, nor is anything else.
 bool IsRecordedStream(const std::string& path);
 
+// True when path is an Nsight Systems SQLite export (the format import_file
+// detects): StreamingTables reads those through the streaming importer
+// (importers/nsys_sqlite_stream.h), with the numbers of the whole import.
+bool IsNsysExport(const std::string& path);
+
 struct StreamingInput {
   std::string path;
   ReadProgress progress;  // may be empty
@@ -45,7 +50,9 @@ struct StreamingResult {
   std::vector<std::string> inexact;
 };
 
-// Reads our stream files only (imports need the in-memory path). tables
+// Reads recorded streams and nsys SQLite exports (other imports need the
+// in-memory path; an export with rows the streaming importer cannot place
+// is listed in `inexact`). tables
 // empty: summary, ranges, + kernels and gpu when there are kernels, + memory
 // when there are copies or sets, + api when there are API calls (the
 // in-memory defaults).

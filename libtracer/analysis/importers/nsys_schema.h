@@ -1,0 +1,112 @@
+// What both nsys SQLite readers share (the whole-trace importer,
+// nsys_sqlite_importer.h, and the bounded one, nsys_sqlite_stream.h): the
+// schema checks, SELECTs by column name with optional columns, the StringIds
+// table, NVTX text and payload and the API domain of a runtime row. Kept in
+// one place so both read every schema variant the same way.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "libtracer/analysis/importers/sqlite_db.h"
+#include "libtracer/analysis/read/trace_model.h"
+
+namespace tracer::analysis::importers {
+
+// NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE of schema 3.x; the
+// 2020 exports use the same numbers, checked on shared/data).
+constexpr int64_t kNvtxCategory = 33;
+constexpr int64_t kNvtxMark = 34;
+constexpr int64_t kNvtxPushPopRange = 59;
+constexpr int64_t kNvtxStartEndRange = 60;
+constexpr int64_t kNvtxDomainCreate = 75;
+
+// Result-column indexes of the columns every CUPTI_ACTIVITY_KIND_* query
+// selects, looked up by name once per statement.
+struct ActivityColumns {
+  explicit ActivityColumns(const SqliteStatement& st)
+      : start(st.Column("start")),
+        end(st.Column("end")),
+        device(st.Column("deviceId")),
+        context(st.Column("contextId")),
+        stream(st.Column("streamId")),
+        correlation(st.Column("correlationId")),
+        pid(st.Column("globalPid")) {}
+  int start, end, device, context, stream, correlation, pid;
+};
+
+// Result-column indexes of an NVTX_EVENTS query (NvtxColumnNames).
+struct NvtxColumns {
+  explicit NvtxColumns(const SqliteStatement& st)
+      : start(st.Column("start")),
+        end(st.Column("end")),
+        type(st.Column("eventType")),
+        tid(st.Column("globalTid")),
+        text(st.Column("text")),
+        text_id(st.Column("textId")),
+        domain(st.Column("domainId")),
+        category(st.Column("category")),
+        color(st.Column("color")),
+        end_tid(st.Column("endGlobalTid")),
+        u64(st.Column("uint64Value")),
+        i64(st.Column("int64Value")),
+        f64(st.Column("doubleValue")),
+        u32(st.Column("uint32Value")),
+        i32(st.Column("int32Value")),
+        f32(st.Column("floatValue")) {}
+  int start, end, type, tid, text, text_id, domain, category, color, end_tid;
+  int u64, i64, f64, u32, i32, f32;  // payload columns, the first non-NULL wins
+};
+
+// The optional NVTX_EVENTS columns an NvtxColumns query selects.
+const std::vector<std::string_view>& NvtxOptionalColumns();
+
+// The payload of an NVTX row: the first non-NULL payload column.
+void ReadNvtxPayload(const SqliteStatement& st, const NvtxColumns& c, PayloadValue* out);
+
+class NsysSchema {
+ public:
+  explicit NsysSchema(StringTable* strings) : strings_(strings) {}
+
+  // Opens the export, loads StringIds and checks it has at least one table
+  // of activity or NVTX; false with a one-line *error otherwise.
+  bool OpenExport(const std::string& path, std::string* error);
+
+  // Column expression: the quoted column, or NULL under the column's name
+  // when the table lacks it (rows are read by column name).
+  std::string Optional(std::string_view table, std::string_view column);
+  // SELECT of the columns, each named by an AS clause (SQLite leaves the
+  // result-column name of a bare column unspecified), then the optional
+  // ones (NULL where the table lacks them), FROM table.
+  std::string Select(std::string_view table, const std::vector<std::string_view>& columns,
+                     const std::vector<std::string_view>& optional = {});
+  // Checks that table has every column; sets *error naming the first missing.
+  bool Require(std::string_view table, std::initializer_list<std::string_view> columns,
+               std::string* error);
+  bool Query(const std::string& sql, SqliteStatement* st, std::string* error);
+  bool Finish(const SqliteStatement& st, std::string_view table, std::string* error);
+
+  // Global string id of a StringIds id.
+  uint32_t String(int64_t nsys_id);
+  // The message of an NVTX_EVENTS row: inline text, else a StringIds id.
+  uint32_t NvtxText(const SqliteStatement& st, const NvtxColumns& c);
+  // Runtime or driver: eventClass when the export has it, else by name.
+  ApiDomain ApiDomainOf(const SqliteStatement& st, int event_class_col, uint32_t name);
+
+  SqliteDb& db() { return db_; }
+
+ protected:
+  bool LoadStrings(std::string* error);
+
+  SqliteDb db_;
+  StringTable* strings_;
+  std::vector<std::string> nsys_strings_;
+  std::vector<uint32_t> interned_;
+  std::unordered_map<int64_t, uint32_t> sparse_strings_;  // nsys id -> global id
+};
+
+}  // namespace tracer::analysis::importers

@@ -1,0 +1,725 @@
+#include "libtracer/analysis/importers/nsys_sqlite_stream.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "libtracer/analysis/importers/nsys_global_id.h"
+#include "libtracer/analysis/importers/nsys_schema.h"
+#include "libtracer/analysis/importers/process_builder.h"
+
+namespace tracer::analysis::importers {
+namespace {
+
+constexpr const char* kKernel = "CUPTI_ACTIVITY_KIND_KERNEL";
+constexpr const char* kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
+constexpr const char* kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
+constexpr const char* kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
+constexpr const char* kSync = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+constexpr const char* kNvtx = "NVTX_EVENTS";
+
+// The pid of a globalPid / globalTid column, in SQL (NsysPid).
+std::string PidOf(std::string_view table, std::string_view column) {
+  return "((\"" + std::string(table) + "\".\"" + std::string(column) + "\" >> 24) & 16777215)";
+}
+
+// Inserts extra result columns before the FROM of a NsysSchema::Select.
+std::string WithColumns(const std::string& select, const std::string& extra) {
+  const size_t from = select.rfind(" FROM \"");
+  return select.substr(0, from) + ", " + extra + select.substr(from);
+}
+
+uint64_t Clamp(int64_t v) { return v < 0 ? 0 : static_cast<uint64_t>(v); }
+
+// One ORDER BY (pid, start) statement and its current row.
+struct Cursor {
+  SqliteStatement st;
+  int pid_col = -1, time_col = -1;
+  bool has = false;
+  uint32_t pid = 0;
+  uint64_t time = 0;
+  void Next() {
+    has = st.valid() && st.Step();
+    if (has) {
+      pid = static_cast<uint32_t>(st.Int(pid_col));
+      time = Clamp(st.Int(time_col));
+    }
+  }
+};
+
+struct OpenRange {
+  uint64_t id, start, end;
+  uint32_t depth;
+};
+
+// Pop order: end first, then the deeper (the child) first.
+struct LaterPop {
+  bool operator()(const RangeRecord& a, const RangeRecord& b) const {
+    return a.end_ns != b.end_ns ? a.end_ns > b.end_ns : a.depth < b.depth;
+  }
+};
+
+// What a process needs besides its records, read before the sweep (small).
+struct ProcessMeta {
+  std::unordered_map<uint32_t, uint32_t> domain_names;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> category_names;
+  uint64_t skipped_nvtx = 0, syncs = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> thread_names;  // os tid, name
+  std::string name;
+};
+
+class NsysStreamer : public NsysSchema {
+ public:
+  NsysStreamer(StringTable* strings, const NsysStreamCallbacks& cb, size_t batch)
+      : NsysSchema(strings), cb_(cb), batch_(std::max<size_t>(batch, 1)) {}
+
+  bool Run(const std::string& path, std::string* error, bool* unsupported);
+
+ private:
+  bool CheckSchema(std::string* error);
+  bool HasNullProcess(std::string* table);
+  void FindMaxTime();
+  bool ReadMeta(std::string* error);
+  bool OpenCursors(std::string* error);
+  bool OpenCursor(Cursor* c, const std::string& sql, std::string* error);
+  void Sweep(uint32_t pid);
+  void EmitClosedBefore(uint64_t t);
+  void Flush();
+  void OnRange(const NvtxColumns& c);
+  void OnMark(const NvtxColumns& c);
+  void OnApi();
+  void OnKernel();
+  void OnMemcpy();
+  void OnMemset();
+  uint32_t StreamOf(const SqliteStatement& st, const ActivityColumns& c);
+
+  NsysStreamCallbacks cb_;
+  size_t batch_;
+  uint64_t max_time_ = 0;
+  bool has_gpu_table_ = false;
+  std::vector<uint32_t> pids_;
+  std::map<uint32_t, ProcessMeta> meta_;
+  std::vector<std::pair<uint32_t, uint32_t>> fallback_domains_;  // DomainStrings
+  std::optional<uint64_t> session_start_;
+  // NVTX rows without globalTid: the importer files them under the only
+  // process (it reads NVTX last), which is this one.
+  std::optional<uint32_t> nvtx_null_pid_;
+  uint64_t nvtx_without_tid_ = 0;
+  std::string NvtxPid() const {
+    const std::string pid = PidOf(kNvtx, "globalTid");
+    return nvtx_null_pid_ ? "COALESCE(" + pid + ", " + std::to_string(*nvtx_null_pid_) + ")" : pid;
+  }
+  bool OnlyProcessForNullNvtx();
+  Cursor nvtx_, api_, kernels_, memcpys_, memsets_;
+  // Result-column indexes, looked up once per statement.
+  struct ApiCols {
+    int start, end, tid, corr, name, event_class, ret, has_gpu;
+  } api_cols_{};
+  struct OpCols {
+    explicit OpCols(const SqliteStatement& st)
+        : a(st),
+          name(st.Column("demangledName")),
+          graph(st.Column("graphId")),
+          node(st.Column("graphNodeId")),
+          bytes(st.Column("bytes")),
+          copy_kind(st.Column("copyKind")),
+          src(st.Column("srcKind")),
+          dst(st.Column("dstKind")),
+          value(st.Column("value")) {}
+    ActivityColumns a;
+    int name, graph, node, bytes, copy_kind, src, dst, value;
+  };
+  std::optional<OpCols> kernel_cols_, memcpy_cols_, memset_cols_;
+
+  // The process being swept.
+  ProcessTrace* proc_ = nullptr;
+  ProcessBuilder* builder_ = nullptr;
+  size_t pending_records_ = 0;
+  uint64_t next_range_id_ = 1;
+  std::unordered_map<uint32_t, std::vector<OpenRange>> stacks_;  // thread -> open push/pop
+  std::priority_queue<RangeRecord, std::vector<RangeRecord>, LaterPop> closing_;
+  uint64_t unclosed_ = 0, partial_overlaps_ = 0;
+  std::map<std::string, uint64_t> by_kind_;
+};
+
+bool NsysStreamer::CheckSchema(std::string* error) {
+  const std::initializer_list<std::string_view> activity = {
+      "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"};
+  struct Need {
+    const char* table;
+    std::initializer_list<std::string_view> columns;
+  };
+  const Need needs[] = {{kKernel, {"demangledName"}},
+                        {kMemcpy, {"bytes", "copyKind"}},
+                        {kMemset, {"bytes"}},
+                        {kSync, {"syncType"}}};
+  for (const Need& n : needs) {
+    if (db_.HasTable(n.table) &&
+        (!Require(n.table, activity, error) || !Require(n.table, n.columns, error))) {
+      return false;
+    }
+  }
+  if (db_.HasTable(kRuntime) &&
+      !Require(kRuntime, {"start", "end", "globalTid", "correlationId", "nameId"}, error)) {
+    return false;
+  }
+  if (db_.HasTable(kNvtx)) {
+    if (!Require(kNvtx, {"start", "end", "eventType", "globalTid"}, error)) return false;
+    if (!db_.HasColumn(kNvtx, "text") && !db_.HasColumn(kNvtx, "textId")) {
+      *error = db_.path() + ": not an nsys export: table NVTX_EVENTS has neither column 'text' " +
+               "nor 'textId'";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool NsysStreamer::HasNullProcess(std::string* table) {
+  const std::pair<const char*, const char*> columns[] = {
+      {kRuntime, "globalTid"}, {kKernel, "globalPid"}, {kMemcpy, "globalPid"},
+      {kMemset, "globalPid"},  {kSync, "globalPid"},   {kNvtx, "globalTid"}};
+  for (const auto& [t, col] : columns) {
+    if (!db_.HasTable(t)) continue;
+    std::string error;
+    SqliteStatement st;
+    if (!Query("SELECT EXISTS(SELECT 1 FROM \"" + std::string(t) + "\" WHERE \"" + col +
+                   "\" IS NULL) AS x",
+               &st, &error)) {
+      continue;
+    }
+    if (st.Step() && st.Int(0) != 0) {
+      *table = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool NsysStreamer::OnlyProcessForNullNvtx() {
+  // Exactly one pid in every other table and in the NVTX rows that have
+  // one, and at least one row elsewhere (the importer's process exists
+  // before it reads NVTX_EVENTS).
+  std::string others;
+  const std::pair<const char*, const char*> columns[] = {{kRuntime, "globalTid"},
+                                                         {kKernel, "globalPid"},
+                                                         {kMemcpy, "globalPid"},
+                                                         {kMemset, "globalPid"},
+                                                         {kSync, "globalPid"}};
+  for (const auto& [t, col] : columns) {
+    if (!db_.HasTable(t)) continue;
+    if (!others.empty()) others += " UNION ";
+    others += "SELECT " + PidOf(t, col) + " AS p FROM \"" + std::string(t) + "\"";
+  }
+  if (others.empty()) return false;
+  std::string error;
+  SqliteStatement st;
+  if (!Query("SELECT COUNT(*), MIN(p) FROM (" + others + " UNION SELECT " +
+                 PidOf(kNvtx, "globalTid") + " AS p FROM NVTX_EVENTS WHERE globalTid IS NOT NULL)",
+             &st, &error) ||
+      !st.Step() || st.Int(0) != 1) {
+    return false;
+  }
+  nvtx_null_pid_ = static_cast<uint32_t>(st.Int(1));
+  SqliteStatement n;
+  if (Query("SELECT COUNT(*) FROM NVTX_EVENTS WHERE globalTid IS NULL", &n, &error) && n.Step())
+    nvtx_without_tid_ = Clamp(n.Int(0));
+  return true;
+}
+
+void NsysStreamer::FindMaxTime() {
+  // The importer's max_time_: every start and end it reads (NVTX: ranges
+  // and marks only).
+  std::vector<std::string> queries;
+  for (const char* t : {kRuntime, kKernel, kMemcpy, kMemset, kSync}) {
+    if (db_.HasTable(t))
+      queries.push_back("SELECT MAX(\"start\"), MAX(\"end\") FROM \"" + std::string(t) + "\"");
+  }
+  if (db_.HasTable(kNvtx)) {
+    queries.push_back(
+        "SELECT MAX(\"start\"), NULL FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)");
+    queries.push_back("SELECT NULL, MAX(\"end\") FROM NVTX_EVENTS WHERE eventType IN (59, 60)");
+  }
+  for (const std::string& sql : queries) {
+    std::string error;
+    SqliteStatement st;
+    if (!Query(sql, &st, &error) || !st.Step()) continue;
+    for (int i = 0; i < 2; ++i)
+      if (!st.IsNull(i)) max_time_ = std::max(max_time_, Clamp(st.Int(i)));
+  }
+}
+
+bool NsysStreamer::ReadMeta(std::string* error) {
+  // Processes: every pid of a table the importer reads.
+  std::string sql;
+  const std::pair<const char*, const char*> columns[] = {
+      {kRuntime, "globalTid"}, {kKernel, "globalPid"}, {kMemcpy, "globalPid"},
+      {kMemset, "globalPid"},  {kSync, "globalPid"},   {kNvtx, "globalTid"}};
+  for (const auto& [t, col] : columns) {
+    if (!db_.HasTable(t)) continue;
+    if (!sql.empty()) sql += " UNION ";
+    sql += "SELECT " + (t == kNvtx ? NvtxPid() : PidOf(t, col)) + " AS p FROM \"" + std::string(t) +
+           "\"";
+  }
+  SqliteStatement st;
+  if (!Query("SELECT p FROM (" + sql + ") ORDER BY p", &st, error)) return false;
+  while (st.Step()) {
+    pids_.push_back(static_cast<uint32_t>(st.Int(0)));
+    meta_[pids_.back()];
+  }
+  if (!Finish(st, "processes", error)) return false;
+
+  if (db_.HasTable(kNvtx)) {
+    SqliteStatement nv;
+    const std::string q = WithColumns(Select(kNvtx, {"start", "end", "eventType", "globalTid"},
+                                             NvtxOptionalColumns()),
+                                      NvtxPid() + " AS pid_") +
+                          " WHERE eventType NOT IN (34, 59, 60)";
+    if (!Query(q, &nv, error)) return false;
+    const NvtxColumns c(nv);
+    const int pid = nv.Column("pid_");
+    while (nv.Step()) {
+      ProcessMeta& m = meta_[static_cast<uint32_t>(nv.Int(pid))];
+      const uint32_t domain = static_cast<uint32_t>(nv.Int(c.domain));
+      const int64_t type = nv.Int(c.type);
+      if (type == kNvtxDomainCreate) {
+        if (domain != 0) m.domain_names[domain] = NvtxText(nv, c);
+      } else if (type == kNvtxCategory) {
+        m.category_names[{domain, static_cast<uint32_t>(nv.Int(c.category))}] = NvtxText(nv, c);
+      } else {
+        ++m.skipped_nvtx;
+      }
+    }
+    if (!Finish(nv, kNvtx, error)) return false;
+    if (db_.HasColumn("DomainStrings", "id") && db_.HasColumn("DomainStrings", "domainName")) {
+      SqliteStatement ds;
+      std::string ignored;
+      if (Query(Select("DomainStrings", {"id", "domainName"}), &ds, &ignored)) {
+        const int id_col = ds.Column("id"), name_col = ds.Column("domainName");
+        while (ds.Step()) {
+          const uint32_t id = static_cast<uint32_t>(ds.Int(id_col));
+          if (id != 0) fallback_domains_.emplace_back(id, strings_->Intern(ds.Text(name_col)));
+        }
+      }
+    }
+  }
+  if (db_.HasTable(kSync)) {
+    SqliteStatement sy;
+    if (Query("SELECT " + PidOf(kSync, "globalPid") + " AS p, COUNT(*) AS n FROM \"" + kSync +
+                  "\" GROUP BY p",
+              &sy, error)) {
+      while (sy.Step()) meta_[static_cast<uint32_t>(sy.Int(0))].syncs = Clamp(sy.Int(1));
+    }
+  }
+  if (db_.HasColumn("ThreadNames", "nameId") && db_.HasColumn("ThreadNames", "globalTid")) {
+    SqliteStatement tn;
+    std::string ignored;
+    if (Query(Select("ThreadNames", {"nameId", "globalTid"}), &tn, &ignored)) {
+      const int name = tn.Column("nameId"), tid = tn.Column("globalTid");
+      while (tn.Step()) {
+        if (tn.IsNull(tid)) continue;
+        auto it = meta_.find(NsysPid(tn.Int(tid)));
+        if (it != meta_.end())
+          it->second.thread_names.emplace_back(NsysTid(tn.Int(tid)), String(tn.Int(name)));
+      }
+    }
+  }
+  if (db_.HasColumn("PROCESSES", "globalPid") && db_.HasColumn("PROCESSES", "name")) {
+    SqliteStatement pr;
+    std::string ignored;
+    if (Query(Select("PROCESSES", {"globalPid", "name"}), &pr, &ignored)) {
+      const int pid = pr.Column("globalPid"), name = pr.Column("name");
+      while (pr.Step()) {
+        if (pr.IsNull(pid) || pr.IsNull(name)) continue;
+        auto it = meta_.find(NsysPid(pr.Int(pid)));
+        if (it != meta_.end()) it->second.name = std::string(pr.Text(name));
+      }
+    }
+  }
+  if (db_.HasColumn("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")) {
+    SqliteStatement ss;
+    std::string ignored;
+    if (Query(Select("TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}), &ss, &ignored) &&
+        ss.Step() && !ss.IsNull(0)) {
+      session_start_ = static_cast<uint64_t>(ss.Int(0));
+    }
+  }
+  return true;
+}
+
+bool NsysStreamer::OpenCursor(Cursor* c, const std::string& sql, std::string* error) {
+  if (!Query(sql, &c->st, error)) return false;
+  c->pid_col = c->st.Column("pid_");
+  c->time_col = c->st.Column("start");
+  c->Next();
+  if (!c->st.ok()) {
+    *error = db_.path() + ": error sorting a table: " + db_.LastError();
+    return false;
+  }
+  return true;
+}
+
+bool NsysStreamer::OpenCursors(std::string* error) {
+  const std::string order = " ORDER BY pid_, \"start\"";
+  if (db_.HasTable(kNvtx)) {
+    // Start order, the enclosing range first (range_nesting.h); an unclosed
+    // range ends at the last timestamp.
+    const std::string sql =
+        WithColumns(
+            Select(kNvtx, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns()),
+            NvtxPid() + " AS pid_, COALESCE(\"" + std::string(kNvtx) + "\".\"end\", " +
+                std::to_string(max_time_) + ") AS end_sort_") +
+        " WHERE eventType IN (34, 59, 60)" + order + ", end_sort_ DESC";
+    if (!OpenCursor(&nvtx_, sql, error)) return false;
+  }
+  // Correlation ids with GPU work, per pid: a temp table SQLite keeps on
+  // disk, so only API calls that launched something get a launch record.
+  std::string gpu;
+  for (const char* t : {kKernel, kMemcpy, kMemset}) {
+    if (!db_.HasTable(t)) continue;
+    if (!gpu.empty()) gpu += " UNION ALL ";
+    gpu += "SELECT " + PidOf(t, "globalPid") + ", \"correlationId\" FROM \"" + t + "\"";
+  }
+  if (!gpu.empty() && db_.HasTable(kRuntime)) {
+    for (const std::string& sql :
+         {std::string("DROP TABLE IF EXISTS temp.tracer_gpu_corr"),
+          std::string("CREATE TEMP TABLE tracer_gpu_corr (pid INTEGER, corr INTEGER, PRIMARY "
+                      "KEY (pid, corr)) WITHOUT ROWID"),
+          "INSERT OR IGNORE INTO temp.tracer_gpu_corr " + gpu}) {
+      SqliteStatement st;
+      if (!Query(sql, &st, error)) return false;
+      st.Step();
+      if (!st.ok()) {
+        *error = db_.path() + ": cannot index correlation ids: " + db_.LastError();
+        return false;
+      }
+    }
+    has_gpu_table_ = true;
+  }
+  if (db_.HasTable(kRuntime)) {
+    std::string extra = PidOf(kRuntime, "globalTid") + " AS pid_";
+    extra += has_gpu_table_ ? ", EXISTS(SELECT 1 FROM temp.tracer_gpu_corr g WHERE g.pid = " +
+                                  PidOf(kRuntime, "globalTid") + " AND g.corr = \"" + kRuntime +
+                                  "\".\"correlationId\") AS has_gpu_"
+                            : ", 0 AS has_gpu_";
+    const std::string sql =
+        WithColumns(Select(kRuntime, {"start", "end", "globalTid", "correlationId", "nameId"},
+                           {"eventClass", "returnValue"}),
+                    extra) +
+        order;
+    if (!OpenCursor(&api_, sql, error)) return false;
+    const SqliteStatement& st = api_.st;
+    api_cols_ = {st.Column("start"),         st.Column("end"),     st.Column("globalTid"),
+                 st.Column("correlationId"), st.Column("nameId"),  st.Column("eventClass"),
+                 st.Column("returnValue"),   st.Column("has_gpu_")};
+  }
+  const std::vector<std::string_view> activity = {
+      "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"};
+  auto activity_sql = [&](const char* t, std::vector<std::string_view> required,
+                          const std::vector<std::string_view>& optional) {
+    std::vector<std::string_view> cols = activity;
+    cols.insert(cols.end(), required.begin(), required.end());
+    return WithColumns(Select(t, cols, optional), PidOf(t, "globalPid") + " AS pid_") + order;
+  };
+  if (db_.HasTable(kKernel) &&
+      !OpenCursor(&kernels_, activity_sql(kKernel, {"demangledName"}, {"graphId", "graphNodeId"}),
+                  error)) {
+    return false;
+  }
+  if (db_.HasTable(kMemcpy) &&
+      !OpenCursor(&memcpys_, activity_sql(kMemcpy, {"bytes", "copyKind"}, {"srcKind", "dstKind"}),
+                  error)) {
+    return false;
+  }
+  if (db_.HasTable(kMemset) &&
+      !OpenCursor(&memsets_, activity_sql(kMemset, {"bytes"}, {"value"}), error)) {
+    return false;
+  }
+  if (kernels_.st.valid()) kernel_cols_.emplace(kernels_.st);
+  if (memcpys_.st.valid()) memcpy_cols_.emplace(memcpys_.st);
+  if (memsets_.st.valid()) memset_cols_.emplace(memsets_.st);
+  return true;
+}
+
+void NsysStreamer::Flush() {
+  if (pending_records_ == 0) return;
+  cb_.on_batch(*proc_);
+  proc_->ranges.clear();
+  proc_->marks.clear();
+  proc_->kernels.clear();
+  proc_->memcpys.clear();
+  proc_->memsets.clear();
+  proc_->api_calls.clear();
+  proc_->launches.clear();
+  pending_records_ = 0;
+}
+
+void NsysStreamer::EmitClosedBefore(uint64_t t) {
+  // A range ending at t is handed out only once the sweep is past t: a
+  // zero-length range at t still takes launches at t (InnermostOpenAt).
+  while (!closing_.empty() && closing_.top().end_ns < t) {
+    proc_->ranges.push_back(closing_.top());
+    closing_.pop();
+    ++pending_records_;
+  }
+}
+
+void NsysStreamer::OnRange(const NvtxColumns& c) {
+  const SqliteStatement& st = nvtx_.st;
+  RangeRecord r;
+  r.kind = st.Int(c.type) == kNvtxPushPopRange ? RangeKind::kPushPop : RangeKind::kStartEnd;
+  r.start_ns = Clamp(st.Int(c.start));
+  if (st.IsNull(c.end)) {
+    r.flags |= kRangeFlagUnclosed;
+    r.end_ns = std::max(max_time_, r.start_ns);
+    ++unclosed_;
+  } else {
+    r.end_ns = Clamp(st.Int(c.end));
+  }
+  r.thread = st.IsNull(c.tid) ? 0 : builder_->Thread(NsysTid(st.Int(c.tid)));
+  r.end_thread = st.IsNull(c.end_tid) ? 0 : builder_->Thread(NsysTid(st.Int(c.end_tid)));
+  r.name = NvtxText(st, c);
+  r.domain = static_cast<uint32_t>(st.Int(c.domain));
+  r.category = static_cast<uint32_t>(st.Int(c.category));
+  r.color = static_cast<uint32_t>(st.Int(c.color));
+  ReadNvtxPayload(st, c, &r.payload);
+  // AssignRangeIdsAndNesting, one range at a time.
+  r.id = next_range_id_++;
+  if (r.kind == RangeKind::kPushPop) {
+    std::vector<OpenRange>& stack = stacks_[r.thread];
+    while (!stack.empty() && stack.back().end <= r.start_ns) stack.pop_back();
+    if (!stack.empty()) {
+      if (stack.back().end < r.end_ns) ++partial_overlaps_;
+      r.parent_id = stack.back().id;
+      r.depth = stack.back().depth + 1;
+    }
+    stack.push_back({r.id, r.start_ns, r.end_ns, r.depth});
+  }
+  ++by_kind_["ranges"];
+  closing_.push(std::move(r));
+}
+
+void NsysStreamer::OnMark(const NvtxColumns& c) {
+  const SqliteStatement& st = nvtx_.st;
+  MarkRecord m;
+  m.time_ns = Clamp(st.Int(c.start));
+  m.thread = st.IsNull(c.tid) ? 0 : builder_->Thread(NsysTid(st.Int(c.tid)));
+  m.name = NvtxText(st, c);
+  m.domain = static_cast<uint32_t>(st.Int(c.domain));
+  m.category = static_cast<uint32_t>(st.Int(c.category));
+  m.color = static_cast<uint32_t>(st.Int(c.color));
+  proc_->marks.push_back(m);
+  ++by_kind_["marks"];
+  ++pending_records_;
+}
+
+void NsysStreamer::OnApi() {
+  const SqliteStatement& st = api_.st;
+  const ApiCols& c = api_cols_;
+  ApiRecord a;
+  a.start_ns = Clamp(st.Int(c.start));
+  a.end_ns = Clamp(st.Int(c.end));
+  a.thread = builder_->Thread(NsysTid(st.Int(c.tid)));
+  a.correlation_id = static_cast<uint64_t>(st.Int(c.corr));
+  a.name = String(st.Int(c.name));
+  a.domain = ApiDomainOf(st, c.event_class, a.name);
+  a.return_value = static_cast<uint32_t>(st.Int(c.ret));
+  proc_->api_calls.push_back(a);
+  ++by_kind_["api_calls"];
+  ++pending_records_;
+  if (a.correlation_id == 0 || st.Int(c.has_gpu) == 0) return;
+  LaunchRecord l;
+  l.correlation_id = a.correlation_id;
+  l.time_ns = a.start_ns;
+  l.thread = a.thread;
+  l.domain = a.domain;
+  // RangeIndex::InnermostOpenAt: the stack holds the chain of the last
+  // range started at or before t; the innermost one still open wins.
+  if (auto it = stacks_.find(a.thread); it != stacks_.end()) {
+    const uint64_t t = a.start_ns;
+    for (auto r = it->second.rbegin(); r != it->second.rend(); ++r) {
+      if ((r->start <= t && t < r->end) || (r->start == t && r->end == t)) {
+        l.range_id = r->id;
+        break;
+      }
+    }
+  }
+  proc_->launches.push_back(l);
+  ++pending_records_;
+}
+
+uint32_t NsysStreamer::StreamOf(const SqliteStatement& st, const ActivityColumns& c) {
+  return builder_->Stream(static_cast<uint32_t>(st.Int(c.device)),
+                          static_cast<uint32_t>(st.Int(c.context)),
+                          static_cast<uint64_t>(st.Int(c.stream)));
+}
+
+void NsysStreamer::OnKernel() {
+  const SqliteStatement& st = kernels_.st;
+  const OpCols& c = *kernel_cols_;
+  const ActivityColumns& a = c.a;
+  KernelRecord k;
+  k.start_ns = Clamp(st.Int(a.start));
+  k.end_ns = Clamp(st.Int(a.end));
+  k.correlation_id = static_cast<uint64_t>(st.Int(a.correlation));
+  k.stream = StreamOf(st, a);
+  k.name = String(st.Int(c.name));
+  k.graph_id = static_cast<uint64_t>(st.Int(c.graph));
+  k.graph_node_id = static_cast<uint64_t>(st.Int(c.node));
+  proc_->kernels.push_back(k);
+  ++by_kind_["kernels"];
+  ++pending_records_;
+}
+
+void NsysStreamer::OnMemcpy() {
+  const SqliteStatement& st = memcpys_.st;
+  const OpCols& c = *memcpy_cols_;
+  const ActivityColumns& a = c.a;
+  MemcpyRecord m;
+  m.start_ns = Clamp(st.Int(a.start));
+  m.end_ns = Clamp(st.Int(a.end));
+  m.correlation_id = static_cast<uint64_t>(st.Int(a.correlation));
+  m.stream = StreamOf(st, a);
+  m.bytes = static_cast<uint64_t>(st.Int(c.bytes));
+  const int64_t kind = st.Int(c.copy_kind);
+  m.copy_kind = kind >= 0 && kind <= 10 ? static_cast<uint32_t>(kind) : 0;
+  m.flags = (static_cast<uint32_t>(st.Int(c.src) & 0xFF) << 8) |
+            (static_cast<uint32_t>(st.Int(c.dst) & 0xFF) << 16);
+  proc_->memcpys.push_back(m);
+  ++by_kind_["memcpys"];
+  ++pending_records_;
+}
+
+void NsysStreamer::OnMemset() {
+  const SqliteStatement& st = memsets_.st;
+  const OpCols& c = *memset_cols_;
+  const ActivityColumns& a = c.a;
+  MemsetRecord m;
+  m.start_ns = Clamp(st.Int(a.start));
+  m.end_ns = Clamp(st.Int(a.end));
+  m.correlation_id = static_cast<uint64_t>(st.Int(a.correlation));
+  m.stream = StreamOf(st, a);
+  m.bytes = static_cast<uint64_t>(st.Int(c.bytes));
+  m.value = static_cast<uint32_t>(st.Int(c.value));
+  proc_->memsets.push_back(m);
+  ++by_kind_["memsets"];
+  ++pending_records_;
+}
+
+void NsysStreamer::Sweep(uint32_t pid) {
+  ProcessTrace process;
+  ProcessBuilder builder(&process);
+  proc_ = &process;
+  builder_ = &builder;
+  pending_records_ = 0;
+  next_range_id_ = 1;
+  stacks_.clear();
+  unclosed_ = partial_overlaps_ = 0;
+  by_kind_.clear();
+  ProcessMeta& meta = meta_[pid];
+  process.header.pid = pid;
+  process.header.source = "nsys-sqlite";
+  process.header.clock_description = "nsys session clock (ns since session start)";
+  if (!meta.name.empty()) process.header.command_line = {meta.name};
+  if (session_start_) {
+    process.header.session_start_wall_ns = *session_start_;
+    process.header.session_start_trace_ns = 0;
+  }
+  process.source_file = db_.path();
+  process.domain_names = meta.domain_names;
+  for (const auto& [id, name] : fallback_domains_) process.domain_names.emplace(id, name);
+  process.category_names = meta.category_names;
+
+  std::optional<NvtxColumns> nvtx_cols;
+  if (nvtx_.st.valid()) nvtx_cols.emplace(nvtx_.st);
+  int nvtx_type = nvtx_.st.valid() ? nvtx_.st.Column("eventType") : -1;
+  // Ties: ranges opening at t before the calls at t (start <= t), calls
+  // before the GPU work they launched.
+  Cursor* order[] = {&nvtx_, &api_, &kernels_, &memcpys_, &memsets_};
+  while (true) {
+    Cursor* next = nullptr;
+    for (Cursor* c : order) {
+      if (c->has && c->pid == pid && (next == nullptr || c->time < next->time)) next = c;
+    }
+    if (next == nullptr) break;
+    EmitClosedBefore(next->time);
+    if (next == &nvtx_) {
+      if (nvtx_.st.Int(nvtx_type) == kNvtxMark) {
+        OnMark(*nvtx_cols);
+      } else {
+        OnRange(*nvtx_cols);
+      }
+    } else if (next == &api_) {
+      OnApi();
+    } else if (next == &kernels_) {
+      OnKernel();
+    } else if (next == &memcpys_) {
+      OnMemcpy();
+    } else {
+      OnMemset();
+    }
+    next->Next();
+    if (pending_records_ >= batch_) Flush();
+  }
+  EmitClosedBefore(UINT64_MAX);
+  while (!closing_.empty()) {  // ranges ending at UINT64_MAX
+    process.ranges.push_back(closing_.top());
+    closing_.pop();
+    ++pending_records_;
+  }
+  for (const auto& [tid, name] : meta.thread_names) builder.NameThread(tid, name);
+  Flush();
+  if (unclosed_ != 0) process.counters["import_unclosed_ranges"] += unclosed_;
+  if (partial_overlaps_ != 0)
+    process.counters["import_partially_overlapping_ranges"] += partial_overlaps_;
+  if (nvtx_without_tid_ != 0 && nvtx_null_pid_ == pid)
+    process.counters["import_nvtx_without_tid"] += nvtx_without_tid_;
+  if (meta.skipped_nvtx != 0) process.counters["import_nvtx_events_skipped"] += meta.skipped_nvtx;
+  FooterInfo footer;
+  footer.session_end_trace_ns = max_time_;
+  for (const char* kind : {"ranges", "marks", "kernels", "memcpys", "memsets", "api_calls"}) {
+    footer.records_by_kind.emplace_back(kind, by_kind_[kind]);
+  }
+  footer.records_by_kind.emplace_back("syncs", meta.syncs);
+  process.footer = footer;
+  cb_.on_process(process);
+  proc_ = nullptr;
+  builder_ = nullptr;
+}
+
+bool NsysStreamer::Run(const std::string& path, std::string* error, bool* unsupported) {
+  if (!OpenExport(path, error) || !CheckSchema(error)) return false;
+  std::string table;
+  if (HasNullProcess(&table) && (table != kNvtx || !OnlyProcessForNullNvtx())) {
+    // The importer files such rows under the only process or pid 0,
+    // depending on the order it reads the tables.
+    *error = path + ": table " + table + " has rows without a process id";
+    if (unsupported != nullptr) *unsupported = true;
+    return false;
+  }
+  FindMaxTime();
+  if (!ReadMeta(error) || !OpenCursors(error)) return false;
+  for (uint32_t pid : pids_) Sweep(pid);
+  for (Cursor* c : {&nvtx_, &api_, &kernels_, &memcpys_, &memsets_}) {
+    if (c->st.valid() && !c->st.ok()) {
+      *error = path + ": error reading the export: " + db_.LastError();
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool StreamNsysSqlite(const std::string& path, StringTable* strings,
+                      const NsysStreamCallbacks& callbacks, std::string* error, bool* unsupported,
+                      size_t batch_records) {
+  if (unsupported != nullptr) *unsupported = false;
+  NsysStreamer streamer(strings, callbacks, batch_records);
+  return streamer.Run(path, error, unsupported);
+}
+
+}  // namespace tracer::analysis::importers

@@ -1,0 +1,54 @@
+// Bounded-memory reading of an Nsight Systems SQLite export, for
+// `tracer report --stream` (tables/streaming_report.h): the records of the
+// whole-trace importer (nsys_sqlite_importer.h), handed out a few thousand
+// at a time in the order the stream aggregator relies on
+// (tables/stream_aggregator.h), the order of a stream the tracer recorded.
+//
+// SQLite does the ordering: each table is read through ORDER BY (process,
+// start), which SQLite sorts on disk, and one sweep merges them by time per
+// process. What the sweep holds is the push/pop ranges open on each thread
+// plus the ranges closed but not yet handed out; never the records.
+//
+//   * NVTX push/pop and start/end ranges become RangeRecords when the sweep
+//     passes their end (children before parents). Ids, parents and depths
+//     are the importer's (range_nesting.h: start order, per-thread stack);
+//     an unclosed range ends at the export's last timestamp, as there.
+//   * Runtime/driver calls become ApiRecords; one whose correlation id has a
+//     kernel, memcpy or memset (a temp table of those ids, inside SQLite)
+//     also gets a LaunchRecord at its start whose range_id is the innermost
+//     push/pop range open on its thread then: the range the whole-trace path
+//     finds through the API record (RangeIndex::InnermostOpenAt).
+//   * Kernels, memcpys, memsets and marks as the importer reads them.
+//
+// Records the importer files under a fallback process (no globalPid /
+// globalTid) depend on the order it reads the tables: such an export is
+// refused with *unsupported set, and the caller reads it whole.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/read/trace_model.h"
+
+namespace tracer::analysis::importers {
+
+struct NsysStreamCallbacks {
+  // One batch of one process's records (definitions so far included, as
+  // StreamTraceFile's); the record vectors are cleared after the call.
+  BatchCallback on_batch;
+  // After a process's last batch: its definitions, header, footer and
+  // counters are complete (thread names included). Processes come in pid
+  // order, as the importer appends them.
+  std::function<void(const ProcessTrace&)> on_process;
+};
+
+// False with a one-line *error when the export cannot be read; *unsupported
+// (may be null) is then true when it is readable but needs the whole-trace
+// importer (see above).
+bool StreamNsysSqlite(const std::string& path, StringTable* strings,
+                      const NsysStreamCallbacks& callbacks, std::string* error,
+                      bool* unsupported = nullptr, size_t batch_records = 4096);
+
+}  // namespace tracer::analysis::importers

@@ -77,8 +77,7 @@ input needs what it cannot do while reading (start/end ranges over GPU work,
 records far out of order, worker launches waiting on one main-thread range by
 the hundred thousand, PyTorch profiler JSON, other tables), it says so on
 stderr and reads the input whole: the choice never changes a number. Nsys
-SQLite exports take that path with --stream (SQLite sorts their tables);
-automatic streaming applies to recorded streams.
+SQLite exports take that path too (SQLite sorts their tables).
 
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record
@@ -131,6 +130,9 @@ int Fail(const std::string& message) {
 // Reading a stream whole takes about this many times its size in memory
 // (ingest_bench --rss: 1757 MiB for a 129 MiB file of 10 M kernels).
 constexpr uint64_t kInMemoryFactor = 14;
+// An nsys export imported whole: about 1.6 times its size (ingest_bench
+// --nsys: 1835 MiB for a 1133 MB export of 10 M kernels).
+constexpr uint64_t kNsysInMemoryFactor = 2;
 
 // "2G", "512M", "100k", "1048576" (binary units); false when malformed.
 bool ParseByteSize(const std::string& text, uint64_t* out) {
@@ -186,11 +188,18 @@ bool IsStreamFile(const std::string& path) {
 // available memory, are read with bounded memory unless --no-stream.
 bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::string>& tables,
                   bool all_tables, uint64_t above, std::string* why) {
-  uint64_t bytes = 0;
+  uint64_t bytes = 0, estimate = 0;
   for (const std::string& f : files) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(f, ec);
-    if (ec || !analysis::IsRecordedStream(f)) return false;
+    if (ec) return false;
+    if (analysis::IsRecordedStream(f)) {
+      estimate += size * kInMemoryFactor;
+    } else if (analysis::IsNsysExport(f)) {
+      estimate += size * kNsysInMemoryFactor;
+    } else {
+      return false;
+    }
     bytes += size;
   }
   for (const std::string& t : tables) {
@@ -201,8 +210,8 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
     *why = HumanBytes(bytes) + " of input, --stream-above " + HumanBytes(above);
     return true;
   }
-  if (available > 0 && bytes * kInMemoryFactor > available / 2) {
-    *why = "reading it whole would take about " + HumanBytes(bytes * kInMemoryFactor) + " of the " +
+  if (available > 0 && estimate > available / 2) {
+    *why = "reading it whole would take about " + HumanBytes(estimate) + " of the " +
            HumanBytes(available) + " available";
     return true;
   }

@@ -824,6 +824,11 @@ TEST(StreamingReport, RealNsysExportsStreamAsTheyReadWhole) {
       EXPECT_EQ(stream.err.find("reading the input whole"), std::string::npos) << stream.err;
       EXPECT_EQ(stream.err.find("bounded-memory reading cannot"), std::string::npos) << stream.err;
     }
+    // Chosen by size, as for a recorded stream: said once, same numbers.
+    const CliOutput automatic = RunReport(f + tables + " --stream-above 1k");
+    ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
+    EXPECT_NE(automatic.err.find("large input ("), std::string::npos) << automatic.err;
+    EXPECT_EQ(automatic.out, RunReport("--no-stream " + f + tables).out);
     // And in the library: read on the bounded path, held state small.
     const StreamingResult got = Streamed({f}, {});
     EXPECT_TRUE(got.inexact.empty());

@@ -2,8 +2,14 @@
 // Each mode exercises one behaviour; the tests run it under the tracer and
 // check the trace against what the mode did (the expectations are spelled
 // out in capture_e2e_test.cc next to each mode).
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -135,20 +141,106 @@ int Fork() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
 
-// fork_exit: like a DataLoader worker, the child records "child_quick" and
-// leaves with _exit(0), which runs no atexit handler.
-int ForkExit() {
+// This process's trace file: TRACER_OUTPUT with %p replaced by its pid.
+std::string OwnTracePath() {
+  const char* t = getenv("TRACER_OUTPUT");
+  std::string path = t ? t : "";
+  size_t p = path.find("%p");
+  if (p != std::string::npos) path.replace(p, 2, std::to_string(getpid()));
+  return path;
+}
+
+long FileSize(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<long>(st.st_size) : -1;
+}
+
+// Waits up to 10 s for the file to grow past `size` (the writer thread
+// appended a frame); stat and nanosleep only.
+bool WaitForGrowth(const std::string& path, long size) {
+  for (int i = 0; i < 1000; ++i) {
+    if (FileSize(path) > size) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+// From here on the calling thread (only: no TSYNC, and threads started
+// before keep their filters) is killed if it calls write, writev, pwrite or
+// pwritev: proof that what it calls never writes on its behalf.
+bool ForbidWritesOnThisThread() {
+#if defined(__x86_64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+  return false;
+#endif
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 4, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_writev, 3, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwrite64, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwritev, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+  };
+  sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+// Runs child() in a forked child inside a "parent_range"; returns the
+// child's exit code, or 100 + the signal that killed it.
+int InForkedChild(int (*child)()) {
   nvtxRangePushA("parent_range");
   pid_t pid = fork();
-  if (pid == 0) {
-    nvtxRangePushA("child_quick");
-    nvtxRangePop();
-    _exit(0);
-  }
+  if (pid == 0) _exit(child());
   int status = 0;
   waitpid(pid, &status, 0);
   nvtxRangePop();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+  if (WIFSIGNALED(status)) return 100 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+// fork_exit: like a DataLoader worker, the child records "child_quick" and
+// leaves with _exit(0), which runs no atexit handler. As a worker waits for
+// its next batch, it lingers after the pop, here until its file grew (the
+// writer thread wrote the range; at most 10 s).
+int ForkExit() {
+  return InForkedChild([] {
+    const std::string path = OwnTracePath();
+    nvtxRangePushA("child_quick");  // starts the child's session (its header)
+    const long size = FileSize(path);
+    nvtxRangePop();
+    WaitForGrowth(path, size);
+    return 0;
+  });
+}
+
+// fork_nonblocking: a forked child's top-level pop never drains the writer
+// on the application thread. The child ends "child_first" and waits until it
+// is written, then forbids write() on its main thread (seccomp: the process
+// is killed on a write there), ends "child_no_write" and waits until that is
+// written too. Exit codes: 0 ok, 3/5 not written within 10 s, 4 seccomp
+// unavailable; killed (SIGSYS) when the pop wrote on the application thread.
+int ForkNonBlocking() {
+  return InForkedChild([] {
+    const std::string path = OwnTracePath();
+    nvtxRangePushA("child_first");
+    long size = FileSize(path);
+    nvtxRangePop();
+    if (!WaitForGrowth(path, size)) return 3;
+    size = FileSize(path);
+    if (!ForbidWritesOnThisThread()) return 4;
+    nvtxRangePushA("child_no_write");
+    nvtxRangePop();
+    if (!WaitForGrowth(path, size)) return 5;
+    return 0;
+  });
 }
 
 // fork_early: forks BEFORE any NVTX call (as a DataLoader forks its workers
@@ -200,6 +292,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") return Fork();
   if (mode == "exit_open") return ExitOpen();
   if (mode == "fork_exit") return ForkExit();
+  if (mode == "fork_nonblocking") return ForkNonBlocking();
   if (mode == "fork_early") return ForkEarly();
   if (mode == "window") return Window(argc > 2 ? atoi(argv[2]) : 5);
   if (mode == "slow") {  // slow N: N ranges "tick", 5 ms apart

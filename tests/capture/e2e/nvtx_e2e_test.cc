@@ -267,7 +267,8 @@ TEST(CaptureE2E, ForkedChildWithoutPidInTemplateGetsASuffix) {
 }
 
 // A forked child leaving with _exit() (as multiprocessing workers do) runs no
-// atexit handler: its top-level ranges are written when they end.
+// atexit handler: its top-level ranges are written soon after they end, by
+// the writer thread (the client lingers until its file grew).
 TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
   TempDir dir;
   RunResult r = RunProgram({NVTX_CLIENT, "fork_exit"}, {{"TRACER_OUTPUT", dir.File("q-%p.trace")}},
@@ -281,6 +282,32 @@ TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
   ExpectWellFormed(child, /*expect_footer=*/false);
   EXPECT_FALSE(child.has_footer);  // _exit: no clean close
   EXPECT_EQ(CountByName(child)["child_quick"], 1u);
+}
+
+// In a forked child a top-level pop only wakes the writer thread: the
+// client forbids write() on its main thread (seccomp kills the process on
+// one) before its second range, so a pop that drained the writer on the
+// application thread would kill it. The long flush interval leaves the
+// requested drain as the only way the range reaches the file.
+TEST(CaptureE2E, ForkedChildPopNeverWritesOnTheApplicationThread) {
+  TempDir dir;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "fork_nonblocking"},
+                 {{"TRACER_OUTPUT", dir.File("w-%p.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "60000"}},
+                 LoadPath::kNvtxInjectionEnv);
+  ASSERT_NE(r.exit_code, 4) << "seccomp unavailable here";
+  ASSERT_EQ(r.exit_code, 0) << "child exit 3/5: range not written; 100+31: wrote on the app "
+                               "thread\n"
+                            << r.err;
+  auto files = dir.List();
+  ASSERT_EQ(files.size(), 2u);
+  ParsedTrace a = ReadTraceFile(dir.File(files[0]));
+  ParsedTrace b = ReadTraceFile(dir.File(files[1]));
+  const ParsedTrace& child = a.header.parent_pid() != 0 ? a : b;
+  ExpectWellFormed(child, /*expect_footer=*/false);
+  auto counts = CountByName(child);
+  EXPECT_EQ(counts["child_first"], 1u);
+  EXPECT_EQ(counts["child_no_write"], 1u);
 }
 
 // Runs an NVTX client mode that forks, with TRACER_FORK=none, and returns the

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 
@@ -18,10 +19,18 @@
 namespace tracer {
 namespace {
 
-NvtxDomain* g_default_domain = nullptr;  // set once before any callback is installed
+// Published once, by the first NVTX instance to initialize, before it
+// installs a callback; every instance's init (they may run concurrently, one
+// per library that bundles NVTX) reads it or races to publish the same
+// pointer. Read with acquire on every call: a plain load on x86.
+std::atomic<NvtxDomain*> g_default_domain_ptr{nullptr};
+
+inline NvtxDomain* DefaultDomain() noexcept {
+  return g_default_domain_ptr.load(std::memory_order_acquire);
+}
 
 inline NvtxDomain* DomainOf(nvtxDomainHandle_t d) {
-  return d ? reinterpret_cast<NvtxDomain*>(d) : g_default_domain;
+  return d ? reinterpret_cast<NvtxDomain*>(d) : DefaultDomain();
 }
 
 // wchar_t is UTF-32 on Linux. Converted at call time (W variants are rare).
@@ -259,31 +268,31 @@ void NVTX_API MarkEx(const nvtxEventAttributes_t* a) noexcept {
   if (ThreadState* ts = CurrentThreadState()) {
     Attr attr;
     DecodeAttr(ts, a, &attr);
-    Mark(ts, g_default_domain, attr.name, &attr);
+    Mark(ts, DefaultDomain(), attr.name, &attr);
   }
 }
 void NVTX_API MarkA(const char* m) noexcept {
   if (ThreadState* ts = CurrentThreadState())
-    Mark(ts, g_default_domain, InternAscii(ts, m), nullptr);
+    Mark(ts, DefaultDomain(), InternAscii(ts, m), nullptr);
 }
 void NVTX_API MarkW(const wchar_t* m) noexcept {
   if (ThreadState* ts = CurrentThreadState())
-    Mark(ts, g_default_domain, InternWide(ts, m), nullptr);
+    Mark(ts, DefaultDomain(), InternWide(ts, m), nullptr);
 }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) noexcept {
   ThreadState* ts = CurrentThreadState();
   if (!ts) return 0;
   Attr attr;
   DecodeAttr(ts, a, &attr);
-  return Start(ts, g_default_domain, attr.name, &attr);
+  return Start(ts, DefaultDomain(), attr.name, &attr);
 }
 nvtxRangeId_t NVTX_API RangeStartA(const char* m) noexcept {
   ThreadState* ts = CurrentThreadState();
-  return ts ? Start(ts, g_default_domain, InternAscii(ts, m), nullptr) : 0;
+  return ts ? Start(ts, DefaultDomain(), InternAscii(ts, m), nullptr) : 0;
 }
 nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* m) noexcept {
   ThreadState* ts = CurrentThreadState();
-  return ts ? Start(ts, g_default_domain, InternWide(ts, m), nullptr) : 0;
+  return ts ? Start(ts, DefaultDomain(), InternWide(ts, m), nullptr) : 0;
 }
 void NVTX_API RangeEnd(nvtxRangeId_t id) noexcept { End(id); }
 int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) noexcept {
@@ -291,19 +300,19 @@ int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) noexcept {
   if (!ts) return -1;
   Attr attr;
   DecodeAttr(ts, a, &attr);
-  return Push(ts, g_default_domain, attr.name, &attr);
+  return Push(ts, DefaultDomain(), attr.name, &attr);
 }
 int NVTX_API RangePushA(const char* m) noexcept {
   ThreadState* ts = CurrentThreadState();
-  return ts ? Push(ts, g_default_domain, InternAscii(ts, m), nullptr) : -1;
+  return ts ? Push(ts, DefaultDomain(), InternAscii(ts, m), nullptr) : -1;
 }
 int NVTX_API RangePushW(const wchar_t* m) noexcept {
   ThreadState* ts = CurrentThreadState();
-  return ts ? Push(ts, g_default_domain, InternWide(ts, m), nullptr) : -1;
+  return ts ? Push(ts, DefaultDomain(), InternWide(ts, m), nullptr) : -1;
 }
 int NVTX_API RangePop() noexcept {
   ThreadState* ts = CurrentThreadState();
-  return ts ? Pop(ts, g_default_domain) : -1;
+  return ts ? Pop(ts, DefaultDomain()) : -1;
 }
 void NameCategoryId(uint16_t domain, uint32_t category, uint32_t name) noexcept {
   try {
@@ -419,9 +428,13 @@ int InstallNvtxCallbacks(NvtxGetExportTable get_export_table) noexcept {
   try {
     if (!get_export_table) return 0;
     Session* s = Session::Instance();
-    if (!g_default_domain) {
-      g_default_domain =
+    if (!DefaultDomain()) {
+      // Definitions::DefaultDomain sets `enabled` once, under its lock, and
+      // returns the same object to every caller.
+      NvtxDomain* d =
           GlobalDefinitions().DefaultDomain(s ? s->config().DomainEnabled("default") : true);
+      NvtxDomain* expected = nullptr;
+      g_default_domain_ptr.compare_exchange_strong(expected, d, std::memory_order_acq_rel);
     }
     auto* callbacks =
         static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));

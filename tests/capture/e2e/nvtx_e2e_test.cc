@@ -577,11 +577,11 @@ TEST(CaptureE2E, LoraStepSampleHasTheDocumentedStructure) {
   EXPECT_EQ(inside, steps);
 }
 
-TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
-  TempDir dir;
-  std::string out = dir.File("nm.txt");
-  std::string cmd = std::string("nm -D --defined-only ") + TRACER_LIB + " > " + out;
-  ASSERT_EQ(system(cmd.c_str()), 0);
+// The defined dynamic symbols of a library (nm -D --defined-only).
+std::set<std::string> DefinedDynamicSymbols(const TempDir& dir, const char* lib) {
+  std::string out = dir.File("nm_defined.txt");
+  std::string cmd = std::string("nm -D --defined-only ") + lib + " > " + out;
+  EXPECT_EQ(system(cmd.c_str()), 0);
   std::ifstream in(out);
   std::set<std::string> exported;
   std::string line;
@@ -589,11 +589,21 @@ TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
     size_t sp = line.rfind(' ');
     if (sp != std::string::npos) exported.insert(line.substr(sp + 1));
   }
+  return exported;
+}
+
+TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
+  TempDir dir;
+  std::set<std::string> exported = DefinedDynamicSymbols(dir, TRACER_LIB);
+  std::string out = dir.File("nm.txt");
+  ASSERT_EQ(system((std::string("nm -D --defined-only ") + TRACER_LIB + " > " + out).c_str()), 0);
   // InitializeInjection (the CUDA entry) is there once cuda_injection.cc is.
-  std::set<std::string> allowed = {"InitializeInjectionNvtx2", "InitializeInjection", "tracerFlush",
-                                   "tracerStart", "tracerStop", "tracerIsActive",
-                                   // TEST ONLY replay clock (tests/cupti/replay)
-                                   "tracerTestSetClockNs"};
+  std::set<std::string> allowed = {"InitializeInjectionNvtx2",
+                                   "InitializeInjection",
+                                   "tracerFlush",
+                                   "tracerStart",
+                                   "tracerStop",
+                                   "tracerIsActive"};
   for (const auto& s : exported) EXPECT_TRUE(allowed.count(s)) << "unexpected export " << s;
   for (const char* s :
        {"InitializeInjectionNvtx2", "tracerFlush", "tracerStart", "tracerStop", "tracerIsActive"}) {
@@ -601,14 +611,29 @@ TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
   }
   // No protobuf anywhere (not even undefined), no spdlog/fmt exported.
   std::string all = dir.File("nm_all.txt");
-  cmd = std::string("nm -D ") + TRACER_LIB + " > " + all;
-  ASSERT_EQ(system(cmd.c_str()), 0);
+  ASSERT_EQ(system((std::string("nm -D ") + TRACER_LIB + " > " + all).c_str()), 0);
   std::string text = ReadFileBytes(all);
   EXPECT_EQ(text.find("google"), std::string::npos);
   EXPECT_EQ(text.find("protobuf"), std::string::npos);
   std::string defined = ReadFileBytes(out);
   EXPECT_EQ(defined.find("spdlog"), std::string::npos);
   EXPECT_EQ(defined.find("fmt"), std::string::npos);
+}
+
+// Test hooks live in the test variant only: the product's dynamic symbol
+// table (defined or not) names none, the variant exports exactly the
+// product's symbols plus the hooks.
+TEST(InjectionLibrary, TestHooksOnlyInTheTestVariant) {
+  TempDir dir;
+  std::string all = dir.File("nm_all.txt");
+  ASSERT_EQ(system((std::string("nm -D ") + TRACER_LIB + " > " + all).c_str()), 0);
+  const std::string text = ReadFileBytes(all);
+  EXPECT_EQ(text.find("tracerTest"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SetTestClock"), std::string::npos) << text;
+  const std::set<std::string> product = DefinedDynamicSymbols(dir, TRACER_LIB);
+  std::set<std::string> test_variant = DefinedDynamicSymbols(dir, TRACER_TEST_LIB);
+  EXPECT_EQ(test_variant.erase("tracerTestSetClockNs"), 1u);
+  EXPECT_EQ(test_variant, product);
 }
 
 }  // namespace

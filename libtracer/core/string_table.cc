@@ -7,24 +7,6 @@ namespace tracer {
 
 namespace {
 constexpr int kInitialBits = 10;  // 1,024 slots; grown at half full
-
-// memcmp == 0 for the short texts NVTX names are, without a call.
-inline bool SameBytes(const char* a, const char* b, size_t n) {
-  while (n >= 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a, 8);
-    std::memcpy(&y, b, 8);
-    if (x != y) return false;
-    a += 8;
-    b += 8;
-    n -= 8;
-  }
-  while (n > 0) {
-    if (*a++ != *b++) return false;
-    --n;
-  }
-  return true;
-}
 }  // namespace
 
 StringTable::Index::Index(int bits)
@@ -44,10 +26,7 @@ StringTable::~StringTable() = default;
 
 const StringTable::Node* StringTable::Find(const Index& index, std::string_view text,
                                            uint64_t slot_hash) {
-  // Fibonacci hashing: the home slot comes from the high bits, so it does not
-  // follow the per-thread caches' slot (their low bits): names that collide
-  // there do not collide here.
-  size_t i = static_cast<size_t>((slot_hash * 0x9E3779B97F4A7C15ull) >> index.shift);
+  size_t i = Home(index, slot_hash);
   while (true) {
     const Slot& slot = index.slots[i];
     uint64_t h = slot.hash.load(std::memory_order_acquire);
@@ -63,7 +42,7 @@ const StringTable::Node* StringTable::Find(const Index& index, std::string_view 
 }
 
 void StringTable::Insert(Index* index, const Node* node, uint64_t slot_hash) {
-  size_t i = static_cast<size_t>((slot_hash * 0x9E3779B97F4A7C15ull) >> index->shift);
+  size_t i = Home(*index, slot_hash);
   while (index->slots[i].hash.load(std::memory_order_relaxed) != 0) i = (i + 1) & index->mask;
   index->slots[i].node.store(node, std::memory_order_relaxed);
   index->slots[i].hash.store(slot_hash, std::memory_order_release);

@@ -38,6 +38,12 @@ class StringTable {
   // `hash` is TextKey(text).hash. No lock and no allocation when `text` was
   // interned before.
   Entry Intern(std::string_view text, uint64_t hash);
+  // Starts loading the index slot where Intern(text, hash) probes first, so a
+  // caller can overlap it with its own lookup (intern_cache.h).
+  void Prefetch(uint64_t hash) const noexcept {
+    const Index* index = index_.load(std::memory_order_relaxed);
+    __builtin_prefetch(&index->slots[Home(*index, SlotHash(hash))]);
+  }
   // Text of an id handed out by Intern; empty for unknown ids.
   std::string_view Text(uint32_t id);
   size_t size();
@@ -70,6 +76,12 @@ class StringTable {
   };
 
   static uint64_t SlotHash(uint64_t hash) { return hash ? hash : 1; }
+  // Fibonacci hashing: the home slot comes from the high bits, so it does not
+  // follow the per-thread caches' slot (their low bits): names that collide
+  // there do not collide here.
+  static size_t Home(const Index& index, uint64_t slot_hash) {
+    return static_cast<size_t>((slot_hash * 0x9E3779B97F4A7C15ull) >> index.shift);
+  }
   static const Node* Find(const Index& index, std::string_view text, uint64_t slot_hash);
   static void Insert(Index* index, const Node* node, uint64_t slot_hash);
   const Node* Store(std::string_view text, uint32_t id);

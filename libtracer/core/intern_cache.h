@@ -34,9 +34,6 @@ class InternCache {
     size_t n = text.size();
     const TextKey key(s, n);
     Slot& slot = slots_[SlotOf(key.hash)];
-    // Both loads in flight at once: when names cycle through more than the
-    // cache holds, the slot misses and the table's index is read next.
-    table_->Prefetch(key.hash);
     if (slot.len == n && slot.w[0] == key.w[0] && slot.w[1] == key.w[1] && slot.w[2] == key.w[2] &&
         slot.w[3] == key.w[3] && (n <= kShort || SameBytes(slot.text, s, n))) {
       return slot.id;

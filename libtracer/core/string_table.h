@@ -38,12 +38,6 @@ class StringTable {
   // `hash` is TextKey(text).hash. No lock and no allocation when `text` was
   // interned before.
   Entry Intern(std::string_view text, uint64_t hash);
-  // Starts loading the index slot where Intern(text, hash) probes first, so a
-  // caller can overlap it with its own lookup (intern_cache.h).
-  void Prefetch(uint64_t hash) const noexcept {
-    const Index* index = index_.load(std::memory_order_relaxed);
-    __builtin_prefetch(&index->slots[Home(*index, SlotHash(hash))]);
-  }
   // Text of an id handed out by Intern; empty for unknown ids.
   std::string_view Text(uint32_t id);
   size_t size();

@@ -2,6 +2,7 @@
 // Each mode exercises one behaviour; the tests run it under the tracer and
 // check the trace against what the mode did (the expectations are spelled
 // out in capture_e2e_test.cc next to each mode).
+#include <dlfcn.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -243,6 +244,47 @@ int ForkNonBlocking() {
   });
 }
 
+// multi_init LIB K: K NVTX instances initialize at once. LIB bundles its own
+// NVTX instance (nvtx_instance.cc); K copies of it under distinct names are
+// K instances. K threads, released together, each make their instance's
+// first call (which runs its InitializeInjectionNvtx2) and record
+// "instance_<i>"; then the client's own instance records "main_after".
+int MultiInit(const char* lib, int k) {
+  char dir[] = "/tmp/nvtx_instances_XXXXXX";
+  if (!mkdtemp(dir)) return 3;
+  using RangeFn = void (*)(const char*);
+  std::vector<RangeFn> fns;
+  std::vector<std::string> paths;
+  for (int i = 0; i < k; ++i) {
+    paths.push_back(std::string(dir) + "/libinstance" + std::to_string(i) + ".so");
+    std::string cmd = std::string("cp '") + lib + "' '" + paths.back() + "'";
+    if (system(cmd.c_str()) != 0) return 4;
+    void* h = dlopen(paths.back().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) return 5;
+    auto fn = reinterpret_cast<RangeFn>(dlsym(h, "NvtxInstanceRange"));
+    if (!fn) return 6;
+    fns.push_back(fn);
+  }
+  std::atomic<int> ready{0};
+  std::vector<std::thread> pool;
+  std::vector<std::string> names;
+  for (int i = 0; i < k; ++i) names.push_back("instance_" + std::to_string(i));
+  for (int i = 0; i < k; ++i) {
+    pool.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < k) {
+      }
+      fns[i](names[i].c_str());
+    });
+  }
+  for (auto& t : pool) t.join();
+  nvtxRangePushA("main_after");
+  nvtxRangePop();
+  for (const auto& p : paths) unlink(p.c_str());
+  rmdir(dir);
+  return 0;
+}
+
 // fork_early: forks BEFORE any NVTX call (as a DataLoader forks its workers
 // before the first step range), so the child inherits no session; then each
 // side records one range.
@@ -293,6 +335,7 @@ int main(int argc, char** argv) {
   if (mode == "exit_open") return ExitOpen();
   if (mode == "fork_exit") return ForkExit();
   if (mode == "fork_nonblocking") return ForkNonBlocking();
+  if (mode == "multi_init" && argc > 3) return MultiInit(argv[2], atoi(argv[3]));
   if (mode == "fork_early") return ForkEarly();
   if (mode == "window") return Window(argc > 2 ? atoi(argv[2]) : 5);
   if (mode == "slow") {  // slow N: N ranges "tick", 5 ms apart

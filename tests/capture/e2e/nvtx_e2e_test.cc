@@ -310,6 +310,27 @@ TEST(CaptureE2E, ForkedChildPopNeverWritesOnTheApplicationThread) {
   EXPECT_EQ(counts["child_no_write"], 1u);
 }
 
+// Several NVTX instances (one per library that bundles NVTX) initializing
+// at the same time share one session and one default domain: every
+// instance's range is recorded in domain 0, once.
+TEST(CaptureE2E, ConcurrentNvtxInstancesInitializeIntoOneSession) {
+  TempDir dir;
+  constexpr int kInstances = 8;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "multi_init", NVTX_INSTANCE_LIB, std::to_string(kInstances)},
+                 {{"TRACER_OUTPUT", dir.File("m.trace")}}, LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(dir.List().size(), 1u);
+  ParsedTrace t = ReadTraceFile(dir.File("m.trace"));
+  ExpectWellFormed(t);
+  auto counts = CountByName(t);
+  for (int i = 0; i < kInstances; ++i) {
+    EXPECT_EQ(counts["instance_" + std::to_string(i)], 1u) << i;
+  }
+  EXPECT_EQ(counts["main_after"], 1u);
+  for (const auto& x : t.ranges) EXPECT_EQ(x.domain(), 0u) << t.Name(x.name());
+}
+
 // Runs an NVTX client mode that forks, with TRACER_FORK=none, and returns the
 // range counts of the one trace that must be left (the parent's).
 std::map<std::string, size_t> RunForkNone(const char* mode, const std::string& output_name,

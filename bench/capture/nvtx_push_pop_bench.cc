@@ -12,8 +12,9 @@
 //   names:N      N distinct names cycling, like a large model's per-module
 //                ranges (f_model.layers.17.self_attn.q_proj ...): far more
 //                names than a thread's 1,024-slot intern cache holds;
-//   collide:K    K names that share one slot of the per-thread intern cache
-//                (InternCache::SlotOf), pushed in turn.
+//   collide:K    K names that share one set of the per-thread intern cache
+//                (InternCache::SetOf; two ways), pushed in turn: 2 both
+//                stay cached, more evict each other on every push.
 // The floor stores the name pointer and never reads the text; the tracer
 // interns it by content, so these modes charge the tracer for its whole name
 // lookup.
@@ -87,11 +88,11 @@ std::vector<std::string> NamesFor(const std::string& mode) {
     }
   } else if (mode.rfind("collide:", 0) == 0) {
     const long k = atol(mode.c_str() + 8);
-    const size_t slot = tracer::InternCache::SlotOf("f_block_0");
+    const size_t set = tracer::InternCache::SetOf("f_block_0");
     names.push_back("f_block_0");
     for (long i = 1; static_cast<long>(names.size()) < k; ++i) {
       std::string candidate = "f_block_" + std::to_string(i);
-      if (tracer::InternCache::SlotOf(candidate) == slot) names.push_back(candidate);
+      if (tracer::InternCache::SetOf(candidate) == set) names.push_back(candidate);
     }
   } else {
     names.push_back("forward_layer");

@@ -53,7 +53,8 @@ const StringTable::Node* StringTable::Store(std::string_view text, uint32_t id) 
   const size_t need = (sizeof(Node) + text.size() + 1 + 7) & ~size_t{7};
   if (need > block_left_) {
     size_t size = need > kBlock ? need : kBlock;
-    blocks_.emplace_back(new char[size]);
+    std::unique_ptr<char[]> block(new char[size]);  // owned before push_back may throw
+    blocks_.push_back(std::move(block));
     block_pos_ = blocks_.back().get();
     block_left_ = size;
   }
@@ -67,7 +68,7 @@ const StringTable::Node* StringTable::Store(std::string_view text, uint32_t id) 
 }
 
 // A new index twice the size, filled before it is published: readers see the
-// old one or the complete new one.
+// old one or the complete new one. If it throws, nothing changed.
 void StringTable::Grow() {
   const Index& old = *indexes_.back();
   auto bigger = std::make_unique<Index>(64 - old.shift + 1);
@@ -87,15 +88,21 @@ StringTable::Entry StringTable::Intern(std::string_view text, uint64_t hash) {
   if (const Node* node = Find(*index, text, slot_hash)) {  // raced an insert or a growth
     return Entry{node->id, std::string_view(node->text(), node->len)};
   }
+  // Everything that may throw (out of memory) comes before the first change
+  // a reader could see, so a failed Intern leaves the table as it was.
+  if ((nodes_.size() + 1) * 2 > index->mask + 1) {
+    Grow();
+    index = indexes_.back().get();
+  }
+  if (nodes_.size() == nodes_.capacity()) nodes_.reserve(nodes_.size() * 2 + 64);
+  if (slot_hashes_.size() == slot_hashes_.capacity()) {
+    slot_hashes_.reserve(slot_hashes_.size() * 2 + 64);
+  }
   const uint32_t id = static_cast<uint32_t>(nodes_.size());
   const Node* node = Store(text, id);
-  nodes_.push_back(node);
+  nodes_.push_back(node);  // no reallocation: reserved above
   slot_hashes_.push_back(slot_hash);
-  if (nodes_.size() * 2 > index->mask + 1) {
-    Grow();  // inserts every node, this one included
-  } else {
-    Insert(index, node, slot_hash);
-  }
+  Insert(index, node, slot_hash);
   return Entry{id, std::string_view(node->text(), node->len)};
 }
 

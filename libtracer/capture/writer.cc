@@ -20,6 +20,14 @@ namespace {
 // Cut a frame once this much is pending, so a reader never needs huge frames
 // and a crash loses at most this much of what was drained.
 constexpr size_t kMaxChunkBytes = 1u << 20;
+
+// The writer's own schedule runs on real time, not the trace clock (which a
+// test build may replay from a recording).
+uint64_t SteadyNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 constexpr const char* kThreadCounterNames[3] = {
     "dropped.nvtx_ring_full", "dropped.nvtx_stack_overflow", "nvtx_pop_without_push"};
 }  // namespace
@@ -86,7 +94,7 @@ void Writer::RequestDrain() noexcept {
 
 void Writer::Loop() {
   const uint64_t interval_ns = uint64_t{flush_interval_ms_} * 1000000ull;
-  uint64_t last_drain_ns = NowNs();
+  uint64_t last_drain_ns = SteadyNs();
   while (true) {
     uint64_t target;
     bool stopping;
@@ -98,7 +106,7 @@ void Writer::Loop() {
         stopping = stop_requested_;
       }
       if (stopping || target > flush_done_) break;
-      const uint64_t now = NowNs();
+      const uint64_t now = SteadyNs();
       if (now - last_drain_ns >= interval_ns) break;
       uint64_t wait_ns = interval_ns - (now - last_drain_ns);
       if (drain_requested_.load(std::memory_order_acquire)) {
@@ -113,10 +121,10 @@ void Writer::Loop() {
     // Cleared before draining: a request made from here on gets a drain of
     // its own.
     if (drain_requested_.exchange(false, std::memory_order_acq_rel)) {
-      last_requested_drain_ns_ = NowNs();
+      last_requested_drain_ns_ = SteadyNs();
     }
     DrainOnce(stopping);
-    last_drain_ns = NowNs();
+    last_drain_ns = SteadyNs();
     std::lock_guard<std::mutex> lock(mu_);
     if (target > flush_done_) flush_done_ = target;
     if (stopping) finished_ = true;

@@ -165,7 +165,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // signal takes an internal lock): Wake bumps it and wakes the thread.
   std::atomic<uint32_t> wake_seq_{0};
   std::atomic<bool> drain_requested_{false};
-  uint64_t last_requested_drain_ns_ = 0;  // writer thread only
+  uint64_t last_requested_drain_ns_ = 0;  // writer thread only (CLOCK_MONOTONIC)
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;
   bool stop_requested_ = false;

@@ -1,11 +1,23 @@
 // NVTX push+pop cost with libtracer.so against the floor of design.md
 // section 7 (floor_injection.cc: two clock reads and two thread-local
-// stores) and against no tool, at 1, 8 and 64 threads. NVTX binds its tool
-// once per process, so each measurement runs in a child process of this
+// stores) and against no tool, at 1, 8, 16, 32 and 64 threads. NVTX binds its
+// tool once per process, so each measurement runs in a child process of this
 // binary. Cost per push+pop = the threads' summed CPU time / pairs, which
 // stays meaningful when 64 threads share 2 cores. Each cell is the best of
 // several runs (shared, noisy machines). Prints ns per push+pop and the
 // ratio tracer/floor (target <= 1.25, flat across thread counts).
+//
+// Name modes (--modes, each a table):
+//   one          one name, the common case;
+//   names:N      N distinct names cycling, like a large model's per-module
+//                ranges (f_model.layers.17.self_attn.q_proj ...): far more
+//                names than a thread's 1,024-slot intern cache holds;
+//   collide:K    K names that share one set of the per-thread intern cache
+//                (InternCache::SetOf; two ways), pushed in turn: 2 both
+//                stay cached, more evict each other on every push.
+// The floor stores the name pointer and never reads the text; the tracer
+// interns it by content, so these modes charge the tracer for its whole name
+// lookup.
 //
 // No event may drop: a dropped push skips its clock read, so a run with
 // drops measures a cheaper path than tracing (measured: 1 to 16 threads with
@@ -15,7 +27,8 @@
 // run, so nothing depends on the writer keeping up, and a run whose tracer
 // reports a full ring anyway is flagged and fails the benchmark.
 //
-// usage: nvtx_push_pop_bench [--pairs N] [--repeats R] [--threads 1,8,64]
+// usage: nvtx_push_pop_bench [--pairs N] [--repeats R] [--threads 1,8,16,32,64]
+//                            [--modes one,names:5000,collide:2,collide:16]
 #include <nvtx3/nvToolsExt.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,6 +43,8 @@
 #include <thread>
 #include <vector>
 
+#include "libtracer/core/intern_cache.h"
+
 namespace {
 
 double ThreadCpuNs() {
@@ -38,8 +53,60 @@ double ThreadCpuNs() {
   return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-// Child: threads x pairs push+pop with one name; prints ns per pair.
-int Measure(int threads, long pairs_per_thread) {
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t p = 0; p < s.size();) {
+    size_t c = s.find(',', p);
+    if (c == std::string::npos) c = s.size();
+    out.push_back(s.substr(p, c - p));
+    p = c + 1;
+  }
+  return out;
+}
+
+// The names a mode pushes, in order (see the header comment).
+std::vector<std::string> NamesFor(const std::string& mode) {
+  std::vector<std::string> names;
+  if (mode.rfind("names:", 0) == 0) {
+    static const char* kParts[] = {"self_attn.q_proj",
+                                   "self_attn.k_proj",
+                                   "self_attn.v_proj",
+                                   "self_attn.o_proj",
+                                   "self_attn.q_proj.lora_A.default",
+                                   "self_attn.q_proj.lora_B.default",
+                                   "mlp.gate_proj",
+                                   "mlp.up_proj",
+                                   "mlp.down_proj",
+                                   "input_layernorm",
+                                   "post_attention_layernorm",
+                                   "self_attn.rotary_emb"};
+    const long n = atol(mode.c_str() + 6);
+    for (long i = 0; static_cast<long>(names.size()) < n; ++i) {
+      long layer = i / 24, part = i % 24;
+      names.push_back(std::string(part < 12 ? "f_" : "b_") + "model.layers." +
+                      std::to_string(layer) + "." + kParts[part % 12]);
+    }
+  } else if (mode.rfind("collide:", 0) == 0) {
+    const long k = atol(mode.c_str() + 8);
+    const size_t set = tracer::InternCache::SetOf("f_block_0");
+    names.push_back("f_block_0");
+    for (long i = 1; static_cast<long>(names.size()) < k; ++i) {
+      std::string candidate = "f_block_" + std::to_string(i);
+      if (tracer::InternCache::SetOf(candidate) == set) names.push_back(candidate);
+    }
+  } else {
+    names.push_back("forward_layer");
+  }
+  return names;
+}
+
+// Child: threads x pairs push+pop cycling through the mode's names; prints ns
+// per pair.
+int Measure(int threads, long pairs_per_thread, const std::string& mode) {
+  const std::vector<std::string> storage = NamesFor(mode);
+  std::vector<const char*> names;
+  for (const auto& n : storage) names.push_back(n.c_str());
+  const size_t count = names.size();
   nvtxRangePushA("warmup");  // binds the tool (first call initializes NVTX)
   nvtxRangePop();
   std::atomic<int> ready{0};
@@ -47,16 +114,20 @@ int Measure(int threads, long pairs_per_thread) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      for (int i = 0; i < 1000; ++i) {  // warm-up: thread state, caches
-        nvtxRangePushA("forward_layer");
+      // Warm-up: thread state, caches, every name interned once.
+      const long warm = std::max<long>(1000, static_cast<long>(count));
+      for (long i = 0; i < warm; ++i) {
+        nvtxRangePushA(names[static_cast<size_t>(i) % count]);
         nvtxRangePop();
       }
       ready.fetch_add(1);
       while (ready.load() < threads) std::this_thread::yield();
       double start = ThreadCpuNs();
+      size_t k = 0;
       for (long i = 0; i < pairs_per_thread; ++i) {
-        nvtxRangePushA("forward_layer");
+        nvtxRangePushA(names[k]);
         nvtxRangePop();
+        if (++k == count) k = 0;
       }
       cpu[t] = ThreadCpuNs() - start;
     });
@@ -72,8 +143,8 @@ int Measure(int threads, long pairs_per_thread) {
 // footprint) that hold one thread's warm-up and measured pairs with no drain:
 // a power of two of 32-byte events, at least 4M (128M for 2M pairs on one
 // thread; 128M to 256M in all at any thread count).
-uint64_t RingBytesFor(long pairs_per_thread) {
-  uint64_t events = 2 * static_cast<uint64_t>(pairs_per_thread) + 2 * 1001 + 64;
+uint64_t RingBytesFor(long pairs_per_thread, size_t names) {
+  uint64_t events = 2 * static_cast<uint64_t>(pairs_per_thread) + 2 * (1001 + names) + 64;
   uint64_t bytes = 4u << 20;
   while (bytes / 32 < events) bytes *= 2;
   return bytes;
@@ -81,8 +152,8 @@ uint64_t RingBytesFor(long pairs_per_thread) {
 
 // Child stderr goes to err_path; *dropped is set when the tracer logged that
 // a ring was full (its one-time warning at TRACER_LOG_LEVEL=warn).
-double RunChild(const char* self, const char* lib, int threads, long pairs,
-                const std::string& trace, bool* dropped) {
+double RunChild(const char* self, const char* lib, int threads, long pairs, const std::string& mode,
+                size_t names, const std::string& trace, bool* dropped) {
   *dropped = false;
   std::string err_path = trace + ".stderr";
   int fds[2];
@@ -99,10 +170,10 @@ double RunChild(const char* self, const char* lib, int threads, long pairs,
     setenv("TRACER_OUTPUT", trace.c_str(), 1);
     setenv("TRACER_LOG_LEVEL", "warn", 1);
     setenv("TRACER_CUDA", "0", 1);
-    setenv("TRACER_BUFFER_SIZE", std::to_string(RingBytesFor(pairs)).c_str(), 1);
+    setenv("TRACER_BUFFER_SIZE", std::to_string(RingBytesFor(pairs, names)).c_str(), 1);
     setenv("TRACER_FLUSH_INTERVAL_MS", "2", 1);
     std::string t = std::to_string(threads), p = std::to_string(pairs);
-    execl(self, self, "--child", t.c_str(), p.c_str(), static_cast<char*>(nullptr));
+    execl(self, self, "--child", t.c_str(), p.c_str(), mode.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -130,22 +201,21 @@ double RunChild(const char* self, const char* lib, int threads, long pairs,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 4 && !strcmp(argv[1], "--child")) return Measure(atoi(argv[2]), atol(argv[3]));
+  if (argc == 5 && !strcmp(argv[1], "--child")) {
+    return Measure(atoi(argv[2]), atol(argv[3]), argv[4]);
+  }
   long total_pairs = 2000000;
   int repeats = 5;
-  std::vector<int> thread_counts = {1, 8, 64};
+  std::vector<int> thread_counts = {1, 8, 16, 32, 64};
+  std::vector<std::string> modes = {"one", "names:5000", "collide:2", "collide:16"};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--pairs")) total_pairs = atol(argv[i + 1]);
     if (!strcmp(argv[i], "--repeats")) repeats = atoi(argv[i + 1]);
     if (!strcmp(argv[i], "--threads")) {
       thread_counts.clear();
-      std::string s = argv[i + 1];
-      for (size_t p = 0; p < s.size();) {
-        size_t c = s.find(',', p);
-        thread_counts.push_back(atoi(s.substr(p, c - p).c_str()));
-        p = c == std::string::npos ? s.size() : c + 1;
-      }
+      for (const auto& t : SplitCommas(argv[i + 1])) thread_counts.push_back(atoi(t.c_str()));
     }
+    if (!strcmp(argv[i], "--modes")) modes = SplitCommas(argv[i + 1]);
   }
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -154,35 +224,42 @@ int main(int argc, char** argv) {
   const char* tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   std::string trace = std::string(tmp) + "/nvtx_bench_" + std::to_string(getpid()) + ".trace";
 
-  std::printf("NVTX push+pop, ns per pair (summed thread CPU time / pairs, best of %d)\n", repeats);
-  std::printf("%8s %10s %10s %10s %14s\n", "threads", "no tool", "floor", "tracer", "tracer/floor");
   int status = 0;
-  for (int threads : thread_counts) {
-    long pairs = std::max(1000L, total_pairs / threads);
-    double best[3] = {1e18, 1e18, 1e18};
-    const char* libs[3] = {nullptr, FLOOR_LIB, TRACER_LIB};
-    int drop_runs = 0;
-    // Interleave the three so drift on a shared machine hits them alike.
-    for (int r = 0; r < repeats; ++r) {
-      for (int m = 0; m < 3; ++m) {
-        bool dropped = false;
-        double v = RunChild(self, libs[m], threads, pairs, trace, &dropped);
-        if (v < 0) {
-          std::fprintf(stderr, "nvtx_push_pop_bench: child run failed\n");
-          return 1;
+  for (const std::string& mode : modes) {
+    const size_t names = NamesFor(mode).size();
+    std::printf(
+        "NVTX push+pop, %s (%zu name%s), ns per pair (summed thread CPU time / pairs, "
+        "best of %d)\n",
+        mode.c_str(), names, names == 1 ? "" : "s", repeats);
+    std::printf("%8s %10s %10s %10s %14s\n", "threads", "no tool", "floor", "tracer",
+                "tracer/floor");
+    for (int threads : thread_counts) {
+      long pairs = std::max(1000L, total_pairs / threads);
+      double best[3] = {1e18, 1e18, 1e18};
+      const char* libs[3] = {nullptr, FLOOR_LIB, TRACER_LIB};
+      int drop_runs = 0;
+      // Interleave the three so drift on a shared machine hits them alike.
+      for (int r = 0; r < repeats; ++r) {
+        for (int m = 0; m < 3; ++m) {
+          bool dropped = false;
+          double v = RunChild(self, libs[m], threads, pairs, mode, names, trace, &dropped);
+          if (v < 0) {
+            std::fprintf(stderr, "nvtx_push_pop_bench: child run failed\n");
+            return 1;
+          }
+          best[m] = std::min(best[m], v);
+          drop_runs += dropped;
         }
-        best[m] = std::min(best[m], v);
-        drop_runs += dropped;
       }
+      double ratio = best[2] / best[1];
+      std::printf("%8d %10.1f %10.1f %10.1f %13.2fx", threads, best[0], best[1], best[2], ratio);
+      if (drop_runs > 0) {
+        std::printf("  INVALID: %d run(s) dropped events", drop_runs);
+        status = 1;
+      }
+      std::printf("\n");
+      std::fflush(stdout);
     }
-    double ratio = best[2] / best[1];
-    std::printf("%8d %10.1f %10.1f %10.1f %13.2fx", threads, best[0], best[1], best[2], ratio);
-    if (drop_runs > 0) {
-      std::printf("  INVALID: %d run(s) dropped events", drop_runs);
-      status = 1;
-    }
-    std::printf("\n");
-    std::fflush(stdout);
   }
   return status;
 }

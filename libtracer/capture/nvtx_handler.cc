@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 
@@ -19,10 +20,18 @@
 namespace tracer {
 namespace {
 
-NvtxDomain* g_default_domain = nullptr;  // set once before any callback is installed
+// Published once, by the first NVTX instance to initialize, before it
+// installs a callback; every instance's init (they may run concurrently, one
+// per library that bundles NVTX) reads it or races to publish the same
+// pointer. Read with acquire on every call: a plain load on x86.
+std::atomic<NvtxDomain*> g_default_domain_ptr{nullptr};
+
+inline NvtxDomain* DefaultDomain() noexcept {
+  return g_default_domain_ptr.load(std::memory_order_acquire);
+}
 
 inline NvtxDomain* DomainOf(nvtxDomainHandle_t d) {
-  return d ? reinterpret_cast<NvtxDomain*>(d) : g_default_domain;
+  return d ? reinterpret_cast<NvtxDomain*>(d) : DefaultDomain();
 }
 
 // wchar_t is UTF-32 on Linux. Converted at call time (W variants are rare).
@@ -167,8 +176,8 @@ inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* doma
   return ts->PushOpen(id, domain->id, flags);
 }
 
-// Not noexcept: in a forked child the eager drain may throw.
-inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domain) {
+// Never throws: in a forked child a top-level pop only wakes the writer.
+inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domain) noexcept {
   uint64_t now = NowNs();
   ThreadState::OpenRange r;
   if (!ts->PopOpen(domain->id, &r)) return -1;
@@ -276,20 +285,20 @@ void NVTX_API MarkEx(const nvtxEventAttributes_t* a) noexcept {
     if (ThreadState* ts = CurrentThreadState()) {
       Attr attr;
       DecodeAttr(ts, a, &attr);
-      Mark(ts, g_default_domain, attr.name, &attr);
+      Mark(ts, DefaultDomain(), attr.name, &attr);
     }
   });
 }
 void NVTX_API MarkA(const char* m) noexcept {
   Guarded("nvtxMarkA", [&] {
     if (ThreadState* ts = CurrentThreadState())
-      Mark(ts, g_default_domain, InternAscii(ts, m), nullptr);
+      Mark(ts, DefaultDomain(), InternAscii(ts, m), nullptr);
   });
 }
 void NVTX_API MarkW(const wchar_t* m) noexcept {
   Guarded("nvtxMarkW", [&] {
     if (ThreadState* ts = CurrentThreadState())
-      Mark(ts, g_default_domain, InternWide(ts, m), nullptr);
+      Mark(ts, DefaultDomain(), InternWide(ts, m), nullptr);
   });
 }
 nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) noexcept {
@@ -300,27 +309,27 @@ nvtxRangeId_t NVTX_API RangeStartEx(const nvtxEventAttributes_t* a) noexcept {
         if (!ts) return 0;
         Attr attr;
         DecodeAttr(ts, a, &attr);
-        return Start(ts, g_default_domain, attr.name, &attr);
+        return Start(ts, DefaultDomain(), attr.name, &attr);
       },
-      []() noexcept { return StartUnnamed(g_default_domain); });
+      []() noexcept { return StartUnnamed(DefaultDomain()); });
 }
 nvtxRangeId_t NVTX_API RangeStartA(const char* m) noexcept {
   return Guarded(
       "nvtxRangeStartA", kNotTraced,
       [&]() -> nvtxRangeId_t {
         ThreadState* ts = CurrentThreadState();
-        return ts ? Start(ts, g_default_domain, InternAscii(ts, m), nullptr) : 0;
+        return ts ? Start(ts, DefaultDomain(), InternAscii(ts, m), nullptr) : 0;
       },
-      []() noexcept { return StartUnnamed(g_default_domain); });
+      []() noexcept { return StartUnnamed(DefaultDomain()); });
 }
 nvtxRangeId_t NVTX_API RangeStartW(const wchar_t* m) noexcept {
   return Guarded(
       "nvtxRangeStartW", kNotTraced,
       [&]() -> nvtxRangeId_t {
         ThreadState* ts = CurrentThreadState();
-        return ts ? Start(ts, g_default_domain, InternWide(ts, m), nullptr) : 0;
+        return ts ? Start(ts, DefaultDomain(), InternWide(ts, m), nullptr) : 0;
       },
-      []() noexcept { return StartUnnamed(g_default_domain); });
+      []() noexcept { return StartUnnamed(DefaultDomain()); });
 }
 void NVTX_API RangeEnd(nvtxRangeId_t id) noexcept {
   Guarded("nvtxRangeEnd", [&] { End(id); });
@@ -333,34 +342,34 @@ int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) noexcept {
         if (!ts) return -1;
         Attr attr;
         DecodeAttr(ts, a, &attr);
-        return Push(ts, g_default_domain, attr.name, &attr);
+        return Push(ts, DefaultDomain(), attr.name, &attr);
       },
-      []() noexcept { return PushUnnamed(g_default_domain); });
+      []() noexcept { return PushUnnamed(DefaultDomain()); });
 }
 int NVTX_API RangePushA(const char* m) noexcept {
   return Guarded(
       "nvtxRangePushA", kNotTraced,
       [&] {
         ThreadState* ts = CurrentThreadState();
-        return ts ? Push(ts, g_default_domain, InternAscii(ts, m), nullptr) : -1;
+        return ts ? Push(ts, DefaultDomain(), InternAscii(ts, m), nullptr) : -1;
       },
-      []() noexcept { return PushUnnamed(g_default_domain); });
+      []() noexcept { return PushUnnamed(DefaultDomain()); });
 }
 int NVTX_API RangePushW(const wchar_t* m) noexcept {
   return Guarded(
       "nvtxRangePushW", kNotTraced,
       [&] {
         ThreadState* ts = CurrentThreadState();
-        return ts ? Push(ts, g_default_domain, InternWide(ts, m), nullptr) : -1;
+        return ts ? Push(ts, DefaultDomain(), InternWide(ts, m), nullptr) : -1;
       },
-      []() noexcept { return PushUnnamed(g_default_domain); });
+      []() noexcept { return PushUnnamed(DefaultDomain()); });
 }
 int NVTX_API RangePop() noexcept {
   return Guarded(
       "nvtxRangePop", kNotTraced,
       [] {
         ThreadState* ts = CurrentThreadState();
-        return ts ? Pop(ts, g_default_domain) : -1;
+        return ts ? Pop(ts, DefaultDomain()) : -1;
       },
       PopFailed);
 }
@@ -498,9 +507,13 @@ void SetSlot(NvtxFunctionTable table, unsigned size, unsigned cbid, Fn fn) {
 int InstallNvtxCallbacks(NvtxGetExportTable get_export_table) {
   if (!get_export_table) return 0;
   Session* s = Session::Instance();
-  if (!g_default_domain) {
-    g_default_domain =
+  if (!DefaultDomain()) {
+    // Definitions::DefaultDomain sets `enabled` once, under its lock, and
+    // returns the same object to every caller.
+    NvtxDomain* d =
         GlobalDefinitions().DefaultDomain(s ? s->config().DomainEnabled("default") : true);
+    NvtxDomain* expected = nullptr;
+    g_default_domain_ptr.compare_exchange_strong(expected, d, std::memory_order_acq_rel);
   }
   auto* callbacks =
       static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));

@@ -205,17 +205,9 @@ void Session::AddShutdownHook(std::function<void()> hook) {
   shutdown_hooks_.push_back(std::move(hook));
 }
 
-void Session::DrainAfterTopLevelRange() {
+void Session::DrainAfterTopLevelRange() noexcept {
   if (shut_down_.load(std::memory_order_acquire)) return;
-  std::unique_lock<std::mutex> lock(eager_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return;
-  uint64_t now = NowNs();
-  if (now - eager_window_start_ >= 1000000000ull) {
-    eager_window_start_ = now;
-    eager_drains_ = 0;
-  }
-  if (++eager_drains_ > 1000) return;
-  writer_->DrainOnce(false);
+  writer_->RequestDrain();
 }
 
 void Session::Flush() {

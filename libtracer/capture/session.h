@@ -56,13 +56,14 @@ class Session {
 
   // In a forked child (e.g. a DataLoader worker), which typically ends with
   // _exit() and so never runs atexit handlers, every top-level push/pop
-  // range is written out when it ends: the NVTX handler calls this after a
-  // pop that leaves the thread's stack empty. Bounded to 1000 drains per
-  // second; the writer's periodic drain covers the rest.
+  // range is written out soon after it ends: the NVTX handler calls this
+  // after a pop that leaves the thread's stack empty, and it only wakes the
+  // writer thread (Writer::RequestDrain: no lock, no write(), never waits),
+  // which drains within about a millisecond, at most once per millisecond.
   static bool flush_top_level_ranges() noexcept {
     return flush_top_level_.load(std::memory_order_relaxed);
   }
-  void DrainAfterTopLevelRange();
+  void DrainAfterTopLevelRange() noexcept;
 
   // Shuts the running session down (atexit handler and library destructor).
   static void ShutdownProcess();
@@ -93,9 +94,6 @@ class Session {
   std::mutex hooks_mu_;
   std::vector<std::function<void()>> shutdown_hooks_;
   std::atomic<bool> shut_down_{false};
-  std::mutex eager_mu_;  // try-locked: concurrent callers skip
-  uint64_t eager_window_start_ = 0;
-  uint32_t eager_drains_ = 0;
 };
 
 }  // namespace tracer

@@ -1,5 +1,11 @@
 #include "libtracer/capture/writer.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 
 #include "libtracer/capture/definitions.h"
@@ -15,6 +21,14 @@ namespace {
 // Cut a frame once this much is pending, so a reader never needs huge frames
 // and a crash loses at most this much of what was drained.
 constexpr size_t kMaxChunkBytes = 1u << 20;
+
+// The writer's own schedule runs on real time, not the trace clock (which a
+// test build may replay from a recording).
+uint64_t SteadyNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 constexpr const char* kThreadCounterNames[3] = {
     "dropped.nvtx_ring_full", "dropped.nvtx_stack_overflow", "nvtx_pop_without_push"};
 }  // namespace
@@ -71,17 +85,63 @@ void Writer::AddSource(RecordSource* source) {
   sources_.push_back(source);
 }
 
+void Writer::Wake() noexcept {
+  wake_seq_.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_seq_), FUTEX_WAKE_PRIVATE, 1, nullptr,
+          nullptr, 0);
+}
+
+void Writer::WaitForWake(uint32_t seen, uint64_t timeout_ns) noexcept {
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(timeout_ns / 1000000000ull);
+  ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000ull);
+  // Returns at once when wake_seq_ moved since `seen` (no lost wake-up).
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_seq_), FUTEX_WAIT_PRIVATE, seen, &ts,
+          nullptr, 0);
+}
+
+void Writer::RequestDrain() noexcept {
+  // Read first: while a request is pending, a pop writes no shared line.
+  if (drain_requested_.load(std::memory_order_relaxed)) return;
+  if (drain_requested_.exchange(true, std::memory_order_acq_rel)) return;
+  Wake();
+}
+
 void Writer::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t interval_ns = uint64_t{flush_interval_ms_} * 1000000ull;
+  uint64_t last_drain_ns = SteadyNs();
   while (true) {
-    wake_cv_.wait_for(lock, std::chrono::milliseconds(flush_interval_ms_),
-                      [&] { return stop_requested_ || flush_requested_ > flush_done_; });
-    uint64_t target = flush_requested_;
-    bool stopping = stop_requested_;
-    lock.unlock();
+    uint64_t target;
+    bool stopping;
+    while (true) {
+      const uint32_t seen = wake_seq_.load(std::memory_order_acquire);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        target = flush_requested_;
+        stopping = stop_requested_;
+      }
+      if (stopping || target > flush_done_) break;
+      const uint64_t now = SteadyNs();
+      if (now - last_drain_ns >= interval_ns) break;
+      uint64_t wait_ns = interval_ns - (now - last_drain_ns);
+      if (drain_requested_.load(std::memory_order_acquire)) {
+        // Requested drains are spaced out: a child ending top-level ranges
+        // back to back gets one drain per kMinRequestedGapNs, not one each.
+        const uint64_t since = now - last_requested_drain_ns_;
+        if (since >= kMinRequestedGapNs) break;
+        wait_ns = std::min(wait_ns, kMinRequestedGapNs - since);
+      }
+      WaitForWake(seen, wait_ns);
+    }
+    // Cleared before draining: a request made from here on gets a drain of
+    // its own.
+    if (drain_requested_.exchange(false, std::memory_order_acq_rel)) {
+      last_requested_drain_ns_ = SteadyNs();
+    }
     DrainOnce(stopping);
-    lock.lock();
-    flush_done_ = target;
+    last_drain_ns = SteadyNs();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (target > flush_done_) flush_done_ = target;
     if (stopping) finished_ = true;
     done_cv_.notify_all();
     if (stopping) return;
@@ -92,7 +152,7 @@ bool Writer::Flush(uint32_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mu_);
   if (finished_ || !thread_.joinable()) return false;
   uint64_t mine = ++flush_requested_;
-  wake_cv_.notify_all();
+  Wake();
   return done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                            [&] { return flush_done_ >= mine || finished_; });
 }
@@ -106,7 +166,7 @@ bool Writer::Stop(uint32_t timeout_ms) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     stop_requested_ = true;
-    wake_cv_.notify_all();
+    Wake();
     done =
         done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return finished_; });
   }

@@ -3,10 +3,12 @@
 // RecordSources (it is their RecordSink), defines strings/threads/domains/
 // streams on first use, encodes with ChunkBuilder and appends frames to the
 // file. At shutdown: final drain, ranges still open closed as UNCLOSED, and a
-// footer with totals. Application threads never wait on it except in Flush.
+// footer with totals. Application threads never wait on it except in Flush
+// and Stop; RequestDrain (a forked child's top-level pops) only wakes it.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -50,6 +52,13 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // Wakes the writer and waits until it drained what was appended before the
   // call; false on timeout.
   bool Flush(uint32_t timeout_ms);
+  // Asks the writer thread for a drain soon (within about a millisecond when
+  // a core is free; at most one drain per kMinRequestedGapNs), for an
+  // application thread that must not wait: no lock, no write(), no
+  // allocation; at most one futex wake per drain (nothing when a request is
+  // already pending).
+  void RequestDrain() noexcept;
+  static constexpr uint64_t kMinRequestedGapNs = 1000000;
   // Final drain and footer, then the file is closed. False when the writer
   // thread did not finish within timeout_ms (it is then abandoned).
   bool Stop(uint32_t timeout_ms);
@@ -95,6 +104,9 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   void Loop();
   // The writer thread's guard fallback: Flush and Stop stop waiting for it.
   void MarkFinished() noexcept;
+  void Wake() noexcept;
+  // Waits (futex) until wake_seq_ differs from seen, or timeout_ns.
+  void WaitForWake(uint32_t seen, uint64_t timeout_ns) noexcept;
   void EnsureString(uint32_t id);
   void EnsureThread(uint32_t id);
   void EnsureDomain(uint32_t id);
@@ -153,7 +165,12 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // Thread control.
   std::thread thread_;
   std::mutex mu_;
-  std::condition_variable wake_cv_, done_cv_;
+  std::condition_variable done_cv_;
+  // The writer sleeps on this futex word (not a condition variable, whose
+  // signal takes an internal lock): Wake bumps it and wakes the thread.
+  std::atomic<uint32_t> wake_seq_{0};
+  std::atomic<bool> drain_requested_{false};
+  uint64_t last_requested_drain_ns_ = 0;  // writer thread only (CLOCK_MONOTONIC)
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;
   bool stop_requested_ = false;

@@ -8,6 +8,7 @@
 
 namespace tracer {
 
+#ifdef TRACER_TEST_HOOKS
 namespace {
 // TEST ONLY: the replay clock (clock.h SetTestClockNs). Read once at load.
 const bool g_test_clock = [] {
@@ -20,13 +21,16 @@ std::atomic<uint64_t> g_test_clock_ns{0};
 void SetTestClockNs(uint64_t ns) noexcept {
   if (g_test_clock) g_test_clock_ns.store(ns, std::memory_order_relaxed);
 }
+#endif
 
 // CLOCK_MONOTONIC through the vDSO: no syscall, shared by every thread, and
 // unaffected by wall-clock steps during a run.
 uint64_t NowNs() noexcept {
+#ifdef TRACER_TEST_HOOKS
   if (__builtin_expect(g_test_clock, false)) {
     return g_test_clock_ns.load(std::memory_order_relaxed);
   }
+#endif
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);

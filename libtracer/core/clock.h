@@ -17,11 +17,12 @@ const char* ClockDescription() noexcept;
 // Wall-clock time (Unix epoch, ns) for the header's session start.
 uint64_t WallNowNs() noexcept;
 
-// TEST ONLY (tests/cupti/replay): with TRACER_TEST_CLOCK=replay in the
-// environment at load, NowNs() returns the last value set here instead of
-// reading a clock, so a replay of a recorded trace reproduces its timestamps.
-// Without the variable this is ignored and NowNs() costs one extra
-// predictable branch.
+// TEST ONLY (tests/cupti/replay), defined only in the test variant of the
+// injected library (built with TRACER_TEST_HOOKS, injection/CMakeLists.txt):
+// with TRACER_TEST_CLOCK=replay in the environment at load, NowNs() returns
+// the last value set here instead of reading a clock, so a replay of a
+// recorded trace reproduces its timestamps. The product's NowNs has no such
+// branch and this function does not exist there.
 void SetTestClockNs(uint64_t ns) noexcept;
 
 }  // namespace tracer

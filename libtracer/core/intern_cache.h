@@ -1,10 +1,12 @@
 // Per-thread cache in front of the process-wide StringTable: a fixed-size,
-// direct-mapped table, so a hit costs one strlen, a few word loads and
-// compares, and no lock, allocation or call into the table. Keyed by content,
+// two-way set-associative table (two names sharing a set both stay), so a
+// hit costs one strlen, a few word loads and compares, and no lock,
+// allocation or call into the table. Keyed by content,
 // not by pointer: NVTX clients (Python, PyTorch) pass freshly built strings
-// at reused addresses. Texts up to 32 bytes are keyed by overlapping 8-byte
-// loads that cover every byte (injective for a given length), so a hit needs
-// no memcmp; longer texts by hash plus memcmp.
+// at reused addresses (text_hash.h: short texts need no memcmp on a hit).
+// A miss (more distinct names than slots, or more than two sharing a set) goes
+// to the table's lock-free index, which takes no lock for a text interned
+// before: only a text new to the process takes the table's lock, once.
 #pragma once
 
 #include <cstdint>
@@ -12,60 +14,32 @@
 #include <string_view>
 
 #include "libtracer/core/string_table.h"
+#include "libtracer/core/text_hash.h"
 
 namespace tracer {
 
-inline uint64_t HashBytes(const char* p, size_t n) noexcept {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-  while (n >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-    p += 8;
-    n -= 8;
-  }
-  if (n > 0) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 29;
-  }
-  return h;
-}
-
 class InternCache {
  public:
-  static constexpr size_t kSlots = 1024;
-  static constexpr size_t kShort = 32;
+  static constexpr size_t kSlots = 1024;  // 512 sets of two
+  static constexpr size_t kShort = TextKey::kShort;
 
   explicit InternCache(StringTable* table = &GlobalStrings()) : table_(table) {}
 
-  uint32_t Lookup(const char* text) {
+  // Inlined into the NVTX entry points (the push hot path).
+  __attribute__((always_inline)) uint32_t Lookup(const char* text) {
     return text ? Lookup(std::string_view(text, std::strlen(text))) : 0;
   }
 
-  uint32_t Lookup(std::string_view text) {
-    const char* s = text.data();
-    size_t n = text.size();
-    uint64_t w[4] = {0, 0, 0, 0};
-    uint64_t h;
-    if (n <= kShort) {
-      Words(s, n, w);
-      h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xff51afd7ed558ccdull) ^
-          (w[2] * 0xc4ceb9fe1a85ec53ull) ^ w[3] ^ n;
-      h ^= h >> 29;
-    } else {
-      h = HashBytes(s, n);
-      w[0] = h;
-    }
-    Slot& slot = slots_[(h ^ (h >> 17)) & (kSlots - 1)];
-    if (slot.len == n && slot.w[0] == w[0] && slot.w[1] == w[1] && slot.w[2] == w[2] &&
-        slot.w[3] == w[3] && (n <= kShort || std::memcmp(slot.text, s, n) == 0)) {
-      return slot.id;
-    }
-    return Miss(text, w, slot);
+  __attribute__((always_inline)) uint32_t Lookup(std::string_view text) {
+    const TextKey key(text.data(), text.size());
+    Slot* set = &slots_[2 * SetOf(key.hash)];
+    if (Matches(set[0], text, key)) return set[0].id;
+    if (Matches(set[1], text, key)) return set[1].id;
+    return Miss(text, key, set);
   }
+
+  // The set a text maps to (tests and the benchmark build colliding names).
+  static size_t SetOf(std::string_view text) { return SetOf(TextKey(text).hash); }
 
   uint64_t misses() const { return misses_; }
 
@@ -77,42 +51,25 @@ class InternCache {
     const char* text = nullptr;  // the table's copy (long texts)
   };
 
-  static uint64_t Load8(const char* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
-  static uint64_t Load4(const char* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  // Overlapping loads covering all n bytes (n <= 32).
-  static void Words(const char* s, size_t n, uint64_t* w) {
-    if (n >= 16) {
-      w[0] = Load8(s);
-      w[1] = Load8(s + 8);
-      w[2] = Load8(s + n - 16);
-      w[3] = Load8(s + n - 8);
-    } else if (n >= 8) {
-      w[0] = Load8(s);
-      w[1] = Load8(s + n - 8);
-    } else if (n >= 4) {
-      w[0] = Load4(s) | (Load4(s + n - 4) << 32);
-    } else if (n > 0) {
-      w[0] = static_cast<uint8_t>(s[0]) |
-             (static_cast<uint64_t>(static_cast<uint8_t>(s[n / 2])) << 8) |
-             (static_cast<uint64_t>(static_cast<uint8_t>(s[n - 1])) << 16);
-    }
+  static size_t SetOf(uint64_t h) { return (h ^ (h >> 17)) & (kSlots / 2 - 1); }
+
+  static __attribute__((always_inline)) bool Matches(const Slot& slot, std::string_view text,
+                                                     const TextKey& key) {
+    return slot.len == text.size() && slot.w[0] == key.w[0] && slot.w[1] == key.w[1] &&
+           slot.w[2] == key.w[2] && slot.w[3] == key.w[3] &&
+           (text.size() <= kShort || SameBytes(slot.text, text.data(), text.size()));
   }
 
-  __attribute__((noinline)) uint32_t Miss(std::string_view text, const uint64_t* w, Slot& slot) {
+  // The new name takes way 0; the one it displaces moves to way 1, evicting
+  // the least recently filled.
+  __attribute__((noinline)) uint32_t Miss(std::string_view text, const TextKey& key, Slot* set) {
     ++misses_;
-    StringTable::Entry e = table_->Intern(text);
-    for (int i = 0; i < 4; ++i) slot.w[i] = w[i];
-    slot.len = static_cast<uint32_t>(text.size());
-    slot.id = e.id;
-    slot.text = e.text.data();
+    StringTable::Entry e = table_->Intern(text, key.hash);
+    set[1] = set[0];
+    for (int i = 0; i < 4; ++i) set[0].w[i] = key.w[i];
+    set[0].len = static_cast<uint32_t>(text.size());
+    set[0].id = e.id;
+    set[0].text = e.text.data();
     return e.id;
   }
 

@@ -3,8 +3,14 @@
 // check the trace against what the mode did (the expectations are spelled
 // out in capture_e2e_test.cc next to each mode).
 #include <dlfcn.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,20 +143,150 @@ int Fork() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
 
-// fork_exit: like a DataLoader worker, the child records "child_quick" and
-// leaves with _exit(0), which runs no atexit handler.
-int ForkExit() {
+// This process's trace file: TRACER_OUTPUT with %p replaced by its pid.
+std::string OwnTracePath() {
+  const char* t = getenv("TRACER_OUTPUT");
+  std::string path = t ? t : "";
+  size_t p = path.find("%p");
+  if (p != std::string::npos) path.replace(p, 2, std::to_string(getpid()));
+  return path;
+}
+
+long FileSize(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<long>(st.st_size) : -1;
+}
+
+// Waits up to timeout_ms for the file to grow past `size` (the writer
+// thread appended a frame); stat and nanosleep only.
+bool WaitForGrowth(const std::string& path, long size, int timeout_ms = 10000) {
+  for (int i = 0; i < timeout_ms / 10; ++i) {
+    if (FileSize(path) > size) return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+// From here on the calling thread (only: no TSYNC, and threads started
+// before keep their filters) is killed if it calls write, writev, pwrite or
+// pwritev: proof that what it calls never writes on its behalf.
+bool ForbidWritesOnThisThread() {
+#if defined(__x86_64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+  return false;
+#endif
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kArch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 4, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_writev, 3, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwrite64, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pwritev, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+  };
+  sock_fprog prog = {static_cast<unsigned short>(sizeof(filter) / sizeof(filter[0])), filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
+// Runs child() in a forked child inside a "parent_range"; returns the
+// child's exit code, or 100 + the signal that killed it.
+int InForkedChild(int (*child)()) {
   nvtxRangePushA("parent_range");
   pid_t pid = fork();
-  if (pid == 0) {
-    nvtxRangePushA("child_quick");
-    nvtxRangePop();
-    _exit(0);
-  }
+  if (pid == 0) _exit(child());
   int status = 0;
   waitpid(pid, &status, 0);
   nvtxRangePop();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+  if (WIFSIGNALED(status)) return 100 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+// fork_exit: like a DataLoader worker, the child records "child_quick" and
+// leaves with _exit(0), which runs no atexit handler. As a worker waits for
+// its next batch, it lingers after the pop, here until its file grew (the
+// writer thread wrote the range; at most 10 s, or NVTX_CLIENT_LINGER_MS: the
+// allocation-failure sweep, whose failures may leave nothing to wait for), and
+// not at all when it has no file (tracing is off in it).
+int ForkExit() {
+  return InForkedChild([] {
+    const std::string path = OwnTracePath();
+    nvtxRangePushA("child_quick");  // starts the child's session (its header)
+    const long size = FileSize(path);
+    nvtxRangePop();
+    const char* linger = getenv("NVTX_CLIENT_LINGER_MS");
+    if (size >= 0) WaitForGrowth(path, size, linger ? atoi(linger) : 10000);
+    return 0;
+  });
+}
+
+// fork_nonblocking: a forked child's top-level pop never drains the writer
+// on the application thread. The child ends "child_first" and waits until it
+// is written, then forbids write() on its main thread (seccomp: the process
+// is killed on a write there), ends "child_no_write" and waits until that is
+// written too. Exit codes: 0 ok, 3/5 not written within 10 s, 4 seccomp
+// unavailable; killed (SIGSYS) when the pop wrote on the application thread.
+int ForkNonBlocking() {
+  return InForkedChild([] {
+    const std::string path = OwnTracePath();
+    nvtxRangePushA("child_first");
+    long size = FileSize(path);
+    nvtxRangePop();
+    if (!WaitForGrowth(path, size)) return 3;
+    size = FileSize(path);
+    if (!ForbidWritesOnThisThread()) return 4;
+    nvtxRangePushA("child_no_write");
+    nvtxRangePop();
+    if (!WaitForGrowth(path, size)) return 5;
+    return 0;
+  });
+}
+
+// multi_init LIB K: K NVTX instances initialize at once. LIB bundles its own
+// NVTX instance (nvtx_instance.cc); K copies of it under distinct names are
+// K instances. K threads, released together, each make their instance's
+// first call (which runs its InitializeInjectionNvtx2) and record
+// "instance_<i>"; then the client's own instance records "main_after".
+int MultiInit(const char* lib, int k) {
+  char dir[] = "/tmp/nvtx_instances_XXXXXX";
+  if (!mkdtemp(dir)) return 3;
+  using RangeFn = void (*)(const char*);
+  std::vector<RangeFn> fns;
+  std::vector<std::string> paths;
+  for (int i = 0; i < k; ++i) {
+    paths.push_back(std::string(dir) + "/libinstance" + std::to_string(i) + ".so");
+    std::string cmd = std::string("cp '") + lib + "' '" + paths.back() + "'";
+    if (system(cmd.c_str()) != 0) return 4;
+    void* h = dlopen(paths.back().c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) return 5;
+    auto fn = reinterpret_cast<RangeFn>(dlsym(h, "NvtxInstanceRange"));
+    if (!fn) return 6;
+    fns.push_back(fn);
+  }
+  std::atomic<int> ready{0};
+  std::vector<std::thread> pool;
+  std::vector<std::string> names;
+  for (int i = 0; i < k; ++i) names.push_back("instance_" + std::to_string(i));
+  for (int i = 0; i < k; ++i) {
+    pool.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < k) {
+      }
+      fns[i](names[i].c_str());
+    });
+  }
+  for (auto& t : pool) t.join();
+  nvtxRangePushA("main_after");
+  nvtxRangePop();
+  for (const auto& p : paths) unlink(p.c_str());
+  rmdir(dir);
+  return 0;
 }
 
 // fork_early: forks BEFORE any NVTX call (as a DataLoader forks its workers
@@ -200,46 +337,63 @@ nvtxEventAttributes_t Registered(nvtxStringHandle_t name) {
   return a;
 }
 
-// entry_points CODE: calls every NVTX entry point, each with a text nothing
-// else uses (so each interns, that is allocates, on its own), then the
-// tracer's control API (tracer_control.h); prints "entry_points done" to
-// stderr and returns CODE. The names each call records are listed next to
-// the test (tests/capture/faults/entry_guard_test.cc).
-int EntryPoints(int code) {
+// entry_points CODE [PAD]: calls every NVTX entry point, each with a text
+// nothing else uses, then the tracer's control API (tracer_control.h);
+// prints "entry_points done" to stderr and returns CODE. The names each call
+// records are listed next to the test (tests/capture/faults/
+// entry_guard_test.cc). With PAD > 0 every text gets PAD '+' appended: a text
+// longer than the string table's arena block (64 KiB) makes each call that
+// interns it allocate (a short new text is interned without allocating).
+std::string g_pad;
+
+const char* Padded(const char* text) {
+  static auto* kept = new std::deque<std::string>();  // the texts handed out stay
+  kept->push_back(std::string(text) + g_pad);
+  return kept->back().c_str();
+}
+
+const wchar_t* Padded(const wchar_t* text) {
+  static auto* kept = new std::deque<std::wstring>();
+  kept->push_back(std::wstring(text) + std::wstring(g_pad.begin(), g_pad.end()));
+  return kept->back().c_str();
+}
+
+int EntryPoints(int code, size_t pad) {
+  g_pad.assign(pad, '+');
   const auto tid = static_cast<uint32_t>(syscall(SYS_gettid));
   nvtxInitialize(nullptr);
-  nvtxMarkA("first");  // creates this thread's state
-  nvtxNameOsThreadA(tid, "thread_a");
-  nvtxNameOsThreadW(tid, L"thread_w");
-  nvtxNameCategoryA(1, "cat_a");
-  nvtxNameCategoryW(2, L"cat_w");
-  nvtxRangePushA("push_a");
-  nvtxRangePushW(L"push_w");
-  nvtxEventAttributes_t push_ex = Attr("push_ex");
+  nvtxMarkA(Padded("first"));  // creates this thread's state
+  nvtxNameOsThreadA(tid, Padded("thread_a"));
+  nvtxNameOsThreadW(tid, Padded(L"thread_w"));
+  nvtxNameCategoryA(1, Padded("cat_a"));
+  nvtxNameCategoryW(2, Padded(L"cat_w"));
+  nvtxRangePushA(Padded("push_a"));
+  nvtxRangePushW(Padded(L"push_w"));
+  nvtxEventAttributes_t push_ex = Attr(Padded("push_ex"));
   nvtxRangePushEx(&push_ex);
-  nvtxMarkA("mark_a");
-  nvtxMarkW(L"mark_w");
-  nvtxEventAttributes_t mark_ex = Attr("mark_ex");
+  nvtxMarkA(Padded("mark_a"));
+  nvtxMarkW(Padded(L"mark_w"));
+  nvtxEventAttributes_t mark_ex = Attr(Padded("mark_ex"));
   nvtxMarkEx(&mark_ex);
   nvtxRangePop();
   nvtxRangePop();
   nvtxRangePop();
-  nvtxRangeEnd(nvtxRangeStartA("start_a"));
-  nvtxRangeEnd(nvtxRangeStartW(L"start_w"));
-  nvtxEventAttributes_t start_ex = Attr("start_ex");
+  nvtxRangeEnd(nvtxRangeStartA(Padded("start_a")));
+  nvtxRangeEnd(nvtxRangeStartW(Padded(L"start_w")));
+  nvtxEventAttributes_t start_ex = Attr(Padded("start_ex"));
   nvtxRangeEnd(nvtxRangeStartEx(&start_ex));
 
-  nvtxDomainHandle_t dom_a = nvtxDomainCreateA("domain_a");
-  nvtxDomainHandle_t dom_w = nvtxDomainCreateW(L"domain_w");
-  nvtxDomainNameCategoryA(dom_a, 3, "dcat_a");
-  nvtxDomainNameCategoryW(dom_w, 4, L"dcat_w");
-  nvtxStringHandle_t reg_a = nvtxDomainRegisterStringA(dom_a, "registered_a");
-  nvtxStringHandle_t reg_w = nvtxDomainRegisterStringW(dom_w, L"registered_w");
-  nvtxEventAttributes_t dpush = Attr("dpush");
+  nvtxDomainHandle_t dom_a = nvtxDomainCreateA(Padded("domain_a"));
+  nvtxDomainHandle_t dom_w = nvtxDomainCreateW(Padded(L"domain_w"));
+  nvtxDomainNameCategoryA(dom_a, 3, Padded("dcat_a"));
+  nvtxDomainNameCategoryW(dom_w, 4, Padded(L"dcat_w"));
+  nvtxStringHandle_t reg_a = nvtxDomainRegisterStringA(dom_a, Padded("registered_a"));
+  nvtxStringHandle_t reg_w = nvtxDomainRegisterStringW(dom_w, Padded(L"registered_w"));
+  nvtxEventAttributes_t dpush = Attr(Padded("dpush"));
   nvtxDomainRangePushEx(dom_a, &dpush);
-  nvtxEventAttributes_t dmark = Attr("dmark");
+  nvtxEventAttributes_t dmark = Attr(Padded("dmark"));
   nvtxDomainMarkEx(dom_a, &dmark);
-  nvtxEventAttributes_t dstart = Attr("dstart");
+  nvtxEventAttributes_t dstart = Attr(Padded("dstart"));
   nvtxDomainRangeEnd(dom_w, nvtxDomainRangeStartEx(dom_w, &dstart));
   nvtxDomainRangePop(dom_a);
   // Registered names: these calls intern nothing.
@@ -259,15 +413,16 @@ int EntryPoints(int code) {
     auto flush = reinterpret_cast<int (*)()>(dlsym(h, "tracerFlush"));
     if (stop && start && active && flush) {
       stop();
-      nvtxMarkA("while_stopped");
+      nvtxMarkA(Padded("while_stopped"));
       start();
-      if (active() == 1) nvtxMarkA("active_again");
+      if (active() == 1) nvtxMarkA(Padded("active_again"));
       flush();
     }
   }
   // Another thread, after all of the above: tracing goes on.
-  std::thread([] {
-    nvtxRangePushA("last");
+  const char* last = Padded("last");
+  std::thread([last] {
+    nvtxRangePushA(last);
     nvtxRangePop();
   }).join();
   fprintf(stderr, "entry_points done\n");
@@ -284,9 +439,13 @@ int main(int argc, char** argv) {
   if (mode == "fork") return Fork();
   if (mode == "exit_open") return ExitOpen();
   if (mode == "fork_exit") return ForkExit();
+  if (mode == "fork_nonblocking") return ForkNonBlocking();
+  if (mode == "multi_init" && argc > 3) return MultiInit(argv[2], atoi(argv[3]));
   if (mode == "fork_early") return ForkEarly();
   if (mode == "window") return Window(argc > 2 ? atoi(argv[2]) : 5);
-  if (mode == "entry_points") return EntryPoints(argc > 2 ? atoi(argv[2]) : 0);
+  if (mode == "entry_points") {
+    return EntryPoints(argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? strtoul(argv[3], nullptr, 10) : 0);
+  }
   if (mode == "slow") {  // slow N: N ranges "tick", 5 ms apart
     for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 5; i < n; ++i) {
       nvtxRangePushA("tick");

@@ -267,7 +267,8 @@ TEST(CaptureE2E, ForkedChildWithoutPidInTemplateGetsASuffix) {
 }
 
 // A forked child leaving with _exit() (as multiprocessing workers do) runs no
-// atexit handler: its top-level ranges are written when they end.
+// atexit handler: its top-level ranges are written soon after they end, by
+// the writer thread (the client lingers until its file grew).
 TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
   TempDir dir;
   RunResult r = RunProgram({NVTX_CLIENT, "fork_exit"}, {{"TRACER_OUTPUT", dir.File("q-%p.trace")}},
@@ -281,6 +282,53 @@ TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
   ExpectWellFormed(child, /*expect_footer=*/false);
   EXPECT_FALSE(child.has_footer);  // _exit: no clean close
   EXPECT_EQ(CountByName(child)["child_quick"], 1u);
+}
+
+// In a forked child a top-level pop only wakes the writer thread: the
+// client forbids write() on its main thread (seccomp kills the process on
+// one) before its second range, so a pop that drained the writer on the
+// application thread would kill it. The long flush interval leaves the
+// requested drain as the only way the range reaches the file.
+TEST(CaptureE2E, ForkedChildPopNeverWritesOnTheApplicationThread) {
+  TempDir dir;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "fork_nonblocking"},
+                 {{"TRACER_OUTPUT", dir.File("w-%p.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "60000"}},
+                 LoadPath::kNvtxInjectionEnv);
+  ASSERT_NE(r.exit_code, 4) << "seccomp unavailable here";
+  ASSERT_EQ(r.exit_code, 0) << "child exit 3/5: range not written; 100+31: wrote on the app "
+                               "thread\n"
+                            << r.err;
+  auto files = dir.List();
+  ASSERT_EQ(files.size(), 2u);
+  ParsedTrace a = ReadTraceFile(dir.File(files[0]));
+  ParsedTrace b = ReadTraceFile(dir.File(files[1]));
+  const ParsedTrace& child = a.header.parent_pid() != 0 ? a : b;
+  ExpectWellFormed(child, /*expect_footer=*/false);
+  auto counts = CountByName(child);
+  EXPECT_EQ(counts["child_first"], 1u);
+  EXPECT_EQ(counts["child_no_write"], 1u);
+}
+
+// Several NVTX instances (one per library that bundles NVTX) initializing
+// at the same time share one session and one default domain: every
+// instance's range is recorded in domain 0, once.
+TEST(CaptureE2E, ConcurrentNvtxInstancesInitializeIntoOneSession) {
+  TempDir dir;
+  constexpr int kInstances = 8;
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "multi_init", NVTX_INSTANCE_LIB, std::to_string(kInstances)},
+                 {{"TRACER_OUTPUT", dir.File("m.trace")}}, LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(dir.List().size(), 1u);
+  ParsedTrace t = ReadTraceFile(dir.File("m.trace"));
+  ExpectWellFormed(t);
+  auto counts = CountByName(t);
+  for (int i = 0; i < kInstances; ++i) {
+    EXPECT_EQ(counts["instance_" + std::to_string(i)], 1u) << i;
+  }
+  EXPECT_EQ(counts["main_after"], 1u);
+  for (const auto& x : t.ranges) EXPECT_EQ(x.domain(), 0u) << t.Name(x.name());
 }
 
 // Runs an NVTX client mode that forks, with TRACER_FORK=none, and returns the
@@ -550,11 +598,11 @@ TEST(CaptureE2E, LoraStepSampleHasTheDocumentedStructure) {
   EXPECT_EQ(inside, steps);
 }
 
-TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
-  TempDir dir;
-  std::string out = dir.File("nm.txt");
-  std::string cmd = std::string("nm -D --defined-only ") + TRACER_LIB + " > " + out;
-  ASSERT_EQ(system(cmd.c_str()), 0);
+// The defined dynamic symbols of a library (nm -D --defined-only).
+std::set<std::string> DefinedDynamicSymbols(const TempDir& dir, const char* lib) {
+  std::string out = dir.File("nm_defined.txt");
+  std::string cmd = std::string("nm -D --defined-only ") + lib + " > " + out;
+  EXPECT_EQ(system(cmd.c_str()), 0);
   std::ifstream in(out);
   std::set<std::string> exported;
   std::string line;
@@ -562,11 +610,21 @@ TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
     size_t sp = line.rfind(' ');
     if (sp != std::string::npos) exported.insert(line.substr(sp + 1));
   }
+  return exported;
+}
+
+TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
+  TempDir dir;
+  std::set<std::string> exported = DefinedDynamicSymbols(dir, TRACER_LIB);
+  std::string out = dir.File("nm.txt");
+  ASSERT_EQ(system((std::string("nm -D --defined-only ") + TRACER_LIB + " > " + out).c_str()), 0);
   // InitializeInjection (the CUDA entry) is there once cuda_injection.cc is.
-  std::set<std::string> allowed = {"InitializeInjectionNvtx2", "InitializeInjection", "tracerFlush",
-                                   "tracerStart", "tracerStop", "tracerIsActive",
-                                   // TEST ONLY replay clock (tests/cupti/replay)
-                                   "tracerTestSetClockNs"};
+  std::set<std::string> allowed = {"InitializeInjectionNvtx2",
+                                   "InitializeInjection",
+                                   "tracerFlush",
+                                   "tracerStart",
+                                   "tracerStop",
+                                   "tracerIsActive"};
   for (const auto& s : exported) EXPECT_TRUE(allowed.count(s)) << "unexpected export " << s;
   for (const char* s :
        {"InitializeInjectionNvtx2", "tracerFlush", "tracerStart", "tracerStop", "tracerIsActive"}) {
@@ -574,14 +632,29 @@ TEST(InjectionLibrary, ExportsExactlyTheEntryPoints) {
   }
   // No protobuf anywhere (not even undefined), no spdlog/fmt exported.
   std::string all = dir.File("nm_all.txt");
-  cmd = std::string("nm -D ") + TRACER_LIB + " > " + all;
-  ASSERT_EQ(system(cmd.c_str()), 0);
+  ASSERT_EQ(system((std::string("nm -D ") + TRACER_LIB + " > " + all).c_str()), 0);
   std::string text = ReadFileBytes(all);
   EXPECT_EQ(text.find("google"), std::string::npos);
   EXPECT_EQ(text.find("protobuf"), std::string::npos);
   std::string defined = ReadFileBytes(out);
   EXPECT_EQ(defined.find("spdlog"), std::string::npos);
   EXPECT_EQ(defined.find("fmt"), std::string::npos);
+}
+
+// Test hooks live in the test variant only: the product's dynamic symbol
+// table (defined or not) names none, the variant exports exactly the
+// product's symbols plus the hooks.
+TEST(InjectionLibrary, TestHooksOnlyInTheTestVariant) {
+  TempDir dir;
+  std::string all = dir.File("nm_all.txt");
+  ASSERT_EQ(system((std::string("nm -D ") + TRACER_LIB + " > " + all).c_str()), 0);
+  const std::string text = ReadFileBytes(all);
+  EXPECT_EQ(text.find("tracerTest"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SetTestClock"), std::string::npos) << text;
+  const std::set<std::string> product = DefinedDynamicSymbols(dir, TRACER_LIB);
+  std::set<std::string> test_variant = DefinedDynamicSymbols(dir, TRACER_TEST_LIB);
+  EXPECT_EQ(test_variant.erase("tracerTestSetClockNs"), 1u);
+  EXPECT_EQ(test_variant, product);
 }
 
 }  // namespace

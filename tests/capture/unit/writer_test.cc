@@ -7,13 +7,17 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <map>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "libtracer/capture/definitions.h"
 #include "libtracer/capture/thread_registry.h"
@@ -516,6 +520,98 @@ TEST(WriterTest, WriterThreadFailureDoesNotMakeStopWait) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   testing::ParsedTrace p = testing::ReadTraceFile(path);
   EXPECT_TRUE(p.magic_ok && p.has_header && !p.has_footer);
+  unlink(path.c_str());
+}
+
+// Reads what is in the pipe now (non-blocking) onto *out; bytes read.
+size_t ReadAvailable(int fd, std::string* out) {
+  size_t total = 0;
+  char buf[65536];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) return total;
+    out->append(buf, static_cast<size_t>(n));
+    total += static_cast<size_t>(n);
+  }
+}
+
+// Reads until the pipe has given more than `size` bytes in all (10 s at most).
+bool ReadUntilMoreThan(int fd, std::string* out, size_t size) {
+  for (int i = 0; i < 1000 && out->size() <= size; ++i) {
+    ReadAvailable(fd, out);
+    if (out->size() <= size) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return out->size() > size;
+}
+
+// RequestDrain (a forked child's top-level pop) wakes the writer thread and
+// returns: with a 60 s flush interval only the request makes it drain, and a
+// request made while the writer thread is stuck in write() (a full pipe)
+// returns at once instead of waiting for it.
+TEST(WriterTest, RequestDrainWakesTheWriterThreadWithoutWaiting) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  fcntl(fds[1], F_SETPIPE_SZ, 4096);
+  ASSERT_EQ(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+  ThreadRegistry registry(1 << 20);
+  ThreadState* t = registry.Register(1, 1);
+  Writer writer(&registry, 60000);
+  ASSERT_TRUE(writer.BeginOnFd(fds[1], TestHeader()));
+  writer.StartThread();
+  std::string bytes;
+  ReadAvailable(fds[0], &bytes);  // magic and header
+  const size_t header = bytes.size();
+  ASSERT_GT(header, 0u);
+
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 10, 1, Id("requested"))));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 20, 1)));
+  writer.RequestDrain();
+  ASSERT_TRUE(ReadUntilMoreThan(fds[0], &bytes, header)) << "no drain after RequestDrain";
+
+  // Stall the writer thread: many ranges, a frame larger than the pipe, and
+  // nobody reading.
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 100 + 2 * i, 2 + i, Id("bulk"))));
+    ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 101 + 2 * i, 2 + i)));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the 1 ms spacing
+  writer.RequestDrain();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // it is now stuck in write()
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 9000, 9000, Id("while_stuck"))));
+  ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 9001, 9000)));
+  const auto before = std::chrono::steady_clock::now();
+  writer.RequestDrain();
+  writer.RequestDrain();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(1));
+
+  // Unblock it; the pending request drains "while_stuck" too.
+  const size_t before_bulk = bytes.size();
+  ASSERT_TRUE(ReadUntilMoreThan(fds[0], &bytes, before_bulk));
+  std::thread reader([&] {  // until the writer closes its end (EOF)
+    char buf[65536];
+    while (true) {
+      ssize_t n = read(fds[0], buf, sizeof(buf));
+      if (n == 0) return;
+      if (n > 0) {
+        bytes.append(buf, static_cast<size_t>(n));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  });
+  EXPECT_TRUE(writer.Stop(10000));
+  reader.join();
+  close(fds[0]);
+
+  const std::string path = TempPath("request_drain.trace");
+  std::ofstream(path, std::ios::binary) << bytes;
+  testing::ParsedTrace p = testing::ReadTraceFile(path);
+  EXPECT_TRUE(p.has_footer);
+  std::map<std::string, size_t> counts;
+  for (const auto& r : p.ranges) ++counts[std::string(p.Name(r.name()))];
+  EXPECT_EQ(counts["requested"], 1u);
+  EXPECT_EQ(counts["bulk"], 2000u);
+  EXPECT_EQ(counts["while_stuck"], 1u);
   unlink(path.c_str());
 }
 

@@ -6,9 +6,10 @@
 //  - one OS thread per recorded thread; every event runs in global recorded
 //    time order (a sequencer hands out turns), so NVTX calls and API callbacks
 //    interleave across threads as they did when recorded;
-//  - before each event the tracer's test clock (tracerTestSetClockNs, needs
-//    TRACER_TEST_CLOCK=replay) is set to the recorded time, so NVTX and API
-//    timestamps are the recorded ones;
+//  - before each event the tracer's test clock (tracerTestSetClockNs, only in
+//    the test variant libtracer_test.so; needs TRACER_TEST_CLOCK=replay) is
+//    set to the recorded time, so NVTX and API timestamps are the recorded
+//    ones;
 //  - NVTX push/pop and start/end are real nvtx3 calls (the tracer is the NVTX
 //    injection), in their recorded domains; thread names via nvtxNameOsThread;
 //  - API calls are ENTER/EXIT callbacks with the recorded cbid (from the

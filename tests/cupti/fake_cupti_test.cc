@@ -27,9 +27,12 @@ struct Seen {
   std::set<pthread_t> callback_threads, request_threads, complete_threads;
   std::vector<std::vector<uint8_t>> completed;  // copies of completed buffers
   std::atomic<int> decline{0};                  // decline the next n requests
-  std::atomic<uint64_t> clock{1000};            // the lagging GPU's thread reads it too
 };
 Seen* g_seen = nullptr;
+// The clock handed to the fake. Not in Seen: the lagging GPU's thread keeps
+// reading it after a test's fixture is gone, up to process exit, so it lives
+// as long as the process (trivially destructible).
+std::atomic<uint64_t> g_clock{1000};
 
 void CUPTIAPI OnCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* d) {
   const auto* data = static_cast<const CUpti_CallbackData*>(d);
@@ -59,7 +62,7 @@ void CUPTIAPI OnComplete(CUcontext ctx, uint32_t, uint8_t* buffer, size_t, size_
 }
 uint64_t CUPTIAPI FakeClock() {
   // Not the real clock: the fake must pass whatever we return through.
-  return g_seen->clock += 10;
+  return g_clock += 10;
 }
 
 class FakeCuptiTest : public ::testing::Test {
@@ -144,7 +147,7 @@ TEST_F(FakeCuptiTest, BehavesLikeCupti) {
   // Timestamps are ours, passed through.
   const auto* api_record = reinterpret_cast<const CUpti_ActivityAPI*>(records[0]);
   EXPECT_GT(api_record->start, 1000u);
-  EXPECT_LT(api_record->end, seen_.clock + 1);
+  EXPECT_LT(api_record->end, g_clock + 1);
 
   // After a synchronize the GPU records come, in end-time order (the short
   // kernel on stream 2 first), completed on the fake's worker thread.
@@ -277,12 +280,12 @@ TEST_F(FakeCuptiTest, LaggingGpuCompletesWorkWhenTheClockPassesItsEnd) {
     }
     return out;
   };
-  const uint64_t launched_at = seen_.clock.load();
+  const uint64_t launched_at = g_clock.load();
   const uint32_t c1 = Launch(1, 1000000);
   // Not before the clock passes its end, then without any synchronize.
   ASSERT_EQ(api_->ActivityFlushAll(0), CUPTI_SUCCESS);
   EXPECT_TRUE(kernels().empty());
-  seen_.clock += 3000000;
+  g_clock += 3000000;
   std::vector<const CUpti_ActivityKernel10*> done;
   for (int i = 0; i < 200 && done.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

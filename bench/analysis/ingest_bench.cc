@@ -132,16 +132,21 @@ size_t StreamTables(const std::string& path) {
   return rows;
 }
 
-size_t MemoryTables(const std::string& path) {
-  tracer::analysis::Trace trace;
-  std::string error;
-  if (!tracer::analysis::ReadTraceFile(path, &trace, &error)) return 0;
+// The four tables of the streaming runs, from a trace held whole.
+size_t WholeTables(const tracer::analysis::Trace& trace) {
   tracer::analysis::AnalyzedTrace analyzed(trace, {});
   tracer::analysis::ReportOptions o;
   return tracer::analysis::RangesTable(analyzed, o).rows.size() +
          tracer::analysis::KernelsTable(analyzed, o).rows.size() +
          tracer::analysis::RangeKernelsTable(analyzed, o).rows.size() +
          tracer::analysis::GpuProjectionTable(analyzed, o).rows.size();
+}
+
+size_t MemoryTables(const std::string& path) {
+  tracer::analysis::Trace trace;
+  std::string error;
+  if (!tracer::analysis::ReadTraceFile(path, &trace, &error)) return 0;
+  return WholeTables(trace);
 }
 
 // The program of Generate as an nsys SQLite export; returns its records
@@ -183,12 +188,7 @@ size_t NsysMemoryTables(const std::string& path) {
   tracer::analysis::Trace trace;
   std::string error;
   if (!tracer::analysis::LoadInput(path, &trace, &error)) return 0;
-  tracer::analysis::AnalyzedTrace analyzed(trace, {});
-  tracer::analysis::ReportOptions o;
-  return tracer::analysis::RangesTable(analyzed, o).rows.size() +
-         tracer::analysis::KernelsTable(analyzed, o).rows.size() +
-         tracer::analysis::RangeKernelsTable(analyzed, o).rows.size() +
-         tracer::analysis::GpuProjectionTable(analyzed, o).rows.size();
+  return WholeTables(trace);
 }
 
 // VmHWM of this process (peak resident set of its address space), MiB.

@@ -179,15 +179,11 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
   for (const MemsetRecord& m : b.memsets) AddMemoryRow(row_process_, m, rows_);
   for (const KernelRecord& k : b.kernels) {
     const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
-    // Map values keep their address: one tree lookup per kernel name, and
-    // none for a run of one name.
-    if (k.name != last_kernel_name_ || last_kernel_row_ == nullptr) {
-      DurationAccumulator*& row = kernel_rows_[k.name];
-      if (row == nullptr) row = &rows_->kernels[{row_process_, k.name}];
-      last_kernel_name_ = k.name;
-      last_kernel_row_ = row;
-    }
-    last_kernel_row_->Add(d);
+    // Map values keep their address: one tree lookup per kernel name.
+    if (k.name >= kernel_rows_.size()) kernel_rows_.resize(k.name + 1, nullptr);
+    DurationAccumulator*& row = kernel_rows_[k.name];
+    if (row == nullptr) row = &rows_->kernels[{row_process_, k.name}];
+    row->Add(d);
     rows_->all_kernel_ns += d;
   }
   Track();
@@ -278,7 +274,11 @@ void StreamAggregator::TicketOp(uint64_t corr, const Op& op, bool own_outside) {
   }
   t->has_op = true;
   t->own_outside = own_outside;
-  t->op = op;
+  t->op_kind = op.kind;
+  t->op_name = op.name;
+  t->op_stream = op.stream;
+  t->op_start_ns = op.start_ns;
+  t->op_end_ns = op.end_ns;
 }
 
 void StreamAggregator::DropTicket(uint64_t corr) {
@@ -300,7 +300,8 @@ void StreamAggregator::ClaimTickets(const RangeRecord& r) {
     Ticket* t = tickets_.Find(it->second);
     if (t == nullptr) continue;
     if (t->has_op) {
-      AddOpToNode(t->op, &range);
+      AddOpToNode(Op{t->op_kind, t->op_start_ns, t->op_end_ns, 0, 0, 0, t->op_name, t->op_stream},
+                  &range);
       ++inherited_ops_;
       tickets_.Erase(it->second);
     } else {

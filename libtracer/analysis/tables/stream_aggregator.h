@@ -134,11 +134,13 @@ class StreamAggregator {
   // A worker-thread launch's share of the main thread's ranges.
   struct Ticket {
     uint64_t time_ns = 0;
-    uint64_t claim = 0;        // the main-thread range that took it (waits for the op)
-    bool discarded = false;    // no main-thread range covers the launch
-    bool has_op = false;       // the op came before any claim: held here
-    bool own_outside = false;  // that op had no range of its own
-    Op op{};
+    uint64_t claim = 0;                // the main-thread range that took it (waits for the op)
+    bool discarded = false;            // no main-thread range covers the launch
+    bool has_op = false;               // the op came before any claim: held here
+    bool own_outside = false;          // that op had no range of its own
+    OpKind op_kind = OpKind::kKernel;  // the op's facts a node needs (not its ids)
+    uint32_t op_name = 0, op_stream = 0;
+    uint64_t op_start_ns = 0, op_end_ns = 0;
   };
   struct Snapshot {
     uint64_t time_ns, range_id;
@@ -205,9 +207,9 @@ class StreamAggregator {
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Snapshot>> snapshots_;
   std::map<std::pair<uint32_t, uint32_t>, RowBuild> row_builds_;
   std::map<uint32_t, std::unordered_map<uint32_t, RangeKernelRow>> range_kernels_;  // name id
-  std::unordered_map<uint32_t, DurationAccumulator*> kernel_rows_;  // name id -> row
-  uint32_t last_kernel_name_ = 0;
-  DurationAccumulator* last_kernel_row_ = nullptr;
+  // Kernel row by name id: string ids are dense, one pointer per distinct
+  // string at most.
+  std::vector<DurationAccumulator*> kernel_rows_;
   uint32_t main_thread_ = 0;  // the thread whose OS id is the pid
   struct RecordCounts {
     int64_t ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;

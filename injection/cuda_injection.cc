@@ -1,6 +1,6 @@
 // CUDA injection entry point: libcuda loads CUDA_INJECTION64_PATH during
 // cuInit and calls InitializeInjection on the thread making the first CUDA
-// call (cupti-notes 1). It must return 1 and never fail the host, whatever
+// call (docs/cupti.md section 1). It must return 1 and never fail the host, whatever
 // happens to CUPTI.
 #include "libtracer/capture/cupti_capture.h"
 #include "libtracer/capture/entry_guard.h"

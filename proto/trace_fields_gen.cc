@@ -1,7 +1,7 @@
 // Writes libtracer/core/trace_fields.h: the field numbers of every message of
 // trace.proto, read from the generated descriptor, as plain constants. The
 // injected library writes the wire format by hand and links no protobuf
-// (design.md section 3); this is how it gets its field numbers without
+// (docs/design.md section 3); this is how it gets its field numbers without
 // copying them by hand. Runs at build time only.
 //
 //   trace_fields_gen OUTPUT.h

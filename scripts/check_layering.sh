@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Layering rule of design.md section 2: core and analysis never include CUDA,
+# Layering rule of docs/design.md section 2: core and analysis never include CUDA,
 # CUPTI or NVTX headers; analysis never includes capture; core includes only
 # core. Prints each violation and exits 1 if there is any.
 set -u

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install, build, trace a LoRA training step and print the report.
 # With torch importable: the PyTorch multi-LoRA fine-tuning sample
-# (samples/torch/lora_finetune.py, CPU or GPU) and its seeds/000 metric groups;
+# (samples/torch/lora_finetune.py, CPU or GPU) and its mLoRA metric groups;
 # otherwise the C++ NVTX sample lora_step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ if python3 -c 'import torch' 2>/dev/null; then
   trace="$out/lora_finetune.trace"
   "$tracer" run -o "$trace" -- python3 samples/torch/lora_finetune.py --steps 3
   "$tracer" report "$trace"
-  # The seeds/000 metric groups and the step's phases.
+  # The mLoRA metric groups and the step's phases.
   "$tracer" report "$trace" --table groups,phases --groups samples/torch/lora.groups \
     --step-range step
 else

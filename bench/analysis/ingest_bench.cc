@@ -1,4 +1,4 @@
-// Reporter ingest rate (design.md section 7: at least 20 M records/s):
+// Reporter ingest rate (docs/design.md section 7: at least 20 M records/s):
 // generates a stream with N kernels (default 1 M), each with its launch
 // record, inside nested ranges on 4 threads, then times in one run
 //   baseline: a plain read of the same file bytes plus a CRC-32 pass (what any
@@ -11,7 +11,7 @@
 //             same tables in bounded memory, `tracer report --stream`),
 // and prints records/s and each stage's time as a ratio of the baseline.
 // With --rss it also generates streams of N and 10 N kernels and measures the
-// peak resident memory of each path in a forked child (design.md section 7:
+// peak resident memory of each path in a forked child (docs/design.md section 7:
 // "peak memory independent of the record count on a 10 M-kernel stream").
 // With --nsys it writes the same program as an nsys SQLite export (N and
 // 10 N kernels; each launch record becomes the cudaLaunchKernel API call an

@@ -1,8 +1,8 @@
 // Reporter vs SQL on the same data: a generated trace (steps x layers x
 // ranges, --kernels GPU kernels launched from nested NVTX ranges) is
 //   1. exported to SQLite with nsys's tables (`tracer export --format
-//      sqlite`) and queried with seeds/000's SQL, verbatim, by the sqlite3
-//      library (every result row stepped through): the baseline;
+//      sqlite`) and queried with a user's per-range kernel SQL (an mLoRA study's, verbatim), by the
+//      sqlite3 library (every result row stepped through): the baseline;
 //   2. analysed by our reporter: attribution (AnalyzedTrace), the range x
 //      kernel table (what the SQL computes), then the groups table, whose
 //      report model also computes the GPU projection (done on first use).
@@ -21,8 +21,8 @@
 #include <sstream>
 #include <string>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/export/sqlite_export.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/reports/categories.h"
 #include "libtracer/analysis/reports/group_rules.h"
 #include "libtracer/analysis/reports/groups.h"
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   }
   const double export_s = Seconds(t0);
 
-  // Baseline: seeds/000's SQL, verbatim.
+  // Baseline: the study's SQL, verbatim.
   sqlite3* db = nullptr;
   sqlite3_open(db_path.c_str(), &db);
   t0 = std::chrono::steady_clock::now();
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
   const double categories_s = Seconds(t0);
 
   std::printf("export to SQLite (nsys tables):        %8.3f s\n", export_s);
-  std::printf("seeds/000 SQL via sqlite3 (baseline):  %8.3f s  (%lld result rows)\n", sql_s,
+  std::printf("user SQL via sqlite3 (baseline):       %8.3f s  (%lld result rows)\n", sql_s,
               sql_rows);
   std::printf(
       "tracer range x kernel (attribution,\n"

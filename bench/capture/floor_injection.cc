@@ -1,4 +1,4 @@
-// The floor of design.md section 7: the least any NVTX tool can do for a
+// The floor of docs/design.md section 7: the least any NVTX tool can do for a
 // push+pop, i.e. read the (same) trace clock twice and store to a
 // thread-local ring. Built as an NVTX injection library so it is called
 // exactly like libtracer.so. For a like-for-like memory footprint its slots

@@ -1,4 +1,4 @@
-// NVTX push+pop cost with libtracer.so against the floor of design.md
+// NVTX push+pop cost with libtracer.so against the floor of docs/design.md
 // section 7 (floor_injection.cc: two clock reads and two thread-local
 // stores) and against no tool, at 1, 8, 16, 32 and 64 threads. NVTX binds its
 // tool once per process, so each measurement runs in a child process of this

@@ -1,4 +1,4 @@
-// Writer-side cost of one NVTX range record (design.md section 3: one
+// Writer-side cost of one NVTX range record (docs/design.md section 3: one
 // background writer encodes every thread's events). The writer must keep up
 // with a thread that pushes and pops as fast as it can (about 55 ns per pair
 // on the machines here, nvtx_push_pop_bench), or rings fill and events drop.

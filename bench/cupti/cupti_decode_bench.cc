@@ -1,11 +1,11 @@
 // Activity-buffer decode + encode throughput, and bytes per kernel record on
-// disk (design.md section 7).
+// disk (docs/design.md section 7).
 //
 // (a) Synthetic CUpti_ActivityKernel10 buffers (8 MiB, as CUPTI's samples
 //     use) walked with the real libcupti's cuptiActivityGetNextRecord (it
 //     works without a driver): a plain pass that only reads each record is
 //     the baseline; the tracer's path is CuptiDecoder -> ChunkBuilder frames.
-// (b) The 4,010 kernels of shared/data/nsys/h100_2gpu_mfu.sqlite (real
+// (b) The 4,010 kernels of a public 2 x H100 nsys export (real
 //     names, grids, streams, timestamps) turned back into CUPTI records and
 //     encoded: bytes per kernel in our stream vs the same kernels in an nsys
 //     SQLite database and in Chrome trace JSON.
@@ -322,7 +322,9 @@ void BytesPerKernel(tracer::CuptiApi* api, const char* sqlite_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* sqlite_path = "/work/shared/data/nsys/h100_2gpu_mfu.sqlite";
+  // A real export to take kernels from: the first argument, else the one the
+  // build found beside the project (absent on a user's clone: then skipped).
+  const char* sqlite_path = TRACER_DECODE_BENCH_EXPORT;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {

@@ -1,4 +1,4 @@
-// The tracer's part of the launch path (design.md section 7: under 50 ns):
+// The tracer's part of the launch path (docs/design.md section 7: under 50 ns):
 // the CUPTI ENTER callback of a launch-type call, which reads the calling
 // thread's state and appends one 32-byte kLaunch event to its ring. Measured
 // through a function pointer as CUPTI calls it, against, in the same run:

@@ -1,5 +1,5 @@
 // The tracer's configuration, parsed from TRACER_* environment variables
-// (design.md section 3, "Configuration"). Parsing is a pure function of a
+// (docs/design.md section 3, "Configuration"). Parsing is a pure function of a
 // getenv-like callable so it is unit-testable; a bad value yields one clear
 // error line and tracing stays off.
 #pragma once

@@ -67,7 +67,7 @@ std::vector<CUpti_ActivityKind> CuptiAdapter::KindsToEnable() const {
   if (a & kActivitySync) kinds.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
   if (a & kActivityOverhead) kinds.push_back(CUPTI_ACTIVITY_KIND_OVERHEAD);
   // Off unless asked: it replaces the per-kernel records of graph launches
-  // by one record per launch (cupti-notes 3).
+  // by one record per launch (docs/cupti.md section 3).
   if (a & kActivityGraph) kinds.push_back(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   return kinds;
 }
@@ -175,7 +175,7 @@ void CuptiAdapter::Stop() {
   }
   if (activity_enabled_) {
     // Forced: also the buffers whose records are not all complete; no
-    // automatic flush at exit can be relied on (cupti-notes 4). Work still
+    // automatic flush at exit can be relied on (docs/cupti.md section 4). Work still
     // queued or running comes back with end = 0: the decoder counts what was
     // launched inside the window as dropped.cupti_unfinished_at_flush.
     // Waiting for it is not possible from here: CUPTI offers no way to know
@@ -245,7 +245,7 @@ uint64_t CUPTIAPI CuptiAdapter::TimestampNs() noexcept {
 
 void CUPTIAPI CuptiAdapter::OnBufferRequested(uint8_t** buffer, size_t* size,
                                               size_t* max_records) noexcept {
-  // Declining (NULL) is safe since CUPTI API v27 (cupti-notes 4): CUPTI drops
+  // Declining (NULL) is safe since CUPTI API v27 (docs/cupti.md section 4): CUPTI drops
   // the records and counts them in cuptiActivityGetNumDroppedRecords. So it
   // is also what a failure leaves behind.
   *buffer = nullptr;
@@ -336,7 +336,7 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
       ProfilerActive(false, data.correlationId);
       // Not forced: a forced flush would hand back the window's ops still
       // queued or running with end = 0, and CUPTI never delivers those again
-      // (cupti-notes 4; pytorch/pytorch#195844). FlushAll(0) returns what is
+      // (docs/cupti.md section 4; pytorch/pytorch#195844). FlushAll(0) returns what is
       // complete now; the rest stays in CUPTI and arrives, complete, with a
       // later flush, and is kept because its launch was inside the window.
       FlushCompleted();
@@ -547,7 +547,6 @@ size_t CuptiAdapter::graph_entries() {
   std::lock_guard<std::mutex> lock(graph_mu_);
   return node_ranges_.size() + graph_nodes_.size() + exec_nodes_.size();
 }
-
 
 void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
   switch (cbid) {

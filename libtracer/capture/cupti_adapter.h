@@ -1,4 +1,4 @@
-// The CUPTI side of capture (design.md section 3): subscribes to CUPTI,
+// The CUPTI side of capture (docs/design.md section 3): subscribes to CUPTI,
 // registers the trace clock, hands CUPTI buffers from a bounded pool, enables
 // the configured activity kinds and the launch-type API callbacks, records
 // launch attribution on the calling thread's ring, and decodes completed
@@ -33,7 +33,7 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
     size_t buffer_size = 8u << 20;
     uint32_t buffer_count = 64;
     // Runtime calls also raise driver launch callbacks for the nested driver
-    // call (cupti-notes 2, inferred); both are recorded, the reader joins on
+    // call (docs/cupti.md section 2, inferred); both are recorded, the reader joins on
     // whichever correlation id the GPU record carries.
     bool driver_callbacks = true;
     // Whether a capture window gates GPU records without a session window

@@ -2,7 +2,7 @@
 // bytes, allocated on first need and recycled, never more. CUPTI asks for a
 // buffer on its own threads (one per producing thread with per-thread
 // buffers) and hands completed ones back on its worker thread or inside
-// cuptiActivityFlushAll; neither may block or do real work (cupti-notes 4).
+// cuptiActivityFlushAll; neither may block or do real work (docs/cupti.md section 4).
 // So Acquire declines (nullptr: CUPTI drops and counts the records) instead
 // of waiting or growing, Complete only queues, and the writer thread decodes
 // the queue and Releases the buffers. The lock guards a few pointer moves.

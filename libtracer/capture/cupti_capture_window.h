@@ -1,10 +1,10 @@
-// The capture window as seen by the CUPTI activity decoder (design.md
+// The capture window as seen by the CUPTI activity decoder (docs/design.md
 // section 3: an op belongs to the window when its launch call happened while
 // the window was open, however late the GPU runs it). Two records of it:
 //  - by correlation id, for GPU ops (kernels, copies, sets, graph launches)
 //    and the API records of launch calls: the id ranges of the launch calls
 //    whose ENTER callback saw the window open. CUPTI hands out correlation ids
-//    from one process-wide increasing counter (cupti-notes 2), so the launches
+//    from one process-wide increasing counter (docs/cupti.md section 2), so the launches
 //    made while open are a few id ranges, bounded by the first launch that saw
 //    each transition. A launch racing a transition on another thread lands on
 //    either side, as it would with any ordering.

@@ -1,5 +1,5 @@
 // Which CUPTI runtime/driver API callbacks the adapter enables and what it
-// does in each (cupti-notes.md section 2 lists the launch-type cbids; CUDA
+// does in each (docs/cupti.md section 2 lists the launch-type cbids; CUDA
 // 13's <<<>>> goes through __cudaLaunchKernel_v13000, 505/506). A flat table
 // indexed by cbid keeps the callback's dispatch to one load.
 #pragma once

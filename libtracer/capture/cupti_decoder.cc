@@ -159,7 +159,7 @@ bool CuptiDecoder::KeepLaunched(uint32_t correlation_id, uint64_t start, uint64_
   }
   // A forced flush hands back work still queued or running with end = 0
   // (start = 0 too when it had not started) and never delivers it again
-  // (cupti-notes 4, pytorch/pytorch#195844). Once one was issued, such a
+  // (docs/cupti.md section 4, pytorch/pytorch#195844). Once one was issued, such a
   // record is counted as that loss rather than as a bad record.
   if (end == 0 && forced_flush_.load(std::memory_order_relaxed)) {
     ++totals_.unfinished_at_flush;

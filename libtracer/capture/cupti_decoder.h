@@ -29,7 +29,7 @@ class CuptiDecoder {
     uint64_t unknown_kind = 0;        // kinds we did not ask for
     uint64_t outside_window = 0;      // dropped by the capture window
     // Launched inside the window, but handed back unfinished (end = 0) by a
-    // forced flush: CUPTI never delivers them again (cupti-notes 4).
+    // forced flush: CUPTI never delivers them again (docs/cupti.md section 4).
     uint64_t unfinished_at_flush = 0;
     uint64_t buffer_errors = 0;  // buffers cut short by an iterator error
   };

@@ -136,7 +136,7 @@ void DecodeAttr(ThreadState* ts, const nvtxEventAttributes_t* a, Attr* out) {
 
 // ---- The recording core, shared by every variant ----
 
-// Inlined into each entry point: push+pop is the hot path (design.md s.7).
+// Inlined into each entry point: push+pop is the hot path (docs/design.md s.7).
 inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* domain, uint32_t name,
                                                const Attr* attr) noexcept {
   Session* s = Session::Instance();

@@ -1,4 +1,4 @@
-// The trace clock: one base for NVTX and GPU activity timestamps (design.md
+// The trace clock: one base for NVTX and GPU activity timestamps (docs/design.md
 // section 3). It is registered with CUPTI (cuptiActivityRegisterTimestampCallback)
 // so activity records use it too.
 #pragma once

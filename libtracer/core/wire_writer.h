@@ -1,6 +1,6 @@
 // Minimal protobuf wire-format writer (the encoding rules of
 // developers.google.com/protocol-buffers/docs/encoding), so the injected
-// library emits trace.proto without linking libprotobuf (design.md section 3:
+// library emits trace.proto without linking libprotobuf (docs/design.md section 3:
 // a PyTorch process carries its own protobuf). Appends to a std::string whose
 // capacity is reused between chunks.
 #pragma once

@@ -1,4 +1,4 @@
-// The one narrow interface over libcupti (design.md section 2): exactly the
+// The one narrow interface over libcupti (docs/design.md section 2): exactly the
 // CUPTI functions the tracer calls, nothing else. The capture side never calls
 // libcupti directly, so tests can substitute an in-process fake (replaying
 // hand-built activity records through the real processing path) and the

@@ -40,7 +40,7 @@ gradient, its parameters' accumulate-grad hooks) run on that one thread, and
 the engine runs nodes newest first, so a module's backward nodes run
 together and its range nests properly (tests/python/test_hooks.py checks
 both). `tracer report` attributes work on engine threads to the ranges open
-on the main thread (`step`, `backward`): design.md section 3.
+on the main thread (`step`, `backward`): docs/design.md section 3.
 
 Limits: the backward edges hand the next op a view of a hooked module's
 output, and torch rejects an in-place change of such a view, so a module

@@ -1,5 +1,6 @@
 // lora_step: mimics one training step of a multi-LoRA transformer (mLoRA,
-// seeds/000) as NVTX ranges, with CPU busy-work standing in for the GPU ops.
+// as a profiling study of it names its ranges) as NVTX ranges, with CPU
+// busy-work standing in for the GPU ops.
 // No GPU needed; run it under `tracer run` to get the range tables.
 //
 // NAMING SCHEME (the groups and report code rely on it):

@@ -11,7 +11,7 @@ scaling and add). Random weights, synthetic tokens, fixed seeds: a step takes
 well under a second on CPU with the defaults and runs as is on a GPU.
 
 Module names are chosen so that tracer.torch's default naming yields the
-range names of seeds/000 (f_attention_norm_3, f_linear_wq_3,
+range names of an mLoRA profiling study (f_attention_norm_3, f_linear_wq_3,
 f_lora_a_alpaca_3, f_w1_m_w3_3, ...); samples/torch/lora.groups sums them
 into that report's metric groups. One deliberate difference: the rotary
 embedding is spelled ``rotary_emb`` (the seed's ``rotray`` is a typo).
@@ -296,7 +296,7 @@ def main(argv=None) -> int:
     model = TinyLlama(cfg).to(device)
     handle = None
     if cfg.annotate:
-        # q, k, v and o share their adapters' range names on purpose (seeds/000):
+        # q, k, v and o share their adapters' range names on purpose (as in that study):
         # the enclosing f_q_3 / f_k_3 range tells them apart.
         handle = tt.annotate(model, force=cfg.force_annotate or cfg.profiler == "torch",
                              warn_shared_names=False)

@@ -1,4 +1,4 @@
-// Op -> launching thread, time and range stack (design.md section 3), on the
+// Op -> launching thread, time and range stack (docs/design.md section 3), on the
 // scenario of scenario.h and on CUDA graph replays.
 #include "libtracer/analysis/model/attribution.h"
 

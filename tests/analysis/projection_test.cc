@@ -1,4 +1,4 @@
-// GPU projection per range instance and stream (design.md "Projection"), on
+// GPU projection per range instance and stream (docs/design.md "Projection"), on
 // the scenario of scenario.h; expected values derived by hand from the op
 // table there.
 #include "libtracer/analysis/model/projection.h"

@@ -1,5 +1,5 @@
 // The hand-written wire encoder must produce bytes that the generated
-// protobuf classes parse field for field (design.md section 3).
+// protobuf classes parse field for field (docs/design.md section 3).
 #include "libtracer/core/chunk_builder.h"
 
 #include <gtest/gtest.h>

@@ -89,7 +89,7 @@ TEST_F(CuptiAdapterTest, EnablesEveryLaunchTypeCallback) {
     return api_.enabled_callbacks.count({static_cast<int>(d), cbid}) == 1;
   };
   const CUpti_CallbackDomain rt = CUPTI_CB_DOMAIN_RUNTIME_API, drv = CUPTI_CB_DOMAIN_DRIVER_API;
-  // CUDA 13 <<<>>> launches (cupti-notes 2) and the classic ones.
+  // CUDA 13 <<<>>> launches (docs/cupti.md section 2) and the classic ones.
   for (uint32_t cbid : {505u, 506u, 211u, 214u, 430u, 431u, 269u, 270u, 311u, 312u, 41u, 225u, 51u,
                         235u, 31u, 509u, 171u, 172u, 164u}) {
     EXPECT_TRUE(has(rt, cbid)) << "runtime " << cbid;

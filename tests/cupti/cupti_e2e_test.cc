@@ -233,7 +233,7 @@ TEST(CuptiE2e, AnotherSubscriberIsNamedAndNvtxContinues) {
 
 TEST(CuptiE2e, RealLibcuptiWithoutDriverDegradesToNvtx) {
   // This machine has no CUDA driver: the real libcupti's cuptiSubscribe
-  // returns CUPTI_ERROR_UNKNOWN (cupti-notes 5, measured).
+  // returns CUPTI_ERROR_UNKNOWN (docs/cupti.md section 5, measured).
   ScenarioRun run = RunScenario("nvtx_only.scn", {{"TRACER_CUPTI_LIBRARY", REAL_CUPTI_PATH}});
   EXPECT_EQ(run.exit_code, 0) << run.stderr_text;
   EXPECT_EQ(run.TracerLines("CUPTI unavailable (no CUDA driver?)"), 1) << run.stderr_text;

@@ -75,7 +75,7 @@ TEST(RealCuptiNoDriver, AdapterSaysCuptiUnavailableOnce) {
 }
 
 // The fakes' buffer layout, walked by the real iterator (works without a
-// driver, cupti-notes 3 "M") and by the fakes' iterator: same records, same
+// driver, docs/cupti.md section 3 "M") and by the fakes' iterator: same records, same
 // end-of-buffer behaviour.
 class Conformance : public ::testing::Test {
  protected:

@@ -1,5 +1,5 @@
 // The fake libcupti against the real CUPTI behaviours it must reproduce
-// (shared/cupti-notes.md), driven through the same loader the tracer uses
+// (docs/cupti.md), driven through the same loader the tracer uses
 // (RealCuptiApi) plus its control API. A test double that drifted from CUPTI
 // would make every end-to-end test meaningless, so its own contract is
 // checked here.
@@ -8,8 +8,8 @@
 #include <pthread.h>
 
 #include <atomic>
-#include <map>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>

@@ -6,7 +6,7 @@
 // One difference of method, explained where it matters: HTA attributes a GPU
 // op to the GPU annotation (gpu_user_annotation) its GPU time falls in; we
 // attribute through the launching runtime call to the CPU annotations open
-// on that thread (nsys semantics, design.md "Kernel to range"). On this file
+// on that thread (nsys semantics, docs/design.md "Kernel to range"). On this file
 // both give the same annotation for every op checked.
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <set>
 #include <string>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/importers/kineto_json_importer.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "tests/importers/test_data.h"
 
 namespace tracer::analysis::importers {

@@ -2,7 +2,7 @@
 // 3.25), two processes on two H100s. Checks that the two processes, devices
 // and threads stay apart, that every kernel with a runtime record is
 // attributed, and that the per-range GPU projection equals a reference
-// computed here straight from the raw tables with SQL, using design.md's
+// computed here straight from the raw tables with SQL, using docs/design.md's
 // definition: an op counts toward a push/pop range when its launching
 // runtime call, on the range's thread, starts inside the range
 // ([start, end)); the range's projection is [first op start, last op end]
@@ -16,9 +16,9 @@
 #include <tuple>
 #include <vector>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "tests/importers/test_data.h"
 
 namespace tracer::analysis::importers {

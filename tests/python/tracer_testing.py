@@ -84,7 +84,7 @@ def cli_has_run() -> bool:
 def traced(cmd, output, env=None, timeout=300) -> subprocess.CompletedProcess:
     """Runs `cmd` under the tracer writing `output`: `tracer run -o` (what a
     user types), or, with a CLI that has no `run` yet, the environment that
-    `tracer run` sets (design.md section 1: the two must behave the same)."""
+    `tracer run` sets (docs/design.md section 1: the two must behave the same)."""
     env = dict(env if env is not None else clean_env())
     if cli_has_run():
         return run([CLI, "run", "-o", output, "--", *cmd], env=env, timeout=timeout)

@@ -1,4 +1,4 @@
-// Duration statistics that stay bounded in memory (design.md section 5:
+// Duration statistics that stay bounded in memory (docs/design.md section 5:
 // reading is bounded by distinct names, not by record count).
 //
 // Up to kExactLimit values are kept and the statistics are exactly those of

@@ -434,7 +434,7 @@ bool InsertNvtx(Writer& w, sqlite3_stmt* s, const NvtxRow& r) {
 }
 
 // Domain creation, ranges, marks. Text goes into `text` (the column
-// seeds/000 reads); payloads into their typed columns.
+// per-range SQL reads); payloads into their typed columns.
 bool ProcessWriter::WriteNvtx() {
   sqlite3_stmt* s = w_.Prepare(
       "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "

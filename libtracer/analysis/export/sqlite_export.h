@@ -1,7 +1,7 @@
 // `tracer export --format sqlite`: writes a Trace as an SQLite database with
 // the tables and columns of an Nsight Systems export (schema 3.x, checked
-// against shared/data/nsys/h100_2gpu_mfu.sqlite), so that SQL written for
-// nsys exports (seeds/000) runs unchanged:
+// against a real nsys 2026.2 export), so that SQL written for
+// nsys exports (per-range kernel sums, for instance) runs unchanged:
 //   StringIds, CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME (runtime
 //   and driver calls, eventClass 0 / 1), CUPTI_ACTIVITY_KIND_MEMCPY,
 //   CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,

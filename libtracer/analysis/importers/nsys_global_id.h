@@ -1,6 +1,6 @@
 // nsys "Serialized GlobalId" (globalPid / globalTid columns): bits 63..56
 // hardware id, 55..48 VM id, 47..24 process id, 23..0 thread id (Nsight
-// Systems export documentation). Checked on shared/data: globalPid
+// Systems export documentation). Checked on public exports: globalPid
 // 281477392629760 is pid 144 in h100_2gpu_mfu.sqlite's PROCESSES table.
 #pragma once
 

@@ -18,7 +18,7 @@
 namespace tracer::analysis::importers {
 
 // NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE of schema 3.x; the
-// 2020 exports use the same numbers, checked on shared/data).
+// 2020 exports use the same numbers, checked on public exports of both).
 constexpr int64_t kNvtxCategory = 33;
 constexpr int64_t kNvtxMark = 34;
 constexpr int64_t kNvtxPushPopRange = 59;

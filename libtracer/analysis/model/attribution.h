@@ -1,5 +1,5 @@
 // Which thread launched each GPU op (kernel, memcpy, memset), when, and which
-// NVTX range instances it counts toward (design.md section 3 "Kernel to
+// NVTX range instances it counts toward (docs/design.md section 3 "Kernel to
 // range", "Worker threads").
 //
 // Source of truth, in order:

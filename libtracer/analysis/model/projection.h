@@ -1,4 +1,4 @@
-// GPU projection of range instances (design.md "Projection"; Nsight Systems
+// GPU projection of range instances (docs/design.md "Projection"; Nsight Systems
 // nvtx_gpu_proj_* semantics). For each range instance and each stream its
 // attributed ops ran on (an op counts toward every range of its stack,
 // attribution.h):

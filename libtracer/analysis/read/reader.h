@@ -10,7 +10,7 @@
 // unreadable, bad magic) fails. Never asserts or crashes on any input.
 //
 // Memory: ReadTraceFile's model holds every record; StreamTraceFile hands
-// out one frame's records at a time (design.md section 5: bounded reading).
+// out one frame's records at a time (docs/design.md section 5: bounded reading).
 #pragma once
 
 #include <cstdint>

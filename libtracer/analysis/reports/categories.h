@@ -1,4 +1,4 @@
-// Kernel categories (design.md section 5): GEMM, attention, elementwise,
+// Kernel categories (docs/design.md section 5): GEMM, attention, elementwise,
 // reduction/norm, softmax, memory/copy, communication, other, from ordered
 // regex rules (data/kernel_categories.rules is the built-in set; users add
 // or override rules with --category-rules). Tables: kernels by category, and

@@ -27,7 +27,7 @@ softmax -> softmax
 # cuDNN batch norm and pooling, before the convolution rules (names start "cudnn").
 cudnn::bn_|bn_fw_|bn_bw_|max_pool|avg_pool|adaptive_.*pool -> reduction/norm
 # Convolutions (cuDNN and friends): a category beyond the design's eight,
-# because convolutional models (shared/data's ResNet) spend most time there.
+# because convolutional models (a ResNet profile, for one) spend most time there.
 scudnn|dgrad|wgrad|winograd|convolve|conv2d|conv3d|_conv_|fprop_|implicit_gemm_conv -> convolution
 # Matrix multiplies: cuBLAS / cuBLASLt / CUTLASS / nvjet / xmma families.
 gemm|cutlass|nvjet|xmma|cublas|matmul|splitKreduce|wgmma|gemv|dot_kernel -> GEMM

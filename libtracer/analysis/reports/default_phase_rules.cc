@@ -24,7 +24,7 @@ std::string_view DefaultPhaseRulesText() {
 ^forward$ -> forward
 ^backward$ -> backward
 ^optimizer$ -> optimizer
-# mLoRA-style names (seeds/000): f_* forward, b_* backward.
+# mLoRA-style names: f_* forward, b_* backward.
 ^f_ -> forward
 ^b_ -> backward
 # PyTorch profiler / DDP names.

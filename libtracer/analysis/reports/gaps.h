@@ -1,4 +1,4 @@
-// The gaps table (seeds/003's launch-overhead questions): per range name,
+// The gaps table (launch-overhead questions): per range name,
 // how much of its projected GPU span the GPU sat idle, how many GPU ops it
 // launched and how long the launch calls took on the CPU.
 #pragma once

@@ -1,4 +1,4 @@
-// Groups files (the notation of seeds/000): one rule per line,
+// Groups files (the notation mLoRA profiling studies use for metric groups): one rule per line,
 //
 //   f_lora_{adapter} = f_dropout_{adapter} + f_lora_a_{adapter} + f_lora_b_{adapter}
 //   f_linear = f_linear_wq + f_linear_wk + f_linear_wv + f_linear_wo

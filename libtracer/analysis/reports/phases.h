@@ -1,4 +1,4 @@
-// The phases table (seeds/002 question d, computed): forward / backward /
+// The phases table (computed, not estimated from kernel names): forward / backward /
 // optimizer / other share of each training step, from ordered regex rules
 // over range names (data/phases.rules is the built-in set). Shares add up to
 // 100 % by construction: overlapping phases are resolved in rule order and

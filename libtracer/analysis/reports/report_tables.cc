@@ -105,7 +105,7 @@ std::string_view ExtraTablesHelp() {
   return R"(
 More tables (--table groups,timeline,phases,categories,gaps,top):
   groups         sums over range names from a groups file (--groups FILE; the
-                 notation of seeds/000: f_lora_{adapter} = f_dropout_{adapter}
+                 notation of mLoRA metric groups: f_lora_{adapter} = f_dropout_{adapter}
                  + f_lora_a_{adapter} + ...; see data/groups/*.groups). A
                  _<digits> suffix is the layer ({layer_id}), summed unless
                  --by layer_id; --by adapter,... keeps placeholders apart.

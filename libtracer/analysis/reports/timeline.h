@@ -1,6 +1,6 @@
-// The timeline table (seeds/000 "timeline"): the ordered ranges of one
-// training step, with their depth, start offset from the step's start, CPU
-// duration and GPU projection.
+// The timeline table (the per-step sequence a profiling study lists by hand): the ordered ranges of
+// one training step, with their depth, start offset from the step's start, CPU duration and GPU
+// projection.
 #pragma once
 
 #include <cstddef>

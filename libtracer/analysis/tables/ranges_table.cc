@@ -1,4 +1,4 @@
-// Ranges table (design.md section 5): one row per range name (+ domain, +
+// Ranges table (docs/design.md section 5): one row per range name (+ domain, +
 // process with --by-process). The gpu table (gpu_projection_table.cc) reads
 // the same rows.
 #include <algorithm>
@@ -111,7 +111,7 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
     for (const auto& th : g.threads) threads += (threads.empty() ? "" : ", ") + th;
     row.push_back(Text(threads));
     row.push_back(Int(proj.count));
-    // No GPU work: empty cells, not zeros (design.md "Projection").
+    // No GPU work: empty cells, not zeros (docs/design.md "Projection").
     const bool gpu = proj.count > 0;
     row.push_back(IntOrEmpty(gpu, proj.total));
     row.push_back(IntOrEmpty(gpu, proj.avg));

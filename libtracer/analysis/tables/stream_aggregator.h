@@ -1,4 +1,4 @@
-// Bounded-memory aggregation of one process's stream (design.md section 5:
+// Bounded-memory aggregation of one process's stream (docs/design.md section 5:
 // "reading is streaming and bounded in memory by the number of distinct names
 // and open ranges, not by the number of records").
 //

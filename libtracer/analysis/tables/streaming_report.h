@@ -1,6 +1,6 @@
 // `tracer report --stream`: the core tables computed while reading, one frame
 // at a time, with memory bounded by distinct names and open ranges instead of
-// records (design.md section 5; stream_aggregator.h says how). The numbers
+// records (docs/design.md section 5; stream_aggregator.h says how). The numbers
 // are the whole-trace path's or none: when an input needs a rule this path
 // cannot apply while reading (StreamingResult::inexact), the caller reads it
 // whole instead.

@@ -1,4 +1,4 @@
-// The report tables of design.md section 5 (ranges, kernels, range x kernel,
+// The report tables of docs/design.md section 5 (ranges, kernels, range x kernel,
 // GPU projection, memory ops, API, summary). Each returns a Table (table.h)
 // with stable column names; render.h prints it. Rows aggregate across
 // processes by name unless ReportOptions::by_process.

@@ -1,6 +1,6 @@
 // Activity-buffer layout shared by the fake libcupti and the in-process fake
 // CuptiApi: records packed back to back at sizeof(struct) of the 13.0 structs
-// (measured with the real libcupti, cupti-notes 3, "M"), and an iterator with
+// (measured with the real libcupti, docs/cupti.md section 3, "M"), and an iterator with
 // the real cuptiActivityGetNextRecord's observable behaviour. The conformance
 // test checks both against the real libcupti.
 #pragma once

@@ -1,7 +1,7 @@
 // The fake libcupti: the subset of the CUPTI 13.0 C API that the tracer
 // calls, exported under the real names and built against the real headers'
 // structs, plus the control API of fake_cupti_control.h. It reproduces what
-// a client of the real CUPTI can observe (shared/cupti-notes.md):
+// a client of the real CUPTI can observe (docs/cupti.md):
 //  - one process-wide correlation counter shared by runtime and driver calls;
 //    ENTER and EXIT callbacks on the calling thread with the same id;
 //  - per-thread activity buffers for API records (requested on the calling
@@ -261,7 +261,7 @@ class Engine {
       if (job.forced && !pending_.empty()) {
         // Work still running: its records come back incomplete (end = 0);
         // work still queued has no timestamp at all (inferred: the GPU
-        // writes start and end; cupti-notes 4 reports end = 0 for running
+        // writes start and end; docs/cupti.md section 4 reports end = 0 for running
         // work only).
         Job ops;
         ops.type = Job::kCompleteOps;

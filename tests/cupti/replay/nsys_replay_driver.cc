@@ -111,7 +111,7 @@ class Replayer {
       : trace_(trace), p_(p), plan_(plan), c_(c) {}
 
   // Runs every recorded thread's events; the thread the tracer's analysis
-  // will take as the main thread (design.md "Worker threads") runs on this
+  // will take as the main thread (docs/design.md "Worker threads") runs on this
   // process's main thread so both sides pick the same one.
   void Run(std::map<uint64_t, long>* tids) {
     std::vector<std::thread> workers;

@@ -9,28 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/analysis/run_tracer.h"
 #include "tests/analysis/scenario.h"
 
 namespace tracer::analysis {
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string out;  // stdout + stderr
-};
+using Result = testing::CliRun;  // out: stdout + stderr
 
-Result RunTracer(const std::string& args) {
-  const std::string cmd = std::string(TRACER_BIN) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  Result r{-1, ""};
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+Result RunTracer(const std::string& args) { return testing::RunTracerCli(args, true); }
 
 class CliTest : public ::testing::Test {
  protected:

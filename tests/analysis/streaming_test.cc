@@ -26,6 +26,7 @@
 #include "libtracer/analysis/tables/streaming_report.h"
 #include "libtracer/analysis/tables/table_util.h"
 #include "libtracer/analysis/tables/tables.h"
+#include "tests/analysis/run_tracer.h"
 #include "tests/analysis/table_lookup.h"
 #include "tests/analysis/trace_file_builder.h"
 
@@ -780,26 +781,10 @@ TEST(StreamingReport, NsysExportWithRowsWithoutAProcessIsLeftToTheWholePath) {
   std::remove(f.c_str());
 }
 
-struct CliOutput {
-  int exit_code = -1;
-  std::string out, err;
-};
+using CliOutput = testing::CliRun;
 
 CliOutput RunReport(const std::string& args) {
-  const std::string err_path = TraceFileBuilder::TempPath("nsys_cli_err");
-  const std::string cmd = std::string(TRACER_BIN) + " report " + args + " 2>" + err_path;
-  CliOutput r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  std::remove(err_path.c_str());
-  return r;
+  return testing::RunTracerCli("report " + args, false);
 }
 
 // The real exports of ../shared/data (three schema variants, one with two

@@ -50,6 +50,15 @@ int TracerLines(const std::string& err) {
   return n;
 }
 
+// A failing entry point says exactly one line, and nothing else is said:
+// the line names what failed (part).
+void ExpectOneFailureLine(const std::string& err, const std::string& part) {
+  const std::vector<std::string> lines = FailureLines(err);
+  ASSERT_EQ(lines.size(), 1u) << err;
+  EXPECT_EQ(TracerLines(err), 1) << err;
+  EXPECT_NE(lines[0].find(part), std::string::npos) << lines[0];
+}
+
 bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 // `tracer report` reads the file and exits 0.
@@ -195,10 +204,7 @@ TEST_P(NvtxEntryFails, HostRunsOnOneLineTraceReadable) {
   RunResult r = RunClient(dir, Failing(entry), LoadPath::kNvtxInjectionEnv, kLongNamePad);
   ExpectHostUnaffected(r, kClientExit);
   EXPECT_NE(r.err.find("entry_points done"), std::string::npos);
-  std::vector<std::string> lines = FailureLines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(TracerLines(r.err), 1) << r.err;
-  EXPECT_NE(lines[0].find(entry + " failed (std::bad_alloc)"), std::string::npos) << lines[0];
+  ExpectOneFailureLine(r.err, entry + " failed (std::bad_alloc)");
 
   ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
   ExpectWellFormed(t);
@@ -257,11 +263,7 @@ TEST(EntryGuard, NvtxInitFailingLeavesTracingOff) {
   TempDir dir;
   RunResult r = RunClient(dir, Failing("InitializeInjectionNvtx2"));
   ExpectHostUnaffected(r, kClientExit);
-  std::vector<std::string> lines = FailureLines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
-  EXPECT_NE(lines[0].find("InitializeInjectionNvtx2 failed (std::bad_alloc); tracing is off"),
-            std::string::npos);
+  ExpectOneFailureLine(r.err, "InitializeInjectionNvtx2 failed (std::bad_alloc); tracing is off");
   EXPECT_FALSE(FileExists(dir.File("t.trace")));
 }
 
@@ -270,10 +272,7 @@ TEST(EntryGuard, EveryEntryFailingUnderPreloadLeavesTracingOff) {
   RunResult r = RunClient(dir, Failing("*"), LoadPath::kPreload);
   ExpectHostUnaffected(r, kClientExit);
   EXPECT_NE(r.err.find("entry_points done"), std::string::npos);
-  std::vector<std::string> lines = FailureLines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
-  EXPECT_NE(lines[0].find("InitializeInjectionNvtx2 failed"), std::string::npos);
+  ExpectOneFailureLine(r.err, "InitializeInjectionNvtx2 failed");
   EXPECT_FALSE(FileExists(dir.File("t.trace")));
 }
 
@@ -299,12 +298,9 @@ TEST(EntryGuard, WriterThreadFailingEndsTheTraceCleanly) {
   TempDir dir;
   RunResult r = RunClient(dir, Failing("writer thread"));
   ExpectHostUnaffected(r, kClientExit);
-  std::vector<std::string> lines = FailureLines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
-  EXPECT_NE(lines[0].find("writer thread failed (std::bad_alloc); the trace ends at the last "
-                          "frame written"),
-            std::string::npos);
+  ExpectOneFailureLine(r.err,
+                       "writer thread failed (std::bad_alloc); the trace ends at the last "
+                       "frame written");
   EXPECT_EQ(r.err.find("did not finish"), std::string::npos) << r.err;
   ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
   ExpectReadable(dir.File("t.trace"), t, false);
@@ -428,10 +424,7 @@ TEST(EntryGuard, CuptiCallbackFailingIsCountedAndTracingGoesOn) {
   TempDir dir;
   RunResult r = RunDriver(dir, Failing("CUPTI callback"));
   ExpectHostUnaffected(r, kDriverExit);
-  std::vector<std::string> lines = FailureLines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
-  EXPECT_NE(lines[0].find("CUPTI callback failed (std::bad_alloc)"), std::string::npos);
+  ExpectOneFailureLine(r.err, "CUPTI callback failed (std::bad_alloc)");
   TraceContents t = ReadTrace(dir.File("t.trace"));
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_TRUE(t.has_footer);
@@ -444,12 +437,9 @@ TEST(EntryGuard, CudaInitFailingLeavesNvtxTracing) {
   TempDir dir;
   RunResult r = RunDriver(dir, Failing("InitializeInjection"));
   ExpectHostUnaffected(r, kDriverExit);
-  std::vector<std::string> lines = FailureLines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
-  EXPECT_NE(lines[0].find("InitializeInjection failed (std::bad_alloc); GPU activity is not "
-                          "traced; NVTX tracing goes on"),
-            std::string::npos);
+  ExpectOneFailureLine(r.err,
+                       "InitializeInjection failed (std::bad_alloc); GPU activity is not "
+                       "traced; NVTX tracing goes on");
   TraceContents t = ReadTrace(dir.File("t.trace"));
   ASSERT_TRUE(t.ok) << t.error;
   EXPECT_TRUE(t.has_footer);
@@ -493,10 +483,7 @@ TEST(EntryGuard, CudaWriterThreadFailingEndsTheTraceCleanly) {
   TempDir dir;
   RunResult r = RunDriver(dir, Failing("writer thread"));
   ExpectHostUnaffected(r, kDriverExit);
-  std::vector<std::string> lines = FailureLines(r.err);
-  ASSERT_EQ(lines.size(), 1u) << r.err;
-  EXPECT_EQ(TracerLines(r.err), 1) << r.err;  // nothing else said
-  EXPECT_NE(lines[0].find("writer thread failed"), std::string::npos);
+  ExpectOneFailureLine(r.err, "writer thread failed");
   ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
   ExpectReadable(dir.File("t.trace"), t, false);
 }

@@ -33,7 +33,6 @@ class BoundedExactness {
   // The thread the whole-trace path would take as the main thread if it
   // opened a push/pop range: OS id == pid (auto) or == --main-thread.
   void SetCandidate(uint32_t thread) { candidate_ = thread; }
-  uint32_t candidate() const { return candidate_; }
 
   void AddRange(const RangeRecord& r);
   // An op attributed to a launch on `thread` at `launch_ns` (0 = unknown).
@@ -51,9 +50,6 @@ class BoundedExactness {
   void AddReleasedSpan(uint64_t start, uint64_t end);
   // True when a folded main-thread range was open at t.
   bool CoveredByReleased(uint64_t t) const;
-
-  // Held entries, for the memory tests.
-  size_t held() const { return spans_.size() + start_end_.size(); }
 
  private:
   static constexpr size_t kMaxStartEnd = 1u << 16;

@@ -199,7 +199,6 @@ void StreamAggregator::AddRangeRow(const RangeRecord& r) {
       std::find(rb.threads.begin(), rb.threads.end(), r.thread) == rb.threads.end()) {
     rb.threads.push_back(r.thread);
   }
-  if (r.kind == RangeKind::kStartEnd) ++stats_.start_end_ranges;
   exactness_.AddRange(r);
 }
 
@@ -497,7 +496,6 @@ void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
 
 void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread,
                                  uint64_t launch_ns, uint64_t ticket) {
-  if (main_thread_ != 0 && thread != 0 && thread != main_thread_) ++stats_.off_main_thread_ops;
   exactness_.AddLaunchedOp(thread, launch_ns);
   if (ticket != 0) {
     // Outside every range only if no main-thread range takes it either.

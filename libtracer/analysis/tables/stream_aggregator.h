@@ -64,8 +64,6 @@ struct StreamAggregatorStats {
   uint64_t peak_orphan_ops = 0;        // ops waiting for their launch record
   uint64_t evicted_launches = 0;
   uint64_t evicted_orphans = 0;
-  uint64_t off_main_thread_ops = 0;  // would inherit main-thread ranges in memory
-  uint64_t start_end_ranges = 0;
   // Launches, child ranges or snapshots naming an instance already folded
   // (only possible when records are out of the tracer's order); checked
   // against the most recent kRecentFinished instances.

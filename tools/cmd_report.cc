@@ -13,6 +13,7 @@
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/frame_scanner.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables/core_tables.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
 #include "libtracer/analysis/tables/table_util.h"
@@ -353,15 +354,16 @@ int RunReport(const ReportArgs& args) {
   }
 
   const analysis::AnalyzedTrace analyzed(trace, attribution);
+  // The core tables' rows are built once for all of them (core_tables.h).
+  std::vector<std::string> core_names;
+  for (const std::string& t : tables) {
+    if (analysis::FindCoreTable(t) != nullptr) core_names.push_back(t);
+  }
+  std::vector<Table> core = analysis::CoreTables(analyzed, core_names, options);
+  size_t next_core = 0;
   std::vector<Table> out;
   for (const std::string& t : tables) {
-    if (t == "summary") out.push_back(analysis::SummaryTable(analyzed, options));
-    if (t == "ranges") out.push_back(analysis::RangesTable(analyzed, options));
-    if (t == "kernels") out.push_back(analysis::KernelsTable(analyzed, options));
-    if (t == "range-kernels") out.push_back(analysis::RangeKernelsTable(analyzed, options));
-    if (t == "gpu") out.push_back(analysis::GpuProjectionTable(analyzed, options));
-    if (t == "memory") out.push_back(analysis::MemoryOpsTable(analyzed, options));
-    if (t == "api") out.push_back(analysis::ApiTable(analyzed, options));
+    if (analysis::FindCoreTable(t) != nullptr) out.push_back(std::move(core[next_core++]));
     if (analysis::reports::IsExtraTable(t)) {
       auto extra = args.extra;
       if (args.top > 0) extra.top = args.top;

@@ -383,6 +383,44 @@ TEST(StreamingReport, SameRowsWithFilterDomainAndSeveralProcesses) {
   std::remove(b.c_str());
 }
 
+TEST(StreamingReport, OneNameInTwoDomainsKeepsOnlyTheChosenDomainsKernels) {
+  // "block" exists in domain "dom" (2 instances, 1 kernel each) and in the
+  // default domain (3 instances). With --domain dom, range-kernels (keyed by
+  // range name alone) must count the dom instances only, on both paths: the
+  // rows are filled by one builder (row_builder.h) from either path's facts.
+  TraceFileBuilder b(7000);
+  b.Thread(1, 7000, "main");
+  b.Stream(1, 0, 11);
+  b.builder().AddDomain({1, b.Str("dom")});
+  uint64_t corr = 0, t = 1000;
+  for (uint64_t id = 1; id <= 5; ++id) {
+    const bool in_dom = id <= 2;
+    b.Launch(++corr, 1, t + 5, id);
+    b.Kernel("gemm_kernel", 1, t + 100, t + 200 + id, corr);
+    RangeRecord r;
+    r.id = id;
+    r.thread = 1;
+    r.name = b.Str("block");
+    r.domain = in_dom ? 1 : 0;
+    r.start_ns = t;
+    r.end_ns = t + 50;
+    b.builder().AddRange(r);
+    b.Frame();
+    t += 1000;
+  }
+  const std::string f = b.WriteTemp("two_domains");
+  ReportOptions o;
+  o.domain = "dom";
+  ExpectSameTables({f}, o, AttributionOptions(), /*every_table_has_rows=*/false);
+  const StreamingResult got = Streamed({f}, o);
+  const Table& rk = got.tables[3];
+  ASSERT_EQ(rk.name, "range-kernels");
+  ASSERT_EQ(rk.rows.size(), 1u);
+  EXPECT_EQ(testing::IntAt(rk, rk.rows[0], "range_instances"), 2);
+  EXPECT_EQ(testing::IntAt(rk, rk.rows[0], "count"), 2);
+  std::remove(f.c_str());
+}
+
 TEST(StreamingReport, GraphKernelsGoToTheCaptureRange) {
   Program p;
   p.steps = 2;
@@ -450,8 +488,10 @@ TEST(StreamingReport, LaunchesWithoutOpsAreEvictedAndCounted) {
   EXPECT_LE(agg.stats().peak_pending_launches, 4u);
   EXPECT_LE(agg.nodes(), 8u);  // ranges finalised as their stale launches left
   EXPECT_GT(agg.stats().evicted_launches, 40u);
-  std::vector<std::string> notes;
-  const SummaryRow s = agg.Finish(process, strings_owner, {}, &notes);
+  agg.Finish(process, strings_owner);
+  ASSERT_EQ(rows.summary.size(), 1u);
+  const SummaryRow& s = rows.summary[0];
+  const std::vector<std::string>& notes = rows.summary_notes;
   EXPECT_EQ(s.kernels, 50);
   EXPECT_EQ(*s.unattributed, 0);
   ASSERT_EQ(rows.ranges.size(), 1u);

@@ -60,13 +60,13 @@ Streamed Streaming(const std::string& path) {
   rows.strings = &trace.strings;
   analysis::StreamAggregator aggregator(0, &rows);
   analysis::ProcessTrace process;
-  std::vector<std::string> warnings, notes;
+  std::vector<std::string> warnings;
   std::string error;
   EXPECT_TRUE(analysis::StreamTraceFile(
       path, &trace.strings, &process,
       [&](const analysis::ProcessTrace& batch) { aggregator.AddBatch(batch); }, &warnings, &error))
       << error;
-  aggregator.Finish(process, trace, analysis::ReportOptions{}, &notes);
+  aggregator.Finish(process, trace);
   Streamed out;
   for (const auto& [key, row] : rows.ranges) out.ops[std::get<2>(key)] += row.ops;
   for (const auto& [key, by_name] : rows.range_kernels) {

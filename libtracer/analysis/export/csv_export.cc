@@ -4,8 +4,9 @@
 #include <fstream>
 
 #include "libtracer/analysis/model/analyzed_trace.h"
-#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables/core_tables.h"
+#include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/tables.h"
 
 namespace tracer::analysis::exporters {
@@ -13,10 +14,9 @@ namespace tracer::analysis::exporters {
 std::vector<Table> AllTables(const Trace& trace) {
   const AnalyzedTrace analyzed(trace, {});
   const ReportOptions o;
-  std::vector<Table> out = {
-      SummaryTable(analyzed, o),      RangesTable(analyzed, o),        KernelsTable(analyzed, o),
-      RangeKernelsTable(analyzed, o), GpuProjectionTable(analyzed, o), MemoryOpsTable(analyzed, o),
-      ApiTable(analyzed, o)};
+  std::vector<std::string> core;
+  for (const CoreTable& t : CoreTableList()) core.emplace_back(t.name);
+  std::vector<Table> out = CoreTables(analyzed, core, o);
   // Built-in rules only: these cannot fail on the user's input.
   auto extra = reports::BuildExtraTables(analyzed, {"categories", "gaps", "top"}, {});
   if (extra.ok()) {

@@ -5,13 +5,6 @@
 
 namespace tracer::analysis {
 
-void AddApiRow(const StringTable& strings, size_t process, const ApiRecord& a, TableRows* rows) {
-  const char* domain = a.domain == ApiDomain::kDriver ? "driver" : "runtime";
-  std::string name(strings.Get(a.name));
-  if (name.empty()) name = "cbid " + std::to_string(a.cbid);
-  rows->api[{process, std::move(name), domain}].Add(static_cast<int64_t>(a.end_ns - a.start_ns));
-}
-
 Table RenderApiTable(TableRows& rows, const ReportOptions& o) {
   Table table = NewTable("api", "CUDA API calls", o);
   const int first = static_cast<int>(table.columns.size());
@@ -32,18 +25,6 @@ Table RenderApiTable(TableRows& rows, const ReportOptions& o) {
   SortAndTrim(&table, o, first + 3, first + 2, first + 4, first);
   table.notes.insert(table.notes.end(), rows.notes.begin(), rows.notes.end());
   return table;
-}
-
-Table ApiTable(const AnalyzedTrace& t, const ReportOptions& o) {
-  TableRows rows;
-  rows.strings = &t.trace().strings;
-  for (size_t pi = 0; pi < t.size(); ++pi) {
-    rows.process_labels.push_back(t.ProcessLabel(pi));
-    for (const ApiRecord& a : t.process(pi).process->api_calls) {
-      AddApiRow(t.trace().strings, o.by_process ? pi : 0, a, &rows);
-    }
-  }
-  return RenderApiTable(rows, o);
 }
 
 }  // namespace tracer::analysis

@@ -1,6 +1,5 @@
 // GPU projection per range name (nsys nvtx_gpu_proj_sum): statistics over the
 // instances that have GPU work; instances without any are not counted.
-#include "libtracer/analysis/tables/range_rows_collect.h"
 #include "libtracer/analysis/tables/table_rows.h"
 #include "libtracer/analysis/tables/table_util.h"
 #include "libtracer/analysis/tables/tables.h"
@@ -43,12 +42,6 @@ Table RenderGpuProjectionTable(TableRows& rows, const ReportOptions& o) {
       "union of its op intervals; children are not subtracted; '-' = no GPU work.");
   table.notes.insert(table.notes.end(), rows.notes.begin(), rows.notes.end());
   return table;
-}
-
-Table GpuProjectionTable(const AnalyzedTrace& t, const ReportOptions& o) {
-  TableRows rows;
-  CollectRangeRows(t, o, /*kernel_time=*/false, &rows);
-  return RenderGpuProjectionTable(rows, o);
 }
 
 }  // namespace tracer::analysis

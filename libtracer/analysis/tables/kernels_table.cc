@@ -36,18 +36,4 @@ Table RenderKernelsTable(TableRows& rows, const ReportOptions& o) {
   return table;
 }
 
-Table KernelsTable(const AnalyzedTrace& t, const ReportOptions& o) {
-  TableRows rows;
-  rows.strings = &t.trace().strings;
-  for (size_t pi = 0; pi < t.size(); ++pi) {
-    rows.process_labels.push_back(t.ProcessLabel(pi));
-    for (const KernelRecord& k : t.process(pi).process->kernels) {
-      const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
-      rows.kernels[{o.by_process ? pi : 0, k.name}].Add(d);
-      rows.all_kernel_ns += d;
-    }
-  }
-  return RenderKernelsTable(rows, o);
-}
-
 }  // namespace tracer::analysis

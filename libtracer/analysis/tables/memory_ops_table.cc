@@ -7,29 +7,6 @@
 #include "libtracer/analysis/tables/tables.h"
 
 namespace tracer::analysis {
-namespace {
-
-const char* CopyKindName(uint32_t kind) {
-  static const char* const kNames[] = {
-      "memcpy (unknown)", "memcpy HtoD", "memcpy DtoH", "memcpy HtoA", "memcpy AtoH", "memcpy AtoA",
-      "memcpy AtoD",      "memcpy DtoA", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP"};
-  return kind < std::size(kNames) ? kNames[kind] : "memcpy (unknown)";
-}
-
-}  // namespace
-
-void AddMemoryRow(size_t process, const MemcpyRecord& m, TableRows* rows) {
-  MemoryRow& g = rows->memory[{process, CopyKindName(m.copy_kind)}];
-  g.durations.Add(static_cast<int64_t>(m.end_ns - m.start_ns));
-  g.bytes += static_cast<int64_t>(m.bytes);
-}
-
-void AddMemoryRow(size_t process, const MemsetRecord& m, TableRows* rows) {
-  MemoryRow& g = rows->memory[{process, "memset"}];
-  g.durations.Add(static_cast<int64_t>(m.end_ns - m.start_ns));
-  g.bytes += static_cast<int64_t>(m.bytes);
-}
-
 Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o) {
   Table table = NewTable("memory", "Memory operations", o);
   const int first = static_cast<int>(table.columns.size());
@@ -62,19 +39,6 @@ Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o) {
   table.notes.push_back("GB/s = bytes / summed duration (10^9 bytes per second).");
   table.notes.insert(table.notes.end(), rows.notes.begin(), rows.notes.end());
   return table;
-}
-
-Table MemoryOpsTable(const AnalyzedTrace& t, const ReportOptions& o) {
-  TableRows rows;
-  rows.strings = &t.trace().strings;
-  for (size_t pi = 0; pi < t.size(); ++pi) {
-    rows.process_labels.push_back(t.ProcessLabel(pi));
-    const ProcessTrace& p = *t.process(pi).process;
-    const size_t proc = o.by_process ? pi : 0;
-    for (const MemcpyRecord& m : p.memcpys) AddMemoryRow(proc, m, &rows);
-    for (const MemsetRecord& m : p.memsets) AddMemoryRow(proc, m, &rows);
-  }
-  return RenderMemoryOpsTable(rows, o);
 }
 
 }  // namespace tracer::analysis

@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "libtracer/analysis/tables/demangle.h"
-#include "libtracer/analysis/tables/range_rows_collect.h"
 #include "libtracer/analysis/tables/table_rows.h"
 #include "libtracer/analysis/tables/table_util.h"
 #include "libtracer/analysis/tables/tables.h"
@@ -34,47 +33,6 @@ std::string TopKernels(const StringTable& strings, const RangeRow& g, size_t n) 
 }
 
 }  // namespace
-
-void CollectRangeRows(const AnalyzedTrace& t, const ReportOptions& o, bool kernel_time,
-                      TableRows* rows) {
-  const Trace& trace = t.trace();
-  const RangeFilter filter(o);
-  rows->strings = &trace.strings;
-  for (size_t pi = 0; pi < t.size(); ++pi) rows->process_labels.push_back(t.ProcessLabel(pi));
-  for (size_t pi = 0; pi < t.size(); ++pi) {
-    const ProcessAnalysis& pa = t.process(pi);
-    const ProcessTrace& p = *pa.process;
-    std::vector<RangeRow*> row_of(kernel_time ? p.ranges.size() : 0, nullptr);
-    for (uint32_t r = 0; r < p.ranges.size(); ++r) {
-      const RangeRecord& rec = p.ranges[r];
-      if (!filter.Accepts(t, pi, rec)) continue;
-      RangeRow& g =
-          rows->ranges[RangeRowKey(o.by_process ? pi : 0, std::string(t.DomainName(pi, rec.domain)),
-                                   std::string(t.RangeName(rec)))];
-      if (kernel_time) row_of[r] = &g;
-      g.cpu.Add(static_cast<int64_t>(rec.end_ns - rec.start_ns));
-      const uint32_t depth = pa.ranges.Depth(r);
-      g.min_depth = std::min(g.min_depth, depth);
-      g.max_depth = std::max(g.max_depth, depth);
-      if (g.threads.size() < 8) g.threads.insert(ThreadLabel(trace, p, rec.thread));
-      if (const InstanceProjection* proj = pa.projection().Of(r)) {
-        g.proj.Add(static_cast<int64_t>(proj->total.span_ns()));
-        *g.busy += static_cast<int64_t>(proj->total.busy_ns);
-        g.ops += static_cast<int64_t>(proj->total.op_count);
-        g.kernel_count += static_cast<int64_t>(proj->total.kernel_count);
-        g.kernel_ns += static_cast<int64_t>(proj->total.kernel_ns);
-        g.max_streams = std::max(g.max_streams, proj->streams.size());
-      }
-    }
-    if (!kernel_time) continue;
-    for (size_t k = 0; k < p.kernels.size(); ++k) {
-      const int64_t d = static_cast<int64_t>(p.kernels[k].end_ns - p.kernels[k].start_ns);
-      for (uint32_t r : pa.attribution.Stack(OpKind::kKernel, k)) {
-        if (row_of[r] != nullptr) row_of[r]->kernel_time[p.kernels[k].name] += d;
-      }
-    }
-  }
-}
 
 Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
   Table table = NewTable(
@@ -129,12 +87,6 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
       "least one of them ran; '-' = no GPU work.");
   table.notes.insert(table.notes.end(), rows.notes.begin(), rows.notes.end());
   return table;
-}
-
-Table RangesTable(const AnalyzedTrace& t, const ReportOptions& o) {
-  TableRows rows;
-  CollectRangeRows(t, o, /*kernel_time=*/true, &rows);
-  return RenderRangesTable(rows, o);
 }
 
 }  // namespace tracer::analysis

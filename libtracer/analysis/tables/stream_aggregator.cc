@@ -11,24 +11,6 @@ bool PopOrder(const RangeRecord& a, const RangeRecord& b) {
   return a.end_ns != b.end_ns ? a.end_ns < b.end_ns : a.depth > b.depth;
 }
 
-// Rows of several processes (or domain ids with one name) add up.
-void MergeRangeRow(RangeRow&& from, RangeRow* to) {
-  to->cpu.Merge(from.cpu);
-  to->min_depth = std::min(to->min_depth, from.min_depth);
-  to->max_depth = std::max(to->max_depth, from.max_depth);
-  to->proj.Merge(from.proj);
-  if (to->busy.has_value() && from.busy.has_value()) {
-    *to->busy += *from.busy;
-  } else {
-    to->busy.reset();
-  }
-  to->ops += from.ops;
-  to->kernel_count += from.kernel_count;
-  to->kernel_ns += from.kernel_ns;
-  to->max_streams = std::max(to->max_streams, from.max_streams);
-  for (const auto& [kernel, ns] : from.kernel_time) to->kernel_time[kernel] += ns;
-}
-
 // Sorts and merges overlapping or touching intervals in place; returns the
 // length of their union.
 uint64_t MergeIntervals(std::vector<std::pair<uint64_t, uint64_t>>* v) {
@@ -51,9 +33,11 @@ uint64_t MergeIntervals(std::vector<std::pair<uint64_t, uint64_t>>* v) {
 
 }  // namespace
 
-StreamAggregator::StreamAggregator(size_t row_process, TableRows* rows,
-                                   const AttributionOptions& attribution)
-    : row_process_(row_process), rows_(rows), attribution_(attribution), exactness_(attribution) {}
+StreamAggregator::StreamAggregator(size_t process, TableRows* rows,
+                                   const AttributionOptions& attribution, const ReportOptions& o)
+    : rows_(rows), builder_(rows, o), attribution_(attribution), exactness_(attribution) {
+  builder_.BeginProcess(process);
+}
 
 void StreamAggregator::SetLimits(size_t max_pending_launches, size_t max_orphan_ops) {
   max_pending_ = std::max<size_t>(max_pending_launches, 1);
@@ -169,36 +153,23 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
     for (const RangeRecord& r : b.ranges) ResolveRange(r);
   }
   for (const ApiRecord& a : b.api_calls) {
-    AddApiRow(*rows_->strings, row_process_, a, rows_);
+    builder_.AddApi(a);
     if (a.correlation_id != 0) api_ids_.Insert(a.correlation_id, 1);
   }
   api_ids_.EvictTo(kRecentApiIds, [&](uint64_t id, char) {
     api_ids_evicted_below_ = std::max(api_ids_evicted_below_, id);
   });
-  for (const MemcpyRecord& m : b.memcpys) AddMemoryRow(row_process_, m, rows_);
-  for (const MemsetRecord& m : b.memsets) AddMemoryRow(row_process_, m, rows_);
+  for (const MemcpyRecord& m : b.memcpys) builder_.AddMemcpy(m);
+  for (const MemsetRecord& m : b.memsets) builder_.AddMemset(m);
   for (const KernelRecord& k : b.kernels) {
-    const int64_t d = static_cast<int64_t>(k.end_ns - k.start_ns);
-    // Map values keep their address: one tree lookup per kernel name.
-    if (k.name >= kernel_rows_.size()) kernel_rows_.resize(k.name + 1, nullptr);
-    DurationAccumulator*& row = kernel_rows_[k.name];
-    if (row == nullptr) row = &rows_->kernels[{row_process_, k.name}];
-    row->Add(d);
-    rows_->all_kernel_ns += d;
+    builder_.AddKernel(k.name, static_cast<int64_t>(k.end_ns - k.start_ns));
   }
   Track();
 }
 
 void StreamAggregator::AddRangeRow(const RangeRecord& r) {
   // CPU-side facts go to the row now, in record order, as in memory.
-  RowBuild& rb = row_builds_[{r.domain, r.name}];
-  rb.row.cpu.Add(static_cast<int64_t>(r.end_ns - r.start_ns));
-  rb.row.min_depth = std::min(rb.row.min_depth, r.depth);
-  rb.row.max_depth = std::max(rb.row.max_depth, r.depth);
-  if (rb.threads.size() < 8 &&
-      std::find(rb.threads.begin(), rb.threads.end(), r.thread) == rb.threads.end()) {
-    rb.threads.push_back(r.thread);
-  }
+  builder_.AddCpu(builder_.Range(r.domain, r.name), r.thread, r.end_ns - r.start_ns, r.depth);
   exactness_.AddRange(r);
 }
 
@@ -539,21 +510,12 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
     if (found == nullptr) return;
     Node n = std::move(*found);
     EraseNode(id);
-    RowBuild& rb = row_builds_[{n.domain, n.name}];
-    RangeRow& row = rb.row;
     if (n.ops > 0) {
-      row.proj.Add(static_cast<int64_t>(n.last_end - n.first_start));
-      *row.busy += static_cast<int64_t>(MergeIntervals(&n.intervals));
-      row.ops += n.ops;
-      row.kernel_count += n.kernels;
-      row.kernel_ns += n.kernel_ns;
-      row.max_streams = std::max(row.max_streams, n.streams.size());
-      auto& rk = range_kernels_[n.name];
+      const RowBuilder::RangeRef ref = builder_.Range(n.domain, n.name);
+      builder_.AddGpu(ref, {n.last_end - n.first_start, MergeIntervals(&n.intervals), n.ops,
+                            n.kernels, n.kernel_ns, n.streams.size()});
       for (const auto& [kernel, acc] : n.kernel_durations) {
-        row.kernel_time[kernel] += acc.total();
-        RangeKernelRow& k = rk[kernel];
-        k.durations.Merge(acc);
-        ++k.instances;
+        builder_.MergeInstanceKernels(ref, kernel, acc);
       }
     }
     if (!fold_into_parent || n.parent == 0) return;
@@ -583,9 +545,7 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
   }
 }
 
-SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
-                                    const ReportOptions& o, std::vector<std::string>* notes) {
-  const StringTable& strings = trace.strings;
+void StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace) {
   // Ops still waiting for a launch record never got one, and launches still
   // waiting for their op never will: not evictions, they simply never matched.
   EvictOrphans(0, /*count=*/false);
@@ -620,65 +580,23 @@ SummaryRow StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace,
   nodes_.clear();
   cached_node_ = nullptr;
 
-  // Keys to names, through the --filter / --domain rules.
-  const RangeFilter filter(o);
-  auto domain_name = [&](uint32_t d) -> std::string {
-    if (d == 0) return {};
-    auto it = p.domain_names.find(d);
-    return it == p.domain_names.end() ? std::string() : std::string(strings.Get(it->second));
-  };
-  auto range_name = [&](uint32_t n) -> std::string {
-    const std::string_view s = strings.Get(n);
-    return s.empty() ? "(unnamed)" : std::string(s);
-  };
-  // range-kernels ignores the domain (as in memory); the filter's domain
-  // rule needs one: a name passes if any of its domains does.
-  std::map<uint32_t, bool> name_passes;
-  for (auto& [key, rb] : row_builds_) {
-    const std::string domain = domain_name(key.first);
-    const std::string name = range_name(key.second);
-    if (!filter.AcceptsName(domain, name)) continue;
-    name_passes[key.second] = true;
-    RangeRow& row = rows_->ranges[RangeRowKey(row_process_, domain, name)];
-    for (uint32_t t : rb.threads) {
-      if (row.threads.size() < 8) row.threads.insert(ThreadLabel(trace, p, t));
-    }
-    MergeRangeRow(std::move(rb.row), &row);
-  }
-  for (auto& [name, kernels] : range_kernels_) {
-    if (!name_passes.count(name)) continue;
-    auto& out = rows_->range_kernels[{row_process_, range_name(name)}];
-    for (auto& [kernel, k] : kernels) {
-      RangeKernelRow& o_row = out[kernel];
-      o_row.durations.Merge(k.durations);
-      o_row.instances += k.instances;
-    }
-  }
-  row_builds_.clear();
-  range_kernels_.clear();
-
-  SummaryRow row = SummaryRowOf(p, notes);
-  row.ranges = counts_.ranges;
-  row.marks = counts_.marks;
-  row.kernels = counts_.kernels;
-  row.memcpys = counts_.memcpys;
-  row.memsets = counts_.memsets;
-  row.api_calls = counts_.api_calls;
-  row.unattributed = static_cast<int64_t>(unattributed_);
-  row.outside_ranges = static_cast<int64_t>(outside_ranges_);
   if (stats_.late_references > 0)
     exactness_.Fail("records name range instances already finished (out of the tracer's order)");
   uint32_t main = 0;
   inexact_reason_ = exactness_.Finish(&main);
-  row.inherited = static_cast<int64_t>(inherited_ops_);
-  if (main != 0) row.main_thread = ThreadLabel(trace, p, main);
-  const std::string who = row.process + ": ";
+  ProcessCounts counts = counts_;
+  counts.unattributed = static_cast<int64_t>(unattributed_);
+  counts.outside_ranges = static_cast<int64_t>(outside_ranges_);
+  counts.inherited = static_cast<int64_t>(inherited_ops_);
+  counts.main_thread = main;
+  builder_.EndProcess(p, trace, counts);
+  std::vector<std::string>* notes = &rows_->summary_notes;
+  const std::string who = ProcessLabelOf(p) + ": ";
   if (stats_.evicted_launches > 0) {
     notes->push_back(who + std::to_string(stats_.evicted_launches) +
                      " launch record(s) waited too long for their GPU op and were dropped "
                      "from the streaming window (ops arriving later are unattributed)");
   }
-  return row;
 }
 
 }  // namespace tracer::analysis

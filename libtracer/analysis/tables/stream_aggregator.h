@@ -54,6 +54,7 @@
 #include "libtracer/analysis/model/attribution.h"
 #include "libtracer/analysis/read/trace_model.h"
 #include "libtracer/analysis/tables/bounded_exactness.h"
+#include "libtracer/analysis/tables/row_builder.h"
 #include "libtracer/analysis/tables/table_rows.h"
 
 namespace tracer::analysis {
@@ -72,20 +73,22 @@ struct StreamAggregatorStats {
 
 class StreamAggregator {
  public:
-  // row_process: the process index rows are keyed by (0 unless by_process).
-  StreamAggregator(size_t row_process, TableRows* rows,
-                   const AttributionOptions& attribution = AttributionOptions());
+  // process: the process's index in the report; its facts go to rows
+  // through a RowBuilder (row_builder.h), with o's --filter, --domain and
+  // --by-process.
+  StreamAggregator(size_t process, TableRows* rows,
+                   const AttributionOptions& attribution = AttributionOptions(),
+                   const ReportOptions& o = ReportOptions());
 
   // Caps on the two waiting lists (tests lower them).
   void SetLimits(size_t max_pending_launches, size_t max_orphan_ops);
 
   // One frame's records; string ids are global.
   void AddBatch(const ProcessTrace& batch);
-  // After the last frame: folds every remaining node, converts keys to
-  // names (p holds the definitions, names mapped) and returns the process's
-  // summary row; notes get what the streaming path left out.
-  SummaryRow Finish(const ProcessTrace& p, const Trace& trace, const ReportOptions& o,
-                    std::vector<std::string>* notes);
+  // After the last frame: folds every remaining node and ends the process's
+  // rows (p holds the definitions, names mapped): its summary row and notes
+  // go to rows->summary and rows->summary_notes.
+  void Finish(const ProcessTrace& p, const Trace& trace);
 
   // After Finish: "" when every number equals the whole-trace path's, else
   // the first reason it may not (the caller must not print these tables).
@@ -144,12 +147,6 @@ class StreamAggregator {
     uint64_t time_ns, range_id;
     uint32_t thread;
   };
-  // Per (domain id, name id) of this process, before names are known.
-  struct RowBuild {
-    RangeRow row;
-    std::vector<uint32_t> threads;  // first 8 distinct thread ids
-  };
-
   void AddRangeRow(const RangeRecord& r);   // CPU-side facts, in record order
   void ResolveRange(const RangeRecord& r);  // the instance's node, children first
   void AddLaunch(const LaunchRecord& l);
@@ -184,8 +181,8 @@ class StreamAggregator {
   Node* FindNode(uint64_t id);
   void EraseNode(uint64_t id);
 
-  size_t row_process_;
   TableRows* rows_;
+  RowBuilder builder_;
   size_t max_pending_ = 1u << 20, max_orphans_ = 1u << 20;
   std::unordered_map<uint64_t, Node> nodes_;
   // Consecutive ops mostly hit the same instance; element pointers of an
@@ -203,15 +200,8 @@ class StreamAggregator {
   CorrelationWindow<Launch> graph_launches_;
   size_t orphan_count_ = 0;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Snapshot>> snapshots_;
-  std::map<std::pair<uint32_t, uint32_t>, RowBuild> row_builds_;
-  std::map<uint32_t, std::unordered_map<uint32_t, RangeKernelRow>> range_kernels_;  // name id
-  // Kernel row by name id: string ids are dense, one pointer per distinct
-  // string at most.
-  std::vector<DurationAccumulator*> kernel_rows_;
   uint32_t main_thread_ = 0;  // the thread whose OS id is the pid
-  struct RecordCounts {
-    int64_t ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;
-  } counts_;
+  ProcessCounts counts_;      // record counts while reading; the rest at Finish
   uint64_t unattributed_ = 0, outside_ranges_ = 0;
   // Correlation ids of recent API records: an op whose launch record never
   // came is attributed in memory through its API record, which this path

@@ -7,6 +7,7 @@
 #include "libtracer/analysis/importers/import_file.h"
 #include "libtracer/analysis/importers/nsys_sqlite_stream.h"
 #include "libtracer/analysis/read/frame_scanner.h"
+#include "libtracer/analysis/tables/core_tables.h"
 #include "libtracer/analysis/tables/stream_aggregator.h"
 #include "libtracer/analysis/tables/table_rows.h"
 #include "proto/trace.pb.h"
@@ -14,15 +15,16 @@
 namespace tracer::analysis {
 
 const std::vector<std::string>& StreamableTables() {
-  static const std::vector<std::string> kTables = {"summary", "ranges", "kernels", "range-kernels",
-                                                   "gpu",     "memory", "api"};
+  // Every core table: both paths fill the same rows (row_builder.h).
+  static const std::vector<std::string> kTables = [] {
+    std::vector<std::string> names;
+    for (const CoreTable& t : CoreTableList()) names.emplace_back(t.name);
+    return names;
+  }();
   return kTables;
 }
 
-bool IsStreamableTable(std::string_view name) {
-  const auto& t = StreamableTables();
-  return std::find(t.begin(), t.end(), name) != t.end();
-}
+bool IsStreamableTable(std::string_view name) { return FindCoreTable(name) != nullptr; }
 
 bool IsRecordedStream(const std::string& path) {
   FrameScanner scanner(path);
@@ -50,15 +52,12 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
   Trace trace;  // only its string table grows: distinct names
   TableRows rows;
   rows.strings = &trace.strings;
-  std::vector<SummaryRow> summary;
-  std::vector<std::string> notes;
-  size_t processes = 0;  // the row key with --by-process, as the whole trace's index
+  size_t processes = 0;  // the process's index, as in the whole trace
   // One process's aggregation ends: its summary row and exactness.
   auto finish = [&](StreamAggregator& aggregator, const ProcessTrace& process,
                     const std::string& path) {
     ++processes;
-    rows.process_labels.push_back(ProcessLabelOf(process));
-    summary.push_back(aggregator.Finish(process, trace, o, &notes));
+    aggregator.Finish(process, trace);
     if (!aggregator.inexact_reason().empty())
       result.inexact.push_back(path + ": " + aggregator.inexact_reason());
     result.peak_nodes = std::max(result.peak_nodes, aggregator.stats().peak_nodes);
@@ -78,8 +77,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
       std::unique_ptr<StreamAggregator> aggregator;
       auto current = [&]() -> StreamAggregator& {
         if (!aggregator) {
-          aggregator =
-              std::make_unique<StreamAggregator>(o.by_process ? processes : 0, &rows, attribution);
+          aggregator = std::make_unique<StreamAggregator>(processes, &rows, attribution, o);
         }
         return *aggregator;
       };
@@ -104,7 +102,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
       ++result.files_read;
       continue;
     }
-    StreamAggregator aggregator(o.by_process ? processes : 0, &rows, attribution);
+    StreamAggregator aggregator(processes, &rows, attribution, o);
     ProcessTrace process;
     std::string error;
     bool foreign = false;
@@ -141,15 +139,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     if (result.has_api) chosen.push_back("api");
   }
   std::erase_if(rows.range_kernels, [](const auto& kv) { return kv.second.empty(); });
-  for (const std::string& t : chosen) {
-    if (t == "summary") result.tables.push_back(RenderSummaryTable(summary, notes));
-    if (t == "ranges") result.tables.push_back(RenderRangesTable(rows, o));
-    if (t == "kernels") result.tables.push_back(RenderKernelsTable(rows, o));
-    if (t == "range-kernels") result.tables.push_back(RenderRangeKernelsTable(rows, o));
-    if (t == "gpu") result.tables.push_back(RenderGpuProjectionTable(rows, o));
-    if (t == "memory") result.tables.push_back(RenderMemoryOpsTable(rows, o));
-    if (t == "api") result.tables.push_back(RenderApiTable(rows, o));
-  }
+  result.tables = RenderCoreTables(rows, chosen, o);
   return result;
 }
 

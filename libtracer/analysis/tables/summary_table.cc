@@ -26,12 +26,6 @@ std::map<std::string, uint64_t> Dropped(const ProcessTrace& p) {
   return out;
 }
 
-std::string Percent(uint64_t part, uint64_t whole) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f%%", whole ? 100.0 * part / whole : 0.0);
-  return buf;
-}
-
 }  // namespace
 
 bool HasGpuData(const Trace& trace) {
@@ -65,7 +59,8 @@ SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes) 
   return row;
 }
 
-Table RenderSummaryTable(const std::vector<SummaryRow>& rows, std::vector<std::string> notes) {
+Table RenderSummaryTable(TableRows& all, const ReportOptions& /*o*/) {
+  const std::vector<SummaryRow>& rows = all.summary;
   Table table;
   table.name = "summary";
   table.title =
@@ -98,58 +93,9 @@ Table RenderSummaryTable(const std::vector<SummaryRow>& rows, std::vector<std::s
                           IntOrEmpty(r.inherited.has_value(), r.inherited.value_or(0)),
                           Text(r.main_thread), Int(r.dropped)});
   }
-  table.notes = std::move(notes);
+  table.notes = all.summary_notes;
+  table.notes.insert(table.notes.end(), all.notes.begin(), all.notes.end());
   return table;
-}
-
-Table SummaryTable(const AnalyzedTrace& t, const ReportOptions& /*o*/) {
-  const Trace& trace = t.trace();
-  std::vector<SummaryRow> rows;
-  std::vector<std::string> notes;
-  for (size_t pi = 0; pi < t.size(); ++pi) {
-    const ProcessAnalysis& pa = t.process(pi);
-    const ProcessTrace& p = *pa.process;
-    const AttributionCounts& c = pa.attribution.counts();
-    const std::string who = t.ProcessLabel(pi) + ": ";
-    const uint32_t main = pa.attribution.main_thread();
-    if (t.options().main_thread == MainThreadMode::kThread && main == 0) {
-      notes.push_back(who + "--main-thread " + std::to_string(t.options().main_thread_tid) +
-                      ": no thread with that OS id; no launch inherits ranges");
-    }
-    SummaryRow row = SummaryRowOf(p, &notes);
-    row.ranges = static_cast<int64_t>(p.ranges.size());
-    row.marks = static_cast<int64_t>(p.marks.size());
-    row.kernels = static_cast<int64_t>(p.kernels.size());
-    row.memcpys = static_cast<int64_t>(p.memcpys.size());
-    row.memsets = static_cast<int64_t>(p.memsets.size());
-    row.api_calls = static_cast<int64_t>(p.api_calls.size());
-    row.unattributed = static_cast<int64_t>(c.unattributed);
-    row.outside_ranges = static_cast<int64_t>(c.outside_ranges);
-    row.inherited = static_cast<int64_t>(c.inherited);
-    if (main != 0) row.main_thread = ThreadLabel(trace, p, main);
-    rows.push_back(std::move(row));
-    if (c.ops > 0) {
-      notes.push_back(
-          who + std::to_string(c.ops) + " GPU ops; attributed by launch record " +
-          std::to_string(c.by_source[static_cast<int>(AttributionSource::kLaunchRecord)]) +
-          ", by API record " +
-          std::to_string(c.by_source[static_cast<int>(AttributionSource::kApiRecord)]) +
-          ", by graph snapshot " +
-          std::to_string(c.by_source[static_cast<int>(AttributionSource::kGraphNode)] +
-                         c.by_source[static_cast<int>(AttributionSource::kGraphLaunch)]) +
-          "; unattributed " + std::to_string(c.unattributed) + " (" +
-          Percent(c.unattributed, c.ops) + ")");
-      if (c.inherited > 0) {
-        notes.push_back(
-            who + std::to_string(c.inherited) + " GPU ops (" + Percent(c.inherited, c.ops) +
-            ") were launched on worker threads and also counted toward the ranges open on the "
-            "main thread " +
-            ThreadLabel(trace, p, main) +
-            " at launch time (--main-thread off for nsys-identical numbers)");
-      }
-    }
-  }
-  return RenderSummaryTable(rows, std::move(notes));
 }
 
 }  // namespace tracer::analysis

@@ -1,7 +1,7 @@
-// The per-row aggregates behind the core tables, filled either from the
-// in-memory model (AnalyzedTrace, tables.h) or by the streaming aggregator
-// (stream_aggregator.h), and rendered by the same code so both paths print
-// the same columns.
+// The per-row aggregates behind the core tables. RowBuilder (row_builder.h)
+// fills them from the facts of either attribute stage (the whole trace or
+// the bounded stream); the Render* functions below print them, so both paths
+// print the same columns from the same numbers.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,16 @@ struct MemoryRow {
   int64_t bytes = 0;
 };
 
+// One summary row per process.
+struct SummaryRow {
+  std::string process, source, file;
+  bool closed = false;
+  int64_t threads = 0, ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;
+  std::optional<int64_t> unattributed, outside_ranges, inherited;  // nullopt: not computed
+  std::string main_thread = "-";
+  int64_t dropped = 0;
+};
+
 // Everything the ranges, gpu, kernels, range-kernels, memory and api tables show.
 struct TableRows {
   const StringTable* strings = nullptr;
@@ -60,16 +70,12 @@ struct TableRows {
   std::map<std::tuple<size_t, std::string, std::string>, DurationAccumulator> api;
   // (process, "memcpy HtoD" ... | "memset")
   std::map<std::pair<size_t, std::string>, MemoryRow> memory;
+  // One per process, in report order, and the summary table's notes.
+  std::vector<SummaryRow> summary;
+  std::vector<std::string> summary_notes;
   // Added to every table rendered from these rows.
   std::vector<std::string> notes;
 };
-
-// Adds one API call to rows->api (function name, or "cbid N" when unknown).
-void AddApiRow(const StringTable& strings, size_t process, const ApiRecord& a, TableRows* rows);
-
-// Adds one copy or set to rows->memory.
-void AddMemoryRow(size_t process, const MemcpyRecord& m, TableRows* rows);
-void AddMemoryRow(size_t process, const MemsetRecord& m, TableRows* rows);
 
 Table RenderRangesTable(TableRows& rows, const ReportOptions& o);
 Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o);
@@ -78,18 +84,9 @@ Table RenderKernelsTable(TableRows& rows, const ReportOptions& o);
 Table RenderRangeKernelsTable(TableRows& rows, const ReportOptions& o);
 Table RenderApiTable(TableRows& rows, const ReportOptions& o);
 
-// One summary row per process.
-struct SummaryRow {
-  std::string process, source, file;
-  bool closed = false;
-  int64_t threads = 0, ranges = 0, marks = 0, kernels = 0, memcpys = 0, memsets = 0, api_calls = 0;
-  std::optional<int64_t> unattributed, outside_ranges, inherited;  // nullopt: not computed
-  std::string main_thread = "-";
-  int64_t dropped = 0;
-};
 // The row of p without attribution counts (left nullopt) or record counts;
 // adds its notes (no footer, dropped by cause).
 SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes);
-Table RenderSummaryTable(const std::vector<SummaryRow>& rows, std::vector<std::string> notes);
+Table RenderSummaryTable(TableRows& rows, const ReportOptions& o);
 
 }  // namespace tracer::analysis

@@ -76,6 +76,9 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
   Table t;
   t.name = "phases";
   t.title = "Step phases of '" + steps.name + "'";
+  // Several processes (ranks): each has its own steps and its own "all" row.
+  const bool by_process = steps.by_process.size() > 1;
+  if (by_process) t.columns.push_back({"process", ColumnKind::kText, "Process"});
   t.columns.push_back({"step", ColumnKind::kText, "Step"});
   auto add_block = [&](const std::string& suffix, const std::string& title_suffix) {
     t.columns.push_back({"step" + suffix + "_ns", ColumnKind::kDuration, "Step" + title_suffix});
@@ -92,9 +95,6 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
   add_block("_cpu", "");
   add_block("_gpu", " (GPU)");
 
-  std::vector<uint64_t> all_cpu(n + 1, 0), all_gpu(n + 1, 0);
-  uint64_t all_cpu_step = 0, all_gpu_step = 0;
-  bool any_gpu = false;
   auto append_block = [&](std::vector<Cell>* cells, std::optional<uint64_t> step,
                           const std::vector<uint64_t>& split) {
     if (!step) {
@@ -109,54 +109,69 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
       cells->emplace_back(std::in_place_type<double>, *step ? 100.0 * v / *step : 0.0);
     }
   };
-  for (size_t i = 0; i < steps.instances.size(); ++i) {
-    const uint32_t s = steps.instances[i];
-    std::vector<PhaseInterval> cpu, gpu;
-    for (uint32_t r : StepMembers(model, s)) {
-      const int32_t p = phase(ranges[r].name);
-      if (p < 0) continue;
-      // Top-most only: an ancestor below the step with a phase decides.
-      bool covered = false;
-      for (int32_t a = ranges[r].parent; a >= 0 && static_cast<uint32_t>(a) != s;
-           a = ranges[a].parent) {
-        if (phase(ranges[a].name) >= 0) {
-          covered = true;
-          break;
+  for (const Steps::OfProcess& proc : steps.by_process) {
+    const std::string label = ProcessLabelOf(model.trace().processes[proc.process]);
+    std::vector<uint64_t> all_cpu(n + 1, 0), all_gpu(n + 1, 0);
+    uint64_t all_cpu_step = 0, all_gpu_step = 0;
+    bool any_gpu = false;
+    for (size_t i = 0; i < proc.instances.size(); ++i) {
+      const uint32_t s = proc.instances[i];
+      std::vector<PhaseInterval> cpu, gpu;
+      for (uint32_t r : StepMembers(model, s)) {
+        const int32_t p = phase(ranges[r].name);
+        if (p < 0) continue;
+        // Top-most only: an ancestor below the step with a phase decides.
+        bool covered = false;
+        for (int32_t a = ranges[r].parent; a >= 0 && static_cast<uint32_t>(a) != s;
+             a = ranges[a].parent) {
+          if (phase(ranges[a].name) >= 0) {
+            covered = true;
+            break;
+          }
+        }
+        if (covered) continue;
+        cpu.push_back({static_cast<size_t>(p), ranges[r].start_ns, ranges[r].end_ns});
+        if (ranges[r].has_gpu) {
+          gpu.push_back({static_cast<size_t>(p), ranges[r].gpu_start_ns, ranges[r].gpu_end_ns});
         }
       }
-      if (covered) continue;
-      cpu.push_back({static_cast<size_t>(p), ranges[r].start_ns, ranges[r].end_ns});
-      if (ranges[r].has_gpu) {
-        gpu.push_back({static_cast<size_t>(p), ranges[r].gpu_start_ns, ranges[r].gpu_end_ns});
+      const RangeFact& step = ranges[s];
+      const auto cpu_split = SplitPhases(step.start_ns, step.end_ns, cpu, n);
+      std::vector<Cell> cells;
+      if (by_process) cells.emplace_back(std::in_place_type<std::string>, label);
+      cells.emplace_back(std::in_place_type<std::string>, std::to_string(i));
+      append_block(&cells, step.cpu_ns(), cpu_split);
+      all_cpu_step += step.cpu_ns();
+      for (size_t p = 0; p <= n; ++p) all_cpu[p] += cpu_split[p];
+      if (step.has_gpu) {
+        any_gpu = true;
+        const auto gpu_split = SplitPhases(step.gpu_start_ns, step.gpu_end_ns, gpu, n);
+        append_block(&cells, step.gpu_span_ns(), gpu_split);
+        all_gpu_step += step.gpu_span_ns();
+        for (size_t p = 0; p <= n; ++p) all_gpu[p] += gpu_split[p];
+      } else {
+        append_block(&cells, std::nullopt, {});
       }
+      t.rows.push_back(std::move(cells));
     }
-    const RangeFact& step = ranges[s];
-    const auto cpu_split = SplitPhases(step.start_ns, step.end_ns, cpu, n);
-    std::vector<Cell> cells = {std::to_string(i)};
-    append_block(&cells, step.cpu_ns(), cpu_split);
-    all_cpu_step += step.cpu_ns();
-    for (size_t p = 0; p <= n; ++p) all_cpu[p] += cpu_split[p];
-    if (step.has_gpu) {
-      any_gpu = true;
-      const auto gpu_split = SplitPhases(step.gpu_start_ns, step.gpu_end_ns, gpu, n);
-      append_block(&cells, step.gpu_span_ns(), gpu_split);
-      all_gpu_step += step.gpu_span_ns();
-      for (size_t p = 0; p <= n; ++p) all_gpu[p] += gpu_split[p];
-    } else {
-      append_block(&cells, std::nullopt, {});
-    }
-    t.rows.push_back(std::move(cells));
+    std::vector<Cell> all;
+    if (by_process) all.emplace_back(std::in_place_type<std::string>, label);
+    all.emplace_back(std::in_place_type<std::string>, "all");
+    append_block(&all, all_cpu_step, all_cpu);
+    append_block(&all, any_gpu ? std::optional<uint64_t>(all_gpu_step) : std::nullopt, all_gpu);
+    t.rows.push_back(std::move(all));
   }
-  std::vector<Cell> all = {std::string("all")};
-  append_block(&all, all_cpu_step, all_cpu);
-  append_block(&all, any_gpu ? std::optional<uint64_t>(all_gpu_step) : std::nullopt, all_gpu);
-  t.rows.push_back(std::move(all));
   t.notes = {
       "Step: " + steps.how + ".",
       "A phase's time is the union of the intervals of the top-most ranges of the step whose "
       "name matches a phase rule (CPU: start to end; GPU: projected span); overlaps go to the "
       "phase listed first; other = step - all phases. Shares add up to 100 % by construction.",
       "GPU columns split the step's projected GPU span (first to last op of the step)."};
+  if (by_process) {
+    t.notes.push_back(
+        "Each process (rank) has its own steps, numbered from 0, and its own 'all' row; "
+        "--table ranks compares them.");
+  }
   return t;
 }
 

@@ -85,11 +85,8 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
   auto is_step = [&](uint32_t name) {
     return exact ? model.Name(name) == steps.name : key_of(name) == steps.name;
   };
-  int64_t process = -1;
   for (uint32_t r = 0; r < ranges.size(); ++r) {
-    if (!is_step(ranges[r].name)) continue;
-    if (process < 0) process = ranges[r].process;
-    if (ranges[r].process == process) steps.instances.push_back(r);
+    if (is_step(ranges[r].name)) steps.instances.push_back(r);
   }
   // A step inside a step (nested instances of the name) is not a step of
   // its own.
@@ -99,8 +96,16 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
     }
     return false;
   });
-  std::stable_sort(steps.instances.begin(), steps.instances.end(),
-                   [&](uint32_t a, uint32_t b) { return ranges[a].start_ns < ranges[b].start_ns; });
+  std::stable_sort(steps.instances.begin(), steps.instances.end(), [&](uint32_t a, uint32_t b) {
+    return ranges[a].process != ranges[b].process ? ranges[a].process < ranges[b].process
+                                                   : ranges[a].start_ns < ranges[b].start_ns;
+  });
+  for (uint32_t r : steps.instances) {
+    if (steps.by_process.empty() || steps.by_process.back().process != ranges[r].process) {
+      steps.by_process.push_back({ranges[r].process, {}});
+    }
+    steps.by_process.back().instances.push_back(r);
+  }
   return steps;
 }
 

@@ -12,9 +12,18 @@
 namespace tracer::analysis::reports {
 
 struct Steps {
-  std::string name;                 // step range name; "ProfilerStep#*" for numbered ones
-  std::vector<uint32_t> instances;  // range indexes, in start order (one process)
-  std::string how;                  // how the step range was chosen, for notes
+  std::string name;  // step range name; "ProfilerStep#*" for numbered ones
+  // Range indexes of every process's step instances, by process then start.
+  std::vector<uint32_t> instances;
+  std::string how;  // how the step range was chosen, for notes
+  // Per process that has steps (in process order): its instances in start
+  // order; a step's number is its position here (the program's own count
+  // within the trace).
+  struct OfProcess {
+    uint32_t process = 0;
+    std::vector<uint32_t> instances;
+  };
+  std::vector<OfProcess> by_process;
 };
 
 // Step names may carry the step number ("ProfilerStep#12", "step_3"): a
@@ -25,9 +34,9 @@ std::string StepKey(std::string_view range_name);
 // The instances of range `step_range` (by exact name, else by StepKey), or,
 // when empty, of the top-level push/pop range key with at least two
 // instances that covers the most CPU time (the training loop's step; a key
-// with one instance only when there is no other). Only the first process
-// that has such a range (several ranks: one per process). Throws
-// std::runtime_error when there is none.
+// with one instance only when there is no other). Every process's instances
+// (several ranks: each its own steps). Throws std::runtime_error when there
+// is none.
 Steps FindSteps(const ReportModel& model, std::string_view step_range);
 
 // The ranges inside step instance s, excluding s itself: its descendants and

@@ -2,7 +2,9 @@
 // streams (or imported traces), as text, CSV, Markdown or JSON.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -96,16 +98,33 @@ struct ReportArgs {
   std::string domain;
   std::string main_thread = "auto";
   bool by_process = false;
+  std::string ranks, pids;  // --rank / --pid, comma separated
   bool stream = false, no_stream = false;
   std::string stream_above = "2G";
   std::string output;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
 };
 
+// The core tables (`--table all`), in core_tables.h order.
 const std::vector<std::string>& AllTables() {
-  static const std::vector<std::string> kAll = {"summary", "ranges", "kernels", "range-kernels",
-                                                "gpu",     "memory", "api"};
+  static const std::vector<std::string> kAll = [] {
+    std::vector<std::string> names;
+    for (const analysis::CoreTable& t : analysis::CoreTableList()) names.emplace_back(t.name);
+    return names;
+  }();
   return kAll;
+}
+
+// "0,2,3" -> {0, 2, 3}; false on anything else.
+bool ParseIntList(const std::string& s, std::vector<int64_t>* out) {
+  for (const std::string& item : analysis::reports::SplitComma(s)) {
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0 || v < 0) return false;
+    out->push_back(v);
+  }
+  return true;
 }
 
 bool ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
@@ -277,6 +296,23 @@ int RunReport(const ReportArgs& args) {
   options.filter = args.filter;
   options.domain = args.domain;
   options.by_process = args.by_process;
+  if (!ParseIntList(args.ranks, &options.processes.ranks)) {
+    return Fail("--rank: expected rank numbers separated by commas (e.g. 0,3), got '" + args.ranks +
+                "'");
+  }
+  if (!ParseIntList(args.pids, &options.processes.pids)) {
+    return Fail("--pid: expected process ids separated by commas, got '" + args.pids + "'");
+  }
+  // --by rank (or process): one row per process in the core tables; other
+  // keys are the groups table's placeholders.
+  std::string group_keys;
+  for (const std::string& key : analysis::reports::SplitComma(args.extra.by)) {
+    if (key == "rank" || key == "process") {
+      options.by_process = true;
+    } else {
+      group_keys += (group_keys.empty() ? "" : ",") + key;
+    }
+  }
   if (args.sort == "total")
     options.sort = analysis::SortKey::kTotal;
   else if (args.sort == "count")
@@ -306,7 +342,7 @@ int RunReport(const ReportArgs& args) {
         !analysis::reports::IsExtraTable(t)) {
       return Fail("--table: unknown table '" + t +
                   "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
-                  "timeline, phases, categories, gaps, top, all)");
+                  "timeline, phases, categories, gaps, top, ranks, all)");
     }
     tables.push_back(t);
   }
@@ -339,6 +375,9 @@ int RunReport(const ReportArgs& args) {
 
   analysis::Trace trace;
   if (LoadInputs("report", args.files, &trace) == 0) return Fail("nothing could be read");
+  if (const std::string e = analysis::SelectProcesses(options.processes, &trace); !e.empty()) {
+    return Fail(e);
+  }
 
   if (!explicit_tables) {
     tables = {"summary", "ranges"};
@@ -367,6 +406,8 @@ int RunReport(const ReportArgs& args) {
     if (analysis::reports::IsExtraTable(t)) {
       auto extra = args.extra;
       if (args.top > 0) extra.top = args.top;
+      extra.by = group_keys;
+      extra.report = options;
       auto tables = analysis::reports::BuildExtraTables(analyzed, {t}, extra);
       if (!tables.ok()) return Fail("error: " + tables.status().message());
       for (auto& x : *tables) out.push_back(std::move(x));
@@ -399,7 +440,12 @@ const Registrar kReport{Command{
                      "Thread whose open ranges worker-thread launches inherit: auto (default), "
                      "an OS thread id, or off (nsys-identical attribution)");
       sub.add_flag("--by-process", args->by_process,
-                   "One row per process instead of aggregating processes by name");
+                   "One row per process instead of aggregating processes by name (also "
+                   "--by rank)");
+      sub.add_option("--rank", args->ranks,
+                     "Only these ranks (comma separated; the rank a run recorded from RANK, "
+                     "LOCAL_RANK, ...)");
+      sub.add_option("--pid", args->pids, "Only these process ids (comma separated)");
       sub.add_flag("--stream", args->stream,
                    "Compute the tables while reading, with memory bounded by distinct names and "
                    "open ranges (default for large inputs, see --stream-above); same numbers as "
@@ -413,7 +459,8 @@ const Registrar kReport{Command{
       sub.add_option("--groups", args->extra.groups_file,
                      "Groups file for --table groups (e.g. data/groups/mlora.groups)");
       sub.add_option("--by", args->extra.by,
-                     "groups: placeholders kept apart, comma separated (layer_id, adapter, ...)");
+                     "groups: placeholders kept apart, comma separated (layer_id, adapter, ...); "
+                     "rank (or process): one row per process in every table");
       sub.add_option("--step-range", args->extra.step_range,
                      "timeline/phases: name of the step range (default: the repeated top-level "
                      "range covering the most time)");

@@ -296,6 +296,7 @@ std::vector<Table> InMemory(const std::vector<std::string>& files, const ReportO
     // Streams and nsys exports, as `tracer report --no-stream` loads them.
     EXPECT_TRUE(LoadInput(f, &trace, &error)) << error;
   }
+  EXPECT_EQ(SelectProcesses(o.processes, &trace), "");
   const AnalyzedTrace analyzed(trace, a);
   return {
       SummaryTable(analyzed, o),      RangesTable(analyzed, o),        KernelsTable(analyzed, o),
@@ -374,6 +375,14 @@ TEST(StreamingReport, SameRowsWithFilterDomainAndSeveralProcesses) {
   o.filter = "^(layer|leaf)";
   ExpectSameTables({a, b}, o);
   o.filter.clear();
+  o.processes.pids = {5002};  // --pid: the bounded path reads past pid 5001
+  ExpectSameTables({a, b}, o);
+  const StreamingResult one = Streamed({a, b}, o);
+  EXPECT_EQ(one.processes_selected, 1u);
+  EXPECT_EQ(one.tables[0].rows.size(), 1u);  // the summary's one process
+  o.processes.pids = {1};
+  EXPECT_FALSE(Streamed({a, b}, o).errors.empty());
+  o.processes = {};
   o.domain = "dom";  // only the step ranges live in that domain
   const StreamingResult got = Streamed({a}, o);
   const Table& ranges = got.tables[1];

@@ -101,4 +101,17 @@ struct Trace {
 // How a process is shown in tables: "pid 1234" or "rank 0 (pid 1234)".
 std::string ProcessLabelOf(const ProcessTrace& p);
 
+// `--rank` / `--pid`: which processes a report covers. Empty lists select
+// every process; a process without a recorded rank (an nsys export, a run
+// without RANK) matches no --rank.
+struct ProcessSelection {
+  std::vector<int64_t> ranks, pids;
+  bool empty() const { return ranks.empty() && pids.empty(); }
+  bool Accepts(const HeaderInfo& h) const;
+};
+
+// Removes the processes `selection` does not accept from trace. Returns ""
+// or, when none is left, one line naming what the trace holds.
+std::string SelectProcesses(const ProcessSelection& selection, Trace* trace);
+
 }  // namespace tracer::analysis

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "libtracer/analysis/reports/categories.h"
+#include "libtracer/analysis/reports/cross_rank.h"
 #include "libtracer/analysis/reports/gaps.h"
 #include "libtracer/analysis/reports/groups.h"
 #include "libtracer/analysis/reports/phases.h"
@@ -27,8 +28,8 @@ std::vector<std::string> SplitComma(const std::string& s) {
 }
 
 const std::vector<std::string>& ExtraTableNames() {
-  static const std::vector<std::string> kNames = {"groups",     "timeline", "phases",
-                                                  "categories", "gaps",     "top"};
+  static const std::vector<std::string> kNames = {"groups", "timeline", "phases", "categories",
+                                                  "gaps",   "top",      "ranks"};
   return kNames;
 }
 
@@ -52,8 +53,8 @@ StatusOr<Table> BuildGroupsTable(const ReportModel& model, const ExtraTableOptio
 
 // The tables whose builders still throw on bad options or files; caught at
 // the boundary, BuildExtraTables below.
-std::vector<Table> BuildThrowingTable(const ReportModel& model, const std::string& name,
-                                      const ExtraTableOptions& options) {
+std::vector<Table> BuildThrowingTable(const AnalyzedTrace& analyzed, const ReportModel& model,
+                                      const std::string& name, const ExtraTableOptions& options) {
   if (name == "timeline") return {TimelineTable(model, {options.step_range, options.iteration})};
   if (name == "phases") {
     const std::string text = options.phase_rules_file.empty()
@@ -74,6 +75,8 @@ std::vector<Table> BuildThrowingTable(const ReportModel& model, const std::strin
   }
   if (name == "gaps") return {GapsTable(model)};
   if (name == "top") return {TopKernelsTable(model, options.top)};
+  if (name == "ranks")
+    return {CrossRankTable(analyzed, model, {options.step_range, options.report})};
   throw std::runtime_error("unknown table '" + name + "'");
 }
 
@@ -92,7 +95,8 @@ StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
         if (!table.ok()) return table.status();
         out.push_back(std::move(table).value());
       } else {
-        for (Table& t : BuildThrowingTable(model, name, options)) out.push_back(std::move(t));
+        for (Table& t : BuildThrowingTable(analyzed, model, name, options))
+          out.push_back(std::move(t));
       }
     }
   } catch (const std::exception& e) {
@@ -103,7 +107,7 @@ StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
 
 std::string_view ExtraTablesHelp() {
   return R"(
-More tables (--table groups,timeline,phases,categories,gaps,top):
+More tables (--table groups,timeline,phases,categories,gaps,top,ranks):
   groups         sums over range names from a groups file (--groups FILE; the
                  notation of mLoRA metric groups: f_lora_{adapter} = f_dropout_{adapter}
                  + f_lora_a_{adapter} + ...; see data/groups/*.groups). A
@@ -125,6 +129,12 @@ More tables (--table groups,timeline,phases,categories,gaps,top):
   gaps           per range: GPU idle inside its projected span, launches,
                  launch API time, average gap between launch calls.
   top            the --top N (default 5) most expensive kernels per range.
+  ranks          across processes (ranks; one trace file each, or an export
+                 holding several): for each step iteration, all steps, and
+                 each range name, every process's CPU and GPU time reduced to
+                 min / median / max, the slowest process and the spread
+                 (max - min, % of the median): the straggler. --filter,
+                 --domain and --top apply to the range rows.
 )";
 }
 

@@ -11,6 +11,7 @@
 
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/tables/table.h"
+#include "libtracer/analysis/tables/tables.h"
 #include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
@@ -23,12 +24,13 @@ struct ExtraTableOptions {
   std::string phase_rules_file;     // --phase-rules FILE ("" = built-in)
   std::string category_rules_file;  // --category-rules FILE (tried before built-in)
   size_t top = 5;                   // kernels per range in "top"
+  ReportOptions report;             // --filter, --domain, --top for "ranks"
 };
 
 // The non-empty items of a comma-separated flag value ("a,,b" -> a, b).
 std::vector<std::string> SplitComma(const std::string& s);
 
-// groups, timeline, phases, categories, gaps, top.
+// groups, timeline, phases, categories, gaps, top, ranks.
 const std::vector<std::string>& ExtraTableNames();
 bool IsExtraTable(std::string_view name);
 

@@ -98,7 +98,7 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
   });
   std::stable_sort(steps.instances.begin(), steps.instances.end(), [&](uint32_t a, uint32_t b) {
     return ranges[a].process != ranges[b].process ? ranges[a].process < ranges[b].process
-                                                   : ranges[a].start_ns < ranges[b].start_ns;
+                                                  : ranges[a].start_ns < ranges[b].start_ns;
   });
   for (uint32_t r : steps.instances) {
     if (steps.by_process.empty() || steps.by_process.back().process != ranges[r].process) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/reports/by_name.h"
+#include "libtracer/analysis/tables/demangle.h"
 
 namespace tracer::analysis::reports {
 

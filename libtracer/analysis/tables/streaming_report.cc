@@ -82,9 +82,15 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
         return *aggregator;
       };
       importers::NsysStreamCallbacks callbacks;
-      callbacks.on_batch = [&](const ProcessTrace& batch) { add_batch(current(), batch); };
+      // --rank / --pid: an unselected process is read past, not aggregated.
+      callbacks.on_batch = [&](const ProcessTrace& batch) {
+        if (o.processes.Accepts(batch.header)) add_batch(current(), batch);
+      };
       callbacks.on_process = [&](const ProcessTrace& process) {
-        finish(current(), process, in.path);
+        if (o.processes.Accepts(process.header)) {
+          finish(current(), process, in.path);
+          ++result.processes_selected;
+        }
         aggregator.reset();
       };
       std::string error;
@@ -106,13 +112,16 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     ProcessTrace process;
     std::string error;
     bool foreign = false;
+    const bool selected = o.processes.empty();
+    bool skipped = false;  // --rank / --pid leave this process out
     const bool ok = StreamTraceFile(
         in.path, &trace.strings, &process,
         [&](const ProcessTrace& batch) {
           // Streams written by `tracer import` have no launch records and
           // not the recorded order (nsys exports are read above instead).
           if (batch.header.source != "tracer") foreign = true;
-          if (foreign) return;
+          if (!selected && !o.processes.Accepts(batch.header)) skipped = true;
+          if (foreign || skipped) return;
           add_batch(aggregator, batch);
         },
         &result.warnings, &error, in.progress);
@@ -127,7 +136,13 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
       continue;
     }
     ++result.files_read;
+    if (skipped || !o.processes.Accepts(process.header)) continue;
+    ++result.processes_selected;
     finish(aggregator, process, in.path);
+  }
+  if (result.files_read > 0 && result.processes_selected == 0) {
+    result.errors.push_back("no process matches --rank / --pid");
+    result.files_read = 0;
   }
   if (result.files_read == 0) return result;
 

@@ -29,6 +29,9 @@ struct ReportOptions {
   std::string domain;       // only ranges of this NVTX domain name; "" = all
   bool by_process = false;  // one row per (process, name) instead of per name
   size_t top_kernels = 3;   // kernel names listed per range in RangesTable
+  // --rank / --pid: applied when the trace is read (SelectProcesses), and by
+  // the bounded path as it reads.
+  ProcessSelection processes;
 };
 
 // Per range name (+ domain): instances, CPU total/avg/med/min/max/stddev,

@@ -1,0 +1,159 @@
+// Several processes (ranks) in one report: phases and timeline cover every
+// process, the cross-rank table finds the straggler, --rank / --pid select.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "libtracer/analysis/reports/cross_rank.h"
+#include "libtracer/analysis/reports/phases.h"
+#include "libtracer/analysis/reports/regex_rules.h"
+#include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/reports/timeline.h"
+#include "tests/tables/trace_fixture.h"
+
+namespace tracer::analysis::reports {
+namespace {
+
+std::string S(const Cell& c) { return std::get<std::string>(c); }
+int64_t I(const Cell& c) { return std::get<int64_t>(c); }
+
+int Col(const Table& t, const std::string& name) {
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i].name == name) return static_cast<int>(i);
+  }
+  ADD_FAILURE() << "no column " << name << " in " << t.name;
+  return 0;
+}
+
+// Rank r (pid 100 + r) runs `steps` steps of step_ns each: forward for the
+// first half with a kernel, backward for the rest.
+void AddRank(Trace* trace, int rank, int steps, uint64_t step_ns) {
+  testing::TraceFixture f(trace, 100 + rank);
+  f.P().header.rank = rank;
+  for (int i = 0; i < steps; ++i) {
+    const uint64_t t = static_cast<uint64_t>(i) * 10 * step_ns;
+    const uint64_t step = f.Range("step", t, t + step_ns);
+    const uint64_t fwd = f.Range("forward", t, t + step_ns / 2, step);
+    f.Kernel("k_fwd", t + 10, t + step_ns / 2, fwd, t + 1);
+    f.Range("backward", t + step_ns / 2, t + step_ns, step);
+  }
+}
+
+// Rank 0: 2 steps of 1000 ns; rank 1 (the straggler): 3 steps of 1500 ns;
+// rank 2: 2 steps of 1100 ns.
+struct ThreeRanks {
+  Trace trace;
+  ThreeRanks() {
+    AddRank(&trace, 0, 2, 1000);
+    AddRank(&trace, 1, 3, 1500);
+    AddRank(&trace, 2, 2, 1100);
+  }
+};
+
+TEST(SeveralRanks, PhasesHaveEveryProcessAndItsOwnAllRow) {
+  ThreeRanks r;
+  AnalyzedTrace analyzed(r.trace, {});
+  ReportModel model(analyzed);
+  const auto rules = ParseRegexRules("^forward$ -> forward\n^backward$ -> backward\n", "test");
+  const Table t = PhasesTable(model, rules, {});
+  ASSERT_EQ(t.columns[0].name, "process");
+  // 2 + 3 + 2 step rows and one "all" row per process.
+  ASSERT_EQ(t.rows.size(), 10u);
+  const int step = Col(t, "step_cpu_ns"), fwd = Col(t, "forward_cpu_ns");
+  int64_t all_rows = 0;
+  for (const auto& row : t.rows) {
+    if (S(row[1]) != "all") continue;
+    ++all_rows;
+    const std::string who = S(row[0]);
+    if (who == "rank 0 (pid 100)") {
+      EXPECT_EQ(I(row[step]), 2000);
+      EXPECT_EQ(I(row[fwd]), 1000);
+    } else if (who == "rank 1 (pid 101)") {
+      EXPECT_EQ(I(row[step]), 4500);  // not rank 0's total
+      EXPECT_EQ(I(row[fwd]), 2250);
+    } else {
+      EXPECT_EQ(who, "rank 2 (pid 102)");
+      EXPECT_EQ(I(row[step]), 2200);
+    }
+  }
+  EXPECT_EQ(all_rows, 3);
+}
+
+TEST(SeveralRanks, TimelineShowsTheIterationOfEveryProcessThatHasIt) {
+  ThreeRanks r;
+  AnalyzedTrace analyzed(r.trace, {});
+  ReportModel model(analyzed);
+  const Table t = TimelineTable(model, {"", 2});  // only rank 1 has a third step
+  ASSERT_EQ(t.columns[0].name, "process");
+  ASSERT_EQ(t.rows.size(), 3u);  // step, forward, backward
+  for (const auto& row : t.rows) EXPECT_EQ(S(row[0]), "rank 1 (pid 101)");
+  const Table first = TimelineTable(model, {"", 0});
+  EXPECT_EQ(first.rows.size(), 9u);
+  EXPECT_THROW(TimelineTable(model, {"", 3}), std::runtime_error);
+}
+
+TEST(SeveralRanks, CrossRankTableFindsTheStraggler) {
+  ThreeRanks r;
+  AnalyzedTrace analyzed(r.trace, {});
+  ReportModel model(analyzed);
+  const Table t = CrossRankTable(analyzed, model, {});
+  auto row_of = [&](const std::string& name) -> const std::vector<Cell>& {
+    for (const auto& row : t.rows) {
+      if (S(row[1]) == name) return row;
+    }
+    ADD_FAILURE() << "no row " << name;
+    return t.rows.front();
+  };
+  const auto& s0 = row_of("step #0");
+  EXPECT_EQ(S(s0[0]), "step");
+  EXPECT_EQ(I(s0[Col(t, "ranks")]), 3);
+  EXPECT_EQ(I(s0[Col(t, "cpu_min_ns")]), 1000);
+  EXPECT_EQ(I(s0[Col(t, "cpu_median_ns")]), 1100);
+  EXPECT_EQ(I(s0[Col(t, "cpu_max_ns")]), 1500);
+  EXPECT_EQ(S(s0[Col(t, "cpu_slowest")]), "rank 1 (pid 101)");
+  EXPECT_NEAR(std::get<double>(s0[Col(t, "cpu_spread_pct")]), 100.0 * 500 / 1100, 1e-9);
+  // The third step exists on rank 1 only.
+  EXPECT_EQ(I(row_of("step #2")[Col(t, "ranks")]), 1);
+  // Range rows are the ranges table's totals per process: forward on rank 1
+  // is 3 x 750 ns.
+  const auto& fwd = row_of("forward");
+  EXPECT_EQ(I(fwd[Col(t, "cpu_max_ns")]), 2250);
+  EXPECT_EQ(I(fwd[Col(t, "cpu_min_ns")]), 1000);
+  // GPU: the kernel spans launch + 10 .. half the step.
+  EXPECT_EQ(I(fwd[Col(t, "gpu_max_ns")]), 3 * 740);
+  EXPECT_EQ(S(fwd[Col(t, "gpu_slowest")]), "rank 1 (pid 101)");
+}
+
+TEST(SeveralRanks, RankAndPidSelectProcesses) {
+  ThreeRanks r;
+  ProcessSelection sel;
+  sel.ranks = {1, 2};
+  EXPECT_EQ(SelectProcesses(sel, &r.trace), "");
+  ASSERT_EQ(r.trace.processes.size(), 2u);
+  EXPECT_EQ(r.trace.processes[0].header.pid, 101u);
+  sel = {};
+  sel.pids = {102};
+  EXPECT_EQ(SelectProcesses(sel, &r.trace), "");
+  ASSERT_EQ(r.trace.processes.size(), 1u);
+  sel = {};
+  sel.ranks = {7};
+  const std::string error = SelectProcesses(sel, &r.trace);
+  EXPECT_NE(error.find("no process matches --rank / --pid"), std::string::npos) << error;
+  EXPECT_NE(error.find("rank 2 (pid 102)"), std::string::npos) << error;
+}
+
+TEST(SeveralRanks, RanksIsAnExtraTableWithTheReportFilter) {
+  ThreeRanks r;
+  AnalyzedTrace analyzed(r.trace, {});
+  ExtraTableOptions o;
+  o.report.filter = "^forward$";
+  auto tables = BuildExtraTables(analyzed, {"ranks"}, o);
+  ASSERT_TRUE(tables.ok()) << tables.status().message();
+  const Table& t = tables->front();
+  int ranges = 0;
+  for (const auto& row : t.rows) ranges += S(row[0]) == "range" ? 1 : 0;
+  EXPECT_EQ(ranges, 1);  // forward only
+}
+
+}  // namespace
+}  // namespace tracer::analysis::reports

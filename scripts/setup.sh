@@ -38,4 +38,8 @@ pip_quiet="--quiet --disable-pip-version-check"
 if [ "${TRACER_SKIP_TORCH:-0}" != 1 ]; then
   "$py" -c 'import torch' 2>/dev/null || "$py" -m pip install $pip_quiet torch
 fi
+# Holistic Trace Analysis: the comm/compute table is checked against it on a
+# real PyTorch profiler trace (tests/python/test_hta_compare.py).
+"$py" -c 'import hta, psutil' 2>/dev/null ||
+  "$py" -m pip install $pip_quiet HolisticTraceAnalysis psutil
 echo "setup: done"

@@ -14,7 +14,9 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/frame_scanner.h"
+#include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/reports/step_selection.h"
 #include "libtracer/analysis/tables/core_tables.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
@@ -99,6 +101,7 @@ struct ReportArgs {
   std::string main_thread = "auto";
   bool by_process = false;
   std::string ranks, pids;  // --rank / --pid, comma separated
+  std::string steps;        // --steps, e.g. 10-20
   bool stream = false, no_stream = false;
   std::string stream_above = "2G";
   std::string output;
@@ -342,7 +345,7 @@ int RunReport(const ReportArgs& args) {
         !analysis::reports::IsExtraTable(t)) {
       return Fail("--table: unknown table '" + t +
                   "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
-                  "timeline, phases, categories, gaps, top, ranks, all)");
+                  "timeline, phases, categories, gaps, top, ranks, comm, all)");
     }
     tables.push_back(t);
   }
@@ -357,7 +360,9 @@ int RunReport(const ReportArgs& args) {
   if (args.stream ||
       (!args.no_stream && ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
     // Same numbers either way: the bounded path is only a way of computing.
-    const std::string unavailable = BoundedUnavailable(args.files, tables);
+    const std::string unavailable = !args.steps.empty()
+                                        ? "--steps chooses steps from the whole trace"
+                                        : BoundedUnavailable(args.files, tables);
     if (!unavailable.empty()) {
       std::fprintf(stderr, "tracer report: --stream: %s; reading the input whole\n",
                    unavailable.c_str());
@@ -377,6 +382,22 @@ int RunReport(const ReportArgs& args) {
   if (LoadInputs("report", args.files, &trace) == 0) return Fail("nothing could be read");
   if (const std::string e = analysis::SelectProcesses(options.processes, &trace); !e.empty()) {
     return Fail(e);
+  }
+  std::string steps_note;
+  if (!args.steps.empty()) {
+    // Planned on the whole trace's model, then applied to the trace itself:
+    // every table below sees the selected steps only.
+    auto selection = analysis::reports::ParseStepSelection(args.steps);
+    if (!selection.ok()) return Fail(selection.status().message());
+    tracer::StatusOr<analysis::reports::StepPlan> plan = tracer::Status::Error("");
+    {
+      const analysis::AnalyzedTrace whole(trace, attribution);
+      const analysis::reports::ReportModel model(whole);
+      plan = analysis::reports::PlanStepSelection(model, args.extra.step_range, *selection);
+    }
+    if (!plan.ok()) return Fail(plan.status().message());
+    analysis::reports::ApplyStepPlan(*plan, &trace);
+    steps_note = plan->note;
   }
 
   if (!explicit_tables) {
@@ -413,6 +434,9 @@ int RunReport(const ReportArgs& args) {
       for (auto& x : *tables) out.push_back(std::move(x));
     }
   }
+  if (!steps_note.empty()) {
+    for (Table& t : out) t.notes.push_back(steps_note);
+  }
   const std::string text = analysis::RenderTables(out, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
@@ -446,6 +470,10 @@ const Registrar kReport{Command{
                      "Only these ranks (comma separated; the rank a run recorded from RANK, "
                      "LOCAL_RANK, ...)");
       sub.add_option("--pid", args->pids, "Only these process ids (comma separated)");
+      sub.add_option("--steps", args->steps,
+                     "Only these training steps, numbered from 0 per process: 10-20, 5, 3- "
+                     "(skip the first 3), or a list; the step range is chosen as for phases "
+                     "(--step-range). Every table covers the selection only");
       sub.add_flag("--stream", args->stream,
                    "Compute the tables while reading, with memory bounded by distinct names and "
                    "open ranges (default for large inputs, see --stream-above); same numbers as "

@@ -115,6 +115,7 @@ ReportModel::ReportModel(const AnalyzedTrace& analyzed) : trace_(&analyzed.trace
       op.process = p;
       op.stream = stream;
       op.kind = kind;
+      op.record = static_cast<uint32_t>(i);
       if (const ApiRecord* api = api_of(correlation)) {
         op.launch_start_ns = api->start_ns;
         op.launch_end_ns = std::max(api->end_ns, api->start_ns);

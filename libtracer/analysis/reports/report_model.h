@@ -26,6 +26,7 @@ struct OpFact {
   uint32_t process = 0;
   uint32_t stream = 0;  // process-local StreamDef id
   OpKind kind = OpKind::kKernel;
+  uint32_t record = 0;  // index in its process's kernels / memcpys / memsets
   // Launching API call ([start, end]); launch_end_ns == 0: no API record.
   uint64_t launch_start_ns = 0;
   uint64_t launch_end_ns = 0;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "libtracer/analysis/reports/categories.h"
+#include "libtracer/analysis/reports/comm_compute.h"
 #include "libtracer/analysis/reports/cross_rank.h"
 #include "libtracer/analysis/reports/gaps.h"
 #include "libtracer/analysis/reports/groups.h"
@@ -29,7 +30,7 @@ std::vector<std::string> SplitComma(const std::string& s) {
 
 const std::vector<std::string>& ExtraTableNames() {
   static const std::vector<std::string> kNames = {"groups", "timeline", "phases", "categories",
-                                                  "gaps",   "top",      "ranks"};
+                                                  "gaps",   "top",      "ranks",  "comm"};
   return kNames;
 }
 
@@ -75,6 +76,7 @@ std::vector<Table> BuildThrowingTable(const AnalyzedTrace& analyzed, const Repor
   }
   if (name == "gaps") return {GapsTable(model)};
   if (name == "top") return {TopKernelsTable(model, options.top)};
+  if (name == "comm") return {CommComputeTable(model, {options.step_range, options.report})};
   if (name == "ranks")
     return {CrossRankTable(analyzed, model, {options.step_range, options.report})};
   throw std::runtime_error("unknown table '" + name + "'");
@@ -107,7 +109,7 @@ StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
 
 std::string_view ExtraTablesHelp() {
   return R"(
-More tables (--table groups,timeline,phases,categories,gaps,top,ranks):
+More tables (--table groups,timeline,phases,categories,gaps,top,ranks,comm):
   groups         sums over range names from a groups file (--groups FILE; the
                  notation of mLoRA metric groups: f_lora_{adapter} = f_dropout_{adapter}
                  + f_lora_a_{adapter} + ...; see data/groups/*.groups). A
@@ -135,6 +137,10 @@ More tables (--table groups,timeline,phases,categories,gaps,top,ranks):
                  min / median / max, the slowest process and the spread
                  (max - min, % of the median): the straggler. --filter,
                  --domain and --top apply to the range rows.
+  comm           communication vs computation per process, per step and per
+                 range (Holistic Trace Analysis definitions): GPU span, busy,
+                 idle, computation, communication (NCCL kernels), their
+                 overlap, memcpy/memset time.
 )";
 }
 

@@ -28,6 +28,7 @@ namespace {
 struct RunArgs {
   std::string output;
   std::string buffer_size;
+  std::string buffer_limit;
   std::string flush_interval;
   std::string domains_include;
   std::string domains_exclude;
@@ -146,6 +147,7 @@ int RunCommand(const RunArgs& args) {
   }
   SetIf("TRACER_OUTPUT", args.output);
   SetIf("TRACER_BUFFER_SIZE", args.buffer_size);
+  SetIf("TRACER_BUFFER_LIMIT", args.buffer_limit);
   SetIf("TRACER_FLUSH_INTERVAL_MS", args.flush_interval);
   SetIf("TRACER_DOMAINS_INCLUDE", args.domains_include);
   SetIf("TRACER_DOMAINS_EXCLUDE", args.domains_exclude);
@@ -243,11 +245,20 @@ const Registrar kRun{Command{
       sub.add_option("-o,--output", args->output,
                      "output path template (TRACER_OUTPUT): %p pid, %h host, %r rank (RANK, "
                      "then LOCAL_RANK), %q{VAR} environment variable, %% a percent sign. "
-                     "Default: tracer-%p.trace in the current directory. A forked child "
-                     "writes its own file (NAME-<pid>.EXT when the template has no %p)");
+                     "Default: tracer-%p.trace in the current directory. Every process writes "
+                     "its own file: a forked or exec'ed child whose name is taken writes "
+                     "NAME-<pid>.EXT. The file is created without following symbolic links; a "
+                     "link, a non-regular file or another user's file there is refused");
       sub.add_option("--buffer-size", args->buffer_size,
-                     "per-thread event buffer, e.g. 512K, 4M (TRACER_BUFFER_SIZE, default 1M); "
-                     "when full, events are dropped and counted, never blocking the program");
+                     "per-thread event buffer, 4K to 1G, e.g. 512K, 4M (TRACER_BUFFER_SIZE, "
+                     "default 1M); when full, events are dropped and counted, never blocking "
+                     "the program. Its memory becomes resident as the thread records");
+      sub.add_option("--buffer-limit", args->buffer_limit,
+                     "bound on all threads' event buffers together, 64K to 64G and at most half "
+                     "the machine's memory (TRACER_BUFFER_LIMIT, default 512M or half the "
+                     "memory when less): threads registering past it get 4K buffers (their "
+                     "overflow is dropped and counted), so the tracer's buffers never exceed "
+                     "it by more than 4K per such thread");
       sub.add_option("--flush-interval", args->flush_interval,
                      "ms between writer drains (TRACER_FLUSH_INTERVAL_MS, default 200)");
       sub.add_option("--domains-include", args->domains_include,

@@ -114,8 +114,9 @@ TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start
       return OpenResult::kRefused;
     }
     // Held until Close (and by forked children sharing the descriptor): a
-    // process that finds it held knows the file is being written.
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    // process that finds it held knows the file is being written. A file
+    // system without locks (ENOLCK) leaves the time check alone.
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
       ::close(fd);
       return OpenResult::kInUse;
     }

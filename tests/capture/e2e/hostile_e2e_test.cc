@@ -143,6 +143,15 @@ TEST(HostileE2E, AbsurdBufferSizesAreRefusedInOneLine) {
     EXPECT_EQ(r.err, c.line);
     EXPECT_TRUE(dir.List().empty());
   }
+  // tracer run --buffer-limit sets TRACER_BUFFER_LIMIT.
+  TempDir dir;
+  RunResult r = RunProgram({TRACER_CLI, "run", "--buffer-limit", "1000G", "-o", dir.File("x.trace"),
+                            "--", HOSTILE_CLIENT, "exitcode", "7"},
+                           {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_NE(r.err.find("tracer: TRACER_BUFFER_LIMIT='1000G' is out of range"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(dir.List().empty());
 }
 
 // Defect 8: every thread's ring was memset when the thread registered, so

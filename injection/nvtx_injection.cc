@@ -42,15 +42,12 @@ TRACER_EXPORT int tracerFlush(void) noexcept {
 }
 
 TRACER_EXPORT void tracerStart(void) noexcept {
-  tracer::Guarded("tracerStart", [] {
-    if (tracer::Session* s = tracer::Session::Instance()) s->SetProfilerActive(true);
-  });
+  tracer::Guarded("tracerStart", [] { tracer::Session::RequestProfilerActive(true); });
 }
 
 TRACER_EXPORT void tracerStop(void) noexcept {
-  tracer::Guarded("tracerStop", [] {
-    if (tracer::Session* s = tracer::Session::Instance()) s->SetProfilerActive(false);
-  });
+  // Also before the first NVTX call: the session then starts stopped.
+  tracer::Guarded("tracerStop", [] { tracer::Session::RequestProfilerActive(false); });
 }
 
 TRACER_EXPORT int tracerIsActive(void) noexcept {

@@ -3,7 +3,7 @@
 // LD_PRELOAD on request) and the TRACER_* variables the options map onto,
 // runs the command, passes its exit status through and says where the
 // trace(s) went. Setting those variables by hand works the same.
-#include <glob.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,13 +11,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +28,7 @@ namespace {
 struct RunArgs {
   std::string output;
   std::string buffer_size;
+  std::string buffer_limit;
   std::string flush_interval;
   std::string domains_include;
   std::string domains_exclude;
@@ -90,68 +90,24 @@ void SetIf(const char* var, const std::string& value) {
   if (!value.empty()) setenv(var, value.c_str(), 1);
 }
 
-std::string Host() {
-  char buf[256] = {0};
-  gethostname(buf, sizeof(buf) - 1);
-  return buf;
-}
-
-// Glob patterns for the files the template can produce for this run: %p
-// becomes '*' (the command may fork or exec other traced processes), and a
-// template without %p also matches the forked children's "name-<pid>.ext".
-std::vector<std::string> OutputPatterns(const std::string& tmpl) {
-  std::string pat;
-  bool has_pid = false;
-  for (size_t i = 0; i < tmpl.size(); ++i) {
-    if (tmpl[i] != '%' || i + 1 >= tmpl.size()) {
-      pat += tmpl[i];
-      continue;
+// The files the traced processes wrote, as they listed them in the manifest
+// (TRACER_RUN_MANIFEST, one path a line): one line per process, and nothing
+// that merely matches the template (a shared directory may hold hundreds of
+// tracer-*.trace files, or a link someone else planted).
+void ReportTraces(const std::string& manifest) {
+  std::vector<std::string> files;
+  if (FILE* f = std::fopen(manifest.c_str(), "re")) {
+    char* line = nullptr;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+      std::string path(line, static_cast<size_t>(n));
+      if (!path.empty() && path.back() == '\n') path.pop_back();
+      if (path.empty() || std::find(files.begin(), files.end(), path) != files.end()) continue;
+      if (IsFile(path)) files.push_back(path);
     }
-    char p = tmpl[++i];
-    if (p == 'p') {
-      pat += '*';
-      has_pid = true;
-    } else if (p == 'h') {
-      pat += Host();
-    } else if (p == 'r') {
-      pat += '*';
-    } else if (p == '%') {
-      pat += '%';
-    } else if (p == 'q') {
-      size_t close = tmpl.find('}', i);
-      if (close == std::string::npos) break;
-      std::string var = tmpl.substr(i + 2, close - i - 2);
-      if (const char* v = getenv(var.c_str())) pat += v;
-      i = close;
-    }
-  }
-  std::vector<std::string> out = {pat};
-  if (!has_pid) {
-    size_t slash = pat.rfind('/');
-    size_t dot = pat.rfind('.');
-    if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-      out.push_back(pat + "-*");
-    } else {
-      out.push_back(pat.substr(0, dot) + "-*" + pat.substr(dot));
-    }
-  }
-  return out;
-}
-
-void ReportTraces(const std::string& tmpl, const timespec& started) {
-  std::set<std::string> files;
-  for (const std::string& pattern : OutputPatterns(tmpl)) {
-    glob_t g{};
-    if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) {
-        struct stat st;
-        if (stat(g.gl_pathv[i], &st) != 0) continue;
-        bool newer = st.st_mtim.tv_sec > started.tv_sec ||
-                     (st.st_mtim.tv_sec == started.tv_sec && st.st_mtim.tv_nsec >= started.tv_nsec);
-        if (newer) files.insert(g.gl_pathv[i]);
-      }
-    }
-    globfree(&g);
+    std::free(line);
+    std::fclose(f);
   }
   if (files.empty()) {
     std::fprintf(stderr,
@@ -161,6 +117,18 @@ void ReportTraces(const std::string& tmpl, const timespec& started) {
   }
   for (const std::string& f : files)
     std::fprintf(stderr, "tracer: trace written to %s\n", f.c_str());
+}
+
+// A private, empty manifest file (mkstemp: created exclusively, mode 0600).
+std::string CreateManifest() {
+  const char* tmp = getenv("TMPDIR");
+  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/tracer-run-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = mkostemp(buf.data(), O_CLOEXEC);
+  if (fd < 0) return std::string();
+  close(fd);
+  return buf.data();
 }
 
 int RunCommand(const RunArgs& args) {
@@ -179,6 +147,7 @@ int RunCommand(const RunArgs& args) {
   }
   SetIf("TRACER_OUTPUT", args.output);
   SetIf("TRACER_BUFFER_SIZE", args.buffer_size);
+  SetIf("TRACER_BUFFER_LIMIT", args.buffer_limit);
   SetIf("TRACER_FLUSH_INTERVAL_MS", args.flush_interval);
   SetIf("TRACER_DOMAINS_INCLUDE", args.domains_include);
   SetIf("TRACER_DOMAINS_EXCLUDE", args.domains_exclude);
@@ -202,20 +171,22 @@ int RunCommand(const RunArgs& args) {
     if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);
   }
-  const char* out_env = getenv("TRACER_OUTPUT");
-  std::string tmpl = out_env && *out_env ? out_env : "tracer-%p.trace";
+  const std::string manifest = CreateManifest();
+  if (manifest.empty()) {
+    unsetenv("TRACER_RUN_MANIFEST");
+  } else {
+    setenv("TRACER_RUN_MANIFEST", manifest.c_str(), 1);
+  }
 
   std::vector<char*> argv;
   for (const std::string& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
-  timespec started{};
-  // The coarse clock is the one the kernel stamps file times with.
-  clock_gettime(CLOCK_REALTIME_COARSE, &started);
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
     std::fprintf(stderr, "tracer run: fork failed: %s\n", strerror(errno));
+    if (!manifest.empty()) unlink(manifest.c_str());
     return 2;
   }
   if (pid == 0) {
@@ -239,10 +210,14 @@ int RunCommand(const RunArgs& args) {
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       std::fprintf(stderr, "tracer run: waitpid failed: %s\n", strerror(errno));
+      if (!manifest.empty()) unlink(manifest.c_str());
       return 2;
     }
   }
-  ReportTraces(tmpl, started);
+  if (!manifest.empty()) {
+    ReportTraces(manifest);
+    unlink(manifest.c_str());
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return 1;
@@ -270,11 +245,20 @@ const Registrar kRun{Command{
       sub.add_option("-o,--output", args->output,
                      "output path template (TRACER_OUTPUT): %p pid, %h host, %r rank (RANK, "
                      "then LOCAL_RANK), %q{VAR} environment variable, %% a percent sign. "
-                     "Default: tracer-%p.trace in the current directory. A forked child "
-                     "writes its own file (NAME-<pid>.EXT when the template has no %p)");
+                     "Default: tracer-%p.trace in the current directory. Every process writes "
+                     "its own file: a forked or exec'ed child whose name is taken writes "
+                     "NAME-<pid>.EXT. The file is created without following symbolic links; a "
+                     "link, a non-regular file or another user's file there is refused");
       sub.add_option("--buffer-size", args->buffer_size,
-                     "per-thread event buffer, e.g. 512K, 4M (TRACER_BUFFER_SIZE, default 1M); "
-                     "when full, events are dropped and counted, never blocking the program");
+                     "per-thread event buffer, 4K to 1G, e.g. 512K, 4M (TRACER_BUFFER_SIZE, "
+                     "default 1M); when full, events are dropped and counted, never blocking "
+                     "the program. Its memory becomes resident as the thread records");
+      sub.add_option("--buffer-limit", args->buffer_limit,
+                     "bound on all threads' event buffers together, 64K to 64G and at most half "
+                     "the machine's memory (TRACER_BUFFER_LIMIT, default 512M or half the "
+                     "memory when less): threads registering past it get 4K buffers (their "
+                     "overflow is dropped and counted), so the tracer's buffers never exceed "
+                     "it by more than 4K per such thread");
       sub.add_option("--flush-interval", args->flush_interval,
                      "ms between writer drains (TRACER_FLUSH_INTERVAL_MS, default 200)");
       sub.add_option("--domains-include", args->domains_include,

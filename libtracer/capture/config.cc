@@ -1,5 +1,7 @@
 #include "libtracer/capture/config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -210,8 +212,8 @@ Status ParseOutputAndBuffers(const GetEnvFn& get, Config* c) {
     if (!ParseSize(v, &c->buffer_size)) {
       return Status::Error(Bad("TRACER_BUFFER_SIZE", v, "is not a size (e.g. 4M)"));
     }
-    if (c->buffer_size < 4096 || c->buffer_size > (1ull << 32)) {
-      return Status::Error(Bad("TRACER_BUFFER_SIZE", v, "is out of range (4K to 4G)"));
+    if (c->buffer_size < 4096 || c->buffer_size > kMaxBufferSize) {
+      return Status::Error(Bad("TRACER_BUFFER_SIZE", v, "is out of range (4K to 1G per thread)"));
     }
   }
   if (const char* v = get("TRACER_FLUSH_INTERVAL_MS")) {
@@ -223,6 +225,55 @@ Status ParseOutputAndBuffers(const GetEnvFn& get, Config* c) {
     c->flush_interval_ms = static_cast<uint32_t>(ms);
   }
   return Status();
+}
+
+std::string SizeText(uint64_t bytes) {
+  if (bytes % (1ull << 30) == 0) return std::to_string(bytes >> 30) + "G";
+  if (bytes % (1ull << 20) == 0) return std::to_string(bytes >> 20) + "M";
+  if (bytes % (1ull << 10) == 0) return std::to_string(bytes >> 10) + "K";
+  return std::to_string(bytes);
+}
+
+// TRACER_BUFFER_LIMIT, the bound on all threads' rings together, checked
+// against the machine (half its memory at most) and TRACER_BUFFER_SIZE.
+Status ParseBufferLimit(const GetEnvFn& get, uint64_t physical_memory, Config* c) {
+  const uint64_t half = physical_memory / 2;
+  const char* v = get("TRACER_BUFFER_LIMIT");
+  if (!v) {
+    c->buffer_limit = kDefaultBufferLimit;
+    if (half != 0 && half < c->buffer_limit) c->buffer_limit = std::max(half, kMinBufferLimit);
+  } else {
+    if (!ParseSize(v, &c->buffer_limit)) {
+      return Status::Error(Bad("TRACER_BUFFER_LIMIT", v, "is not a size (e.g. 512M)"));
+    }
+    if (c->buffer_limit < kMinBufferLimit || c->buffer_limit > kMaxBufferLimit) {
+      return Status::Error(Bad("TRACER_BUFFER_LIMIT", v,
+                               "is out of range (64K to 64G, all threads' buffers together)"));
+    }
+    if (half != 0 && c->buffer_limit > half) {
+      return Status::Error(
+          Bad("TRACER_BUFFER_LIMIT", v,
+              "is more than half of this machine's memory (" + SizeText(physical_memory) + ")"));
+    }
+  }
+  if (c->buffer_size > c->buffer_limit) {
+    const char* size = get("TRACER_BUFFER_SIZE");
+    if (!size) {  // the default size: it shrinks to fit a small limit
+      c->buffer_size = c->buffer_limit;
+      return Status();
+    }
+    return Status::Error(Bad("TRACER_BUFFER_SIZE", size,
+                             "is more than TRACER_BUFFER_LIMIT=" + SizeText(c->buffer_limit) +
+                                 ", the bound on all threads' buffers together (raise "
+                                 "TRACER_BUFFER_LIMIT or lower TRACER_BUFFER_SIZE)"));
+  }
+  return Status();
+}
+
+uint64_t PhysicalMemory() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
 // NVTX domain filters and the capture window (range name, start, stop).
@@ -361,6 +412,7 @@ std::vector<std::pair<std::string, std::string>> EffectiveSettings(const Config&
       {"TRACER_ENABLE", c.enabled ? "1" : "0"},
       {"TRACER_OUTPUT", c.output_template},
       {"TRACER_BUFFER_SIZE", std::to_string(c.buffer_size)},
+      {"TRACER_BUFFER_LIMIT", std::to_string(c.buffer_limit)},
       {"TRACER_FLUSH_INTERVAL_MS", std::to_string(c.flush_interval_ms)},
       {"TRACER_DOMAINS_INCLUDE", JoinList(c.domains_include)},
       {"TRACER_DOMAINS_EXCLUDE", JoinList(c.domains_exclude)},
@@ -381,6 +433,10 @@ std::vector<std::pair<std::string, std::string>> EffectiveSettings(const Config&
 }  // namespace
 
 ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
+  return ParseConfig(getenv_fn, PhysicalMemory());
+}
+
+ConfigResult ParseConfig(const GetEnvFn& getenv_fn, uint64_t physical_memory) {
   ConfigResult result;
   Config& c = result.config;
   for (auto parse : {ParseEnable, ParseOutputAndBuffers, ParseDomainsAndWindow,
@@ -389,6 +445,10 @@ ConfigResult ParseConfig(const GetEnvFn& getenv_fn) {
       result.error = s.message();
       return result;
     }
+  }
+  if (Status s = ParseBufferLimit(getenv_fn, physical_memory, &c); !s.ok()) {
+    result.error = s.message();
+    return result;
   }
   c.effective = EffectiveSettings(c);
   return result;

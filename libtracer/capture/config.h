@@ -31,15 +31,23 @@ inline constexpr uint32_t kDefaultActivities = kActivityKernel | kActivityMemcpy
                                                kActivityRuntime | kActivityDriver | kActivitySync |
                                                kActivityOverhead;
 
+inline constexpr uint64_t kMaxBufferSize = uint64_t{1} << 30;         // per thread
+inline constexpr uint64_t kDefaultBufferLimit = uint64_t{512} << 20;  // all threads
+inline constexpr uint64_t kMinBufferLimit = uint64_t{64} << 10;
+inline constexpr uint64_t kMaxBufferLimit = uint64_t{64} << 30;
+
 struct Config {
   bool enabled = true;                              // TRACER_ENABLE
   std::string output_template = "tracer-%p.trace";  // TRACER_OUTPUT
   uint64_t buffer_size = 1u << 20;                  // TRACER_BUFFER_SIZE, per-thread ring bytes
-  uint32_t flush_interval_ms = 200;                 // TRACER_FLUSH_INTERVAL_MS
-  std::vector<std::string> domains_include;         // TRACER_DOMAINS_INCLUDE; empty = all
-  std::vector<std::string> domains_exclude;         // TRACER_DOMAINS_EXCLUDE
-  std::string capture_range;                        // TRACER_CAPTURE_RANGE; empty = always on
-  uint64_t capture_start = 1;                       // TRACER_CAPTURE_START (1-based)
+  // TRACER_BUFFER_LIMIT: all threads' rings together (ring_budget.h); by
+  // default kDefaultBufferLimit, or half the machine's memory when less.
+  uint64_t buffer_limit = kDefaultBufferLimit;
+  uint32_t flush_interval_ms = 200;          // TRACER_FLUSH_INTERVAL_MS
+  std::vector<std::string> domains_include;  // TRACER_DOMAINS_INCLUDE; empty = all
+  std::vector<std::string> domains_exclude;  // TRACER_DOMAINS_EXCLUDE
+  std::string capture_range;                 // TRACER_CAPTURE_RANGE; empty = always on
+  uint64_t capture_start = 1;                // TRACER_CAPTURE_START (1-based)
   uint64_t capture_stop = 1;  // TRACER_CAPTURE_STOP; 0 = never stop; defaults to capture_start
   LogLevel log_level = LogLevel::kWarn;  // TRACER_LOG_LEVEL
   ForkMode fork = ForkMode::kChild;      // TRACER_FORK
@@ -49,6 +57,9 @@ struct Config {
   // loaded, or it is an exec'ed subprocess) is a child: TRACER_FORK applies
   // to it and its file gets its own name. 0 = unknown.
   uint64_t root_pid = 0;
+  // (TRACER_RUN_MANIFEST, set by `tracer run`, is read by the session: the
+  // file each process appends its trace's path to, so the run names exactly
+  // the files its processes wrote.)
 
   // Read by the CUPTI adapter and the PM sampler.
   uint32_t activities = kDefaultActivities;  // TRACER_ACTIVITIES
@@ -76,6 +87,9 @@ struct ConfigResult {
 };
 
 ConfigResult ParseConfig(const GetEnvFn& getenv_fn);
+// physical_memory: the machine's memory in bytes (0 = unknown); the total
+// buffer bound may not exceed half of it.
+ConfigResult ParseConfig(const GetEnvFn& getenv_fn, uint64_t physical_memory);
 
 // Expands %p (pid), %h (host), %r (rank from RANK, then LOCAL_RANK, else 0),
 // %q{VAR} (environment variable, empty when unset) and %% in an output path

@@ -103,8 +103,12 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
         r.end_ns = e.time;
         r.end_thread = thread;
         out_->Range(r);
-      } else {
+      } else if (early_ends_.size() < kMaxEarlyEnds) {
         early_ends_[e.a] = PendingEnd{e.time, thread};
+      } else {
+        // Ends of ids no start will match (made up by the application) must
+        // not grow memory without bound.
+        out_->Count("nvtx_end_without_start", 1);
       }
       break;
     }

@@ -28,6 +28,10 @@ class EventDecoder {
     virtual void Count(std::string_view counter, uint64_t delta) = 0;
   };
 
+  // Ends waiting for their start are kept up to this many (about 50 MB);
+  // beyond, an end without a start already drained is counted and dropped.
+  static constexpr size_t kMaxEarlyEnds = size_t{1} << 20;
+
   explicit EventDecoder(Output* out) : out_(out) {}
 
   // Events of one thread must arrive in that thread's ring order; threads

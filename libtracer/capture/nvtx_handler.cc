@@ -12,6 +12,7 @@
 #include "libtracer/capture/definitions.h"
 #include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
+#include "libtracer/capture/misuse_counters.h"
 #include "libtracer/capture/session.h"
 #include "libtracer/capture/thread_state.h"
 #include "libtracer/core/clock.h"
@@ -126,9 +127,18 @@ void DecodeAttr(ThreadState* ts, const nvtxEventAttributes_t* a, Attr* out) {
     case NVTX_MESSAGE_TYPE_UNICODE:
       out->name = InternWide(ts, a->message.unicode);
       break;
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-      out->name = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(a->message.registered));
+    case NVTX_MESSAGE_TYPE_REGISTERED: {
+      // Our handles are string ids; anything else (a stale or made-up
+      // pointer) is named "" and counted: it must never reach code that
+      // indexes or sizes by it.
+      const auto handle = reinterpret_cast<uintptr_t>(a->message.registered);
+      if (GlobalStrings().Known(handle)) {
+        out->name = static_cast<uint32_t>(handle);
+      } else {
+        GlobalMisuse().invalid_string_handle.fetch_add(1, std::memory_order_relaxed);
+      }
       break;
+    }
     default:
       break;
   }
@@ -221,13 +231,39 @@ inline __attribute__((always_inline)) int FillAttrEvent(EventType type, const Nv
   return 2;
 }
 
+// The highest thread index (bits 40..61 of a range id) any start range was
+// given: an id beyond it cannot be one of ours.
+std::atomic<uint32_t> g_max_start_thread{0};
+
+inline void NoteStartThread(uint32_t thread) noexcept {
+  uint32_t seen = g_max_start_thread.load(std::memory_order_relaxed);
+  while (thread > seen &&
+         !g_max_start_thread.compare_exchange_weak(seen, thread, std::memory_order_relaxed)) {
+  }
+}
+
+// Whether id can be one Start returned: a thread index that was handed out
+// and a sequence number (never 0). Capture-range instances are checked
+// exactly (CaptureInstanceIds).
+inline bool PlausibleRangeId(uint64_t id) noexcept {
+  const uint64_t bare = id & kRangeIdMask;
+  const uint64_t thread = bare >> 40;
+  return thread != 0 && thread <= g_max_start_thread.load(std::memory_order_relaxed) &&
+         (bare & ((uint64_t{1} << 40) - 1)) != 0;
+}
+
+void CountInvalidRangeId() noexcept {
+  GlobalMisuse().invalid_range_id.fetch_add(1, std::memory_order_relaxed);
+}
+
 nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) noexcept {
   Session* s = Session::Instance();
   if (!s) return kRangeIdNotRecorded;
   uint64_t id = ts->NextInstanceId();
+  NoteStartThread(ts->id());
   if (name == s->capture_range_name() && name != 0) {
     s->window().OnInstanceStart();
-    id |= kRangeIdCaptureInstance;
+    if (s->capture_ids().Add(id)) id |= kRangeIdCaptureInstance;
   }
   if (domain->enabled && s->window().active()) {
     Event ev[2];
@@ -241,7 +277,16 @@ nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const At
 
 void End(nvtxRangeId_t id) {
   uint64_t now = NowNs();
-  if (!(id & kRangeIdNotRecorded) && id != 0) {
+  // 0 and the bare kRangeIdNotRecorded come from starts made while nothing
+  // was traced: nothing to end.
+  if (id == 0 || id == kRangeIdNotRecorded) return;
+  // An id the application made up, or ended twice, changes nothing.
+  if (!PlausibleRangeId(id)) return CountInvalidRangeId();
+  if (id & kRangeIdCaptureInstance) {
+    Session* s = Session::Instance();
+    if (!s || !s->capture_ids().Take(id & kRangeIdMask)) return CountInvalidRangeId();
+  }
+  if (!(id & kRangeIdNotRecorded)) {
     if (ThreadState* ts = CurrentThreadState()) {
       Event e;
       e.type = EventType::kEnd;

@@ -1,5 +1,6 @@
 #include "libtracer/capture/session.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -61,33 +62,81 @@ std::vector<std::string> CommandLine() {
 
 const char* RealGetenv(const char* name) { return getenv(name); }
 
+// "run.trace" + "-7" -> "run-7.trace".
+std::string WithSuffix(const std::string& path, const std::string& suffix) {
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
+      dot == (slash == std::string::npos ? 0 : slash + 1)) {
+    return path + suffix;
+  }
+  return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
 // A forked child's file must not replace its parent's when the template has
 // no %p: "run.trace" -> "run-<pid>.trace".
 std::string ChildPath(const std::string& tmpl, const std::string& expanded, uint32_t pid) {
   if (tmpl.find("%p") != std::string::npos) return expanded;
-  size_t slash = expanded.rfind('/');
-  size_t dot = expanded.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-    return expanded + "-" + std::to_string(pid);
+  return WithSuffix(expanded, "-" + std::to_string(pid));
+}
+
+// The names a process tries, in order, until one is not in use by another
+// process of the run (TraceFile::Open): with the variables set by hand, an
+// early-forked child, an exec'ed one or a program exec'ing itself cannot
+// tell from its environment that its name is taken.
+std::vector<std::string> CandidatePaths(const std::string& path, uint32_t pid) {
+  const std::string p = "-" + std::to_string(pid);
+  return {path, WithSuffix(path, p), WithSuffix(path, p + "-2"), WithSuffix(path, p + "-3"),
+          WithSuffix(path, p + "-4")};
+}
+
+// `tracer run` lists the files its processes wrote in TRACER_RUN_MANIFEST,
+// one absolute path a line, so it reports exactly those (never whatever
+// else matches the template in a shared directory). Appended with one
+// write(2): lines from concurrent processes do not interleave.
+void AddToRunManifest(const std::string& path) {
+  const char* manifest = getenv("TRACER_RUN_MANIFEST");
+  if (!manifest || !*manifest) return;
+  std::string line;
+  if (path.empty() || path[0] != '/') {
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof(cwd))) return;
+    line = std::string(cwd) + "/";
   }
-  return expanded.substr(0, dot) + "-" + std::to_string(pid) + expanded.substr(dot);
+  line += path + "\n";
+  int fd = open(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = write(fd, line.data(), line.size());
+  (void)n;  // best effort: only the closing summary of `tracer run` misses it
+  close(fd);
 }
 
 }  // namespace
 
 std::atomic<Session*> Session::instance_{nullptr};
 std::atomic<bool> Session::flush_top_level_{false};
+std::atomic<bool> Session::profiler_active_{true};
+
+void Session::RequestProfilerActive(bool active) noexcept {
+  profiler_active_.store(active, std::memory_order_release);
+  // Reread: a session published meanwhile applies the latest request too
+  // (EnsureStarted applies it after publishing).
+  if (Session* s = Instance()) {
+    s->window_.SetProfilerActive(profiler_active_.load(std::memory_order_acquire));
+  }
+}
 
 Session::Session(Config config, std::string output_path, uint32_t parent_pid)
     : config_(std::move(config)),
       output_path_(std::move(output_path)),
       parent_pid_(parent_pid),
       window_(!config_.capture_range.empty(), config_.capture_start, config_.capture_stop),
-      threads_(std::make_unique<ThreadRegistry>(config_.buffer_size)),
+      threads_(std::make_unique<ThreadRegistry>(config_.buffer_size, config_.buffer_limit)),
       writer_(std::make_unique<Writer>(threads_.get(), config_.flush_interval_ms)) {
   if (!config_.capture_range.empty()) {
     capture_range_name_ = GlobalStrings().Intern(config_.capture_range).id;
   }
+  if (!profiler_active_.load(std::memory_order_acquire)) window_.SetProfilerActive(false);
 }
 
 bool Session::Open() {
@@ -103,10 +152,12 @@ bool Session::Open() {
   header.command_line = CommandLine();
   header.parent_pid = parent_pid_;
   std::string error;
-  if (!writer_->Begin(output_path_, header, &error)) {
+  if (!writer_->Begin(CandidatePaths(output_path_, header.pid), header, &error)) {
     Log(LogLevel::kError, error + "; tracing disabled");
     return false;
   }
+  output_path_ = writer_->file().path();
+  AddToRunManifest(output_path_);
   // Built first: nothing may throw once the writer thread runs, or it would
   // run for a session that never starts.
   const std::string started =
@@ -188,6 +239,9 @@ Session* Session::EnsureStarted() {
     }
     flush_top_level_.store(parent_pid != 0, std::memory_order_relaxed);
     instance_.store(s, std::memory_order_release);
+    // A tracerStart/Stop that ran between the constructor and the store
+    // above found no session: apply the latest request now.
+    s->window_.SetProfilerActive(profiler_active_.load(std::memory_order_acquire));
     g_state.store(kRunning, std::memory_order_release);
     return s;
   } catch (...) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "libtracer/capture/capture_instance_ids.h"
 #include "libtracer/capture/capture_window.h"
 #include "libtracer/capture/config.h"
 #include "libtracer/capture/record_sink.h"
@@ -32,6 +33,8 @@ class Session {
   static Session* Instance() noexcept { return instance_.load(std::memory_order_acquire); }
 
   const Config& config() const { return config_; }
+  // The trace file (the expanded TRACER_OUTPUT, or a name derived from it
+  // when another process of the run holds that one).
   const std::string& output_path() const { return output_path_; }
   // Writer polls it until shutdown (Drain(final = true) last). Thread-safe.
   void AddSource(RecordSource* source);
@@ -40,8 +43,15 @@ class Session {
 
   bool capture_active() const noexcept { return window_.active(); }
   CaptureWindow& window() noexcept { return window_; }
+  // The open start/end instances of the capture range (nvtx_handler.cc).
+  CaptureInstanceIds& capture_ids() noexcept { return capture_ids_; }
   // cuProfilerStart / cuProfilerStop.
-  void SetProfilerActive(bool active) noexcept { window_.SetProfilerActive(active); }
+  void SetProfilerActive(bool active) noexcept { RequestProfilerActive(active); }
+  // tracerStart / tracerStop / cuProfilerStart / cuProfilerStop, whenever
+  // they come: before any session starts (a tracerStop() before the first
+  // NVTX call), the session starts with the profiler off. The last request
+  // wins; a forked child starts in its parent's state.
+  static void RequestProfilerActive(bool active) noexcept;
   // String id of TRACER_CAPTURE_RANGE (0 when unset).
   uint32_t capture_range_name() const noexcept { return capture_range_name_; }
 
@@ -83,12 +93,14 @@ class Session {
 
   static std::atomic<Session*> instance_;
   static std::atomic<bool> flush_top_level_;
+  static std::atomic<bool> profiler_active_;
 
   const Config config_;
-  const std::string output_path_;
+  std::string output_path_;  // the template's expansion, then the file chosen (Open)
   const uint32_t parent_pid_;
   uint32_t capture_range_name_ = 0;
   CaptureWindow window_;
+  CaptureInstanceIds capture_ids_;
   std::unique_ptr<ThreadRegistry> threads_;
   std::unique_ptr<Writer> writer_;
   std::mutex hooks_mu_;

@@ -14,7 +14,14 @@ ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) {
   if (next_id_ > kMaxThreadId) return nullptr;
   // Grown first, so the push_back below cannot throw and leak the state.
   if (threads_.size() == threads_.capacity()) threads_.reserve(threads_.size() * 2 + 8);
-  auto state = std::make_unique<ThreadState>(next_id_, ring_bytes_, os_tid, pthread_id);
+  const uint64_t ring_bytes = budget_.Acquire(ring_bytes_);
+  std::unique_ptr<ThreadState> state;
+  try {
+    state = std::make_unique<ThreadState>(next_id_, ring_bytes, os_tid, pthread_id);
+  } catch (...) {
+    budget_.Release(ring_bytes);
+    throw;
+  }
   ++next_id_;
   threads_.push_back(state.get());
   return state.release();
@@ -36,7 +43,10 @@ void ThreadRegistry::Remove(const std::vector<ThreadState*>& states) {
                                   }),
                    threads_.end());
   }
-  for (ThreadState* t : states) delete t;
+  for (ThreadState* t : states) {
+    budget_.Release(t->ring().capacity() * sizeof(Event));
+    delete t;
+  }
 }
 
 uint32_t ThreadRegistry::AllocateId() {

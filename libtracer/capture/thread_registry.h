@@ -7,13 +7,16 @@
 #include <mutex>
 #include <vector>
 
+#include "libtracer/capture/ring_budget.h"
 #include "libtracer/capture/thread_state.h"
 
 namespace tracer {
 
 class ThreadRegistry {
  public:
-  explicit ThreadRegistry(uint64_t ring_bytes) : ring_bytes_(ring_bytes) {}
+  // ring_limit bounds all live rings together (ring_budget.h).
+  explicit ThreadRegistry(uint64_t ring_bytes, uint64_t ring_limit = UINT64_MAX)
+      : ring_bytes_(ring_bytes), budget_(ring_limit) {}
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
@@ -30,6 +33,7 @@ class ThreadRegistry {
 
  private:
   const uint64_t ring_bytes_;
+  RingBudget budget_;
   std::mutex mu_;
   std::vector<ThreadState*> threads_;
   uint32_t next_id_ = 1;

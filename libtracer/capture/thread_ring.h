@@ -25,10 +25,9 @@ class ThreadRing {
     while (cap * 2 <= want && cap < (size_t{1} << 30)) cap *= 2;
     capacity_ = cap;
     mask_ = cap - 1;
+    // Not touched here: a page becomes resident when the thread first writes
+    // to it, so memory follows what threads record, not what they may.
     slots_.reset(static_cast<Event*>(::operator new[](cap * sizeof(Event), std::align_val_t{64})));
-    // Touch every page now, at thread registration, so the hot path never
-    // takes a page fault on fresh ring memory.
-    std::memset(static_cast<void*>(slots_.get()), 0, cap * sizeof(Event));
   }
 
   size_t capacity() const noexcept { return capacity_; }

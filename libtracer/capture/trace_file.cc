@@ -3,23 +3,153 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "libtracer/capture/log.h"
 
 namespace tracer {
+namespace {
+
+int64_t ClockNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string WhatToDo() {
+  return "; remove it or name another output with TRACER_OUTPUT (tracer run -o), in a directory "
+         "only you can write to";
+}
+
+// The checks on an existing file, made on the opened descriptor (so nothing
+// can swap the file between check and use). Empty when it is safe to write.
+std::string Unsafe(const std::string& path, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return "'" + path + "' exists and is not a regular file";
+  if (st.st_uid != geteuid()) {
+    return "'" + path + "' belongs to another user (uid " + std::to_string(st.st_uid) + ")";
+  }
+  if (st.st_nlink != 1) return "'" + path + "' has other hard links";
+  return std::string();
+}
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace
+
+int64_t ProcessStartWallNs() noexcept {
+  const int64_t now = ClockNs(CLOCK_REALTIME);
+  FILE* f = fopen("/proc/self/stat", "re");
+  if (!f) return now;
+  char buf[1024];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  // Field 22 (starttime, clock ticks after boot); fields 3.. follow the
+  // command name, which ends at the last ')'.
+  const char* p = strrchr(buf, ')');
+  if (!p) return now;
+  int field = 2;
+  while (*p && field < 22) {
+    if (*p == ' ') ++field;
+    ++p;
+  }
+  if (field != 22) return now;
+  const long hz = sysconf(_SC_CLK_TCK);
+  if (hz <= 0) return now;
+  const unsigned long long ticks = strtoull(p, nullptr, 10);
+  const int64_t boot_wall = now - ClockNs(CLOCK_BOOTTIME);
+  const int64_t tick_ns = 1000000000 / hz;
+  // One tick early: the start time is rounded down to a tick, file times to
+  // the kernel's coarse clock. Erring early only ever picks a new name.
+  return boot_wall + static_cast<int64_t>(ticks) * tick_ns - tick_ns;
+}
 
 TraceFile::~TraceFile() { Close(); }
 
-bool TraceFile::Open(const std::string& path, std::string* error) {
+TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start_wall_ns,
+                                      std::string* error) {
   std::string owned = path;  // copied first: a failure must not leave an empty file
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = "cannot create '" + path + "': " + strerror(errno);
-    return false;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const bool created = fd >= 0;
+    if (!created) {
+      if (errno != EEXIST) {
+        *error = "cannot create '" + path + "': " + strerror(errno);
+        return OpenResult::kRefused;
+      }
+      // O_NONBLOCK: a FIFO planted there must not block the host.
+      fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ENOENT) continue;  // removed meanwhile: create it
+        if (errno == ELOOP) {
+          *error = "refusing to write the trace to '" + path +
+                   "': it is a symbolic link (never followed: another user may have planted it)" +
+                   WhatToDo();
+        } else if (errno == ENXIO) {
+          *error = "refusing to write the trace to '" + path + "': it is not a regular file" +
+                   WhatToDo();
+        } else {
+          *error = "cannot open '" + path + "': " + strerror(errno);
+        }
+        return OpenResult::kRefused;
+      }
+    }
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      *error = "cannot open '" + path + "': " + strerror(errno);
+      ::close(fd);
+      return OpenResult::kRefused;
+    }
+    if (std::string why = Unsafe(path, st); !why.empty()) {
+      *error = "refusing to write the trace to " + why + WhatToDo();
+      ::close(fd);
+      return OpenResult::kRefused;
+    }
+    // Held until Close (and by forked children sharing the descriptor): a
+    // process that finds it held knows the file is being written. A file
+    // system without locks (ENOLCK) leaves the time check alone.
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+      ::close(fd);
+      return OpenResult::kInUse;
+    }
+    if (!created) {
+      if (MtimeNs(st) >= run_start_wall_ns) {
+        ::close(fd);
+        return OpenResult::kInUse;
+      }
+      if (ftruncate(fd, 0) != 0) {
+        *error = "cannot truncate '" + path + "': " + strerror(errno);
+        ::close(fd);
+        return OpenResult::kRefused;
+      }
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    }
+    Adopt(fd, std::move(owned));
+    return OpenResult::kOpened;
   }
-  Adopt(fd, std::move(owned));
-  return true;
+  *error = "cannot create '" + path + "': it keeps appearing and disappearing";
+  return OpenResult::kRefused;
+}
+
+bool TraceFile::Open(const std::string& path, std::string* error) {
+  switch (Open(path, ProcessStartWallNs(), error)) {
+    case OpenResult::kOpened:
+      return true;
+    case OpenResult::kInUse:
+      *error = "'" + path + "' is being written by another process";
+      return false;
+    case OpenResult::kRefused:
+      break;
+  }
+  return false;
 }
 
 void TraceFile::Adopt(int fd, std::string path) {

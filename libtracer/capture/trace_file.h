@@ -2,6 +2,10 @@
 // partial writes. On an error (disk full, I/O error) it stops writing for
 // good, counts what it could not write and logs once: a torn file is still
 // readable up to its last complete frame.
+//
+// Opening is careful because the path is often predictable (tracer-<pid>.trace
+// in a shared directory) and several processes of one run may pick the same
+// name (set by hand, an early-forked or exec'ed child): see Open.
 #pragma once
 
 #include <cstdint>
@@ -12,18 +16,37 @@ namespace tracer {
 
 class TraceFile {
  public:
+  enum class OpenResult {
+    kOpened,
+    // Another process of this run writes or wrote it: try another name.
+    kInUse,
+    // Not safe or not possible to write there; *error says why and what to do.
+    kRefused,
+  };
+
   TraceFile() = default;
   ~TraceFile();
   TraceFile(const TraceFile&) = delete;
   TraceFile& operator=(const TraceFile&) = delete;
 
-  // Creates (truncates) path; false with *error set on failure.
+  // Opens path for a new trace without ever following a symbolic link:
+  // created exclusively (O_CREAT | O_EXCL | O_NOFOLLOW) when absent. An
+  // existing path is refused when it is a symbolic link, not a regular file,
+  // owned by another user or hard-linked elsewhere. An existing file of ours
+  // is in use when another process holds its lock (every open trace is
+  // flock()ed until closed) or it was modified since `run_start_wall_ns`
+  // (this process's start: a file written since belongs to this run, e.g. an
+  // early-forked sibling that already finished); otherwise it is a stale
+  // trace of an earlier run, truncated and reused.
+  OpenResult Open(const std::string& path, int64_t run_start_wall_ns, std::string* error);
+  // Same, with this process's start time; kInUse is reported as an error.
   bool Open(const std::string& path, std::string* error);
   // Test hook: write to an already open descriptor (e.g. /dev/full).
   void Adopt(int fd, std::string path);
   bool Append(std::string_view bytes) noexcept;
   void Close() noexcept;
 
+  const std::string& path() const { return path_; }
   bool failed() const { return failed_; }
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bytes_lost() const { return bytes_lost_; }
@@ -37,5 +60,9 @@ class TraceFile {
   uint64_t bytes_lost_ = 0;
   uint64_t frames_lost_ = 0;
 };
+
+// When this process started (CLOCK_REALTIME ns, a clock tick early), from
+// /proc/self/stat; now when that cannot be read. An exec keeps it.
+int64_t ProcessStartWallNs() noexcept;
 
 }  // namespace tracer

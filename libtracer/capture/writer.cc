@@ -11,6 +11,7 @@
 #include "libtracer/capture/definitions.h"
 #include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
+#include "libtracer/capture/misuse_counters.h"
 #include "libtracer/capture/thread_registry.h"
 #include "libtracer/capture/thread_state.h"
 #include "libtracer/core/clock.h"
@@ -34,25 +35,42 @@ constexpr const char* kThreadCounterNames[3] = {
 }  // namespace
 
 Writer::Writer(ThreadRegistry* threads, uint32_t flush_interval_ms)
-    : threads_(threads), flush_interval_ms_(flush_interval_ms), decoder_(this) {}
+    : threads_(threads), flush_interval_ms_(flush_interval_ms), decoder_(this) {
+  // A forked child's counts start from what its parent had counted.
+  misuse_seen_[0] = GlobalMisuse().invalid_string_handle.load(std::memory_order_relaxed);
+  misuse_seen_[1] = GlobalMisuse().invalid_range_id.load(std::memory_order_relaxed);
+}
 
 Writer::~Writer() {
   if (thread_.joinable()) thread_.detach();
 }
 
-bool Writer::Begin(const std::string& path, const HeaderInfo& header, std::string* error) {
+bool Writer::Begin(const std::vector<std::string>& paths, const HeaderInfo& header,
+                   std::string* error) {
   // Encoded before the file is created: running out of memory here must not
   // leave an empty file behind.
   std::string bytes;
   AppendFileMagic(&bytes);
   builder_.SetHeader(header);
   builder_.FinishFrame(&bytes);
-  if (!file_.Open(path, error)) return false;
-  if (!file_.Append(bytes)) {
-    *error = "cannot write '" + path + "'";
-    return false;
+  const int64_t run_start = ProcessStartWallNs();
+  for (const std::string& path : paths) {
+    switch (file_.Open(path, run_start, error)) {
+      case TraceFile::OpenResult::kInUse:
+        continue;
+      case TraceFile::OpenResult::kRefused:
+        return false;
+      case TraceFile::OpenResult::kOpened:
+        if (!file_.Append(bytes)) {
+          *error = "cannot write '" + path + "'";
+          return false;
+        }
+        return true;
+    }
   }
-  return true;
+  *error = "cannot create a trace file: '" + (paths.empty() ? std::string() : paths.front()) +
+           "' and the names derived from it are being written by other processes";
+  return false;
 }
 
 bool Writer::BeginOnFd(int fd, const HeaderInfo& header) {
@@ -216,6 +234,7 @@ void Writer::DrainOnce(bool final) {
       s->Drain(*this, final);
       MaybeCutFrame();
     }
+    CollectMisuseCounters();
 
     category_scratch_.clear();
     categories_emitted_ =
@@ -263,9 +282,29 @@ void Writer::CollectThreadCounters(ThreadState* t, bool retire) {
   if (now[0] > 0) {
     LogOnce("ring-full", LogLevel::kWarn,
             "a thread's event buffer was full; events were dropped and counted (raise "
-            "TRACER_BUFFER_SIZE or lower TRACER_FLUSH_INTERVAL_MS)");
+            "TRACER_BUFFER_SIZE, or TRACER_BUFFER_LIMIT when many threads record, or lower "
+            "TRACER_FLUSH_INTERVAL_MS)");
   }
   (void)retire;
+}
+
+void Writer::CollectMisuseCounters() {
+  const uint64_t now[2] = {GlobalMisuse().invalid_string_handle.load(std::memory_order_relaxed),
+                           GlobalMisuse().invalid_range_id.load(std::memory_order_relaxed)};
+  if (now[0] > misuse_seen_[0]) {
+    Count("nvtx_invalid_string_handle", now[0] - misuse_seen_[0]);
+    LogOnce("invalid-string-handle", LogLevel::kWarn,
+            "an NVTX event named by a registered-string handle the tracer never returned was "
+            "recorded with an empty name (counted as nvtx_invalid_string_handle)");
+  }
+  if (now[1] > misuse_seen_[1]) {
+    Count("dropped.nvtx_invalid_range_id", now[1] - misuse_seen_[1]);
+    LogOnce("invalid-range-id", LogLevel::kWarn,
+            "nvtxRangeEnd was called with an id no nvtxRangeStart returned (or ended twice); "
+            "ignored and counted as nvtx_invalid_range_id");
+  }
+  misuse_seen_[0] = std::max(misuse_seen_[0], now[0]);
+  misuse_seen_[1] = std::max(misuse_seen_[1], now[1]);
 }
 
 void Writer::EmitCounterDeltas() {
@@ -317,7 +356,15 @@ void Writer::WriteFooter(uint64_t end_ns, uint64_t unclosed) {
 
 void Writer::EnsureString(uint32_t id) {
   if (id == 0) return;
-  if (id >= strings_defined_.size()) strings_defined_.resize(id + 1024, false);
+  if (id >= strings_defined_.size()) {
+    // Only ids the table handed out may size the vector (an id from outside
+    // once made it wrap to a tiny size, or grow by hundreds of MB).
+    if (!GlobalStrings().Known(id)) {
+      Count("string_id_unknown", 1);
+      return;
+    }
+    strings_defined_.resize(size_t{id} + 1024, false);
+  }
   if (strings_defined_[id]) return;
   strings_defined_[id] = true;
   builder_.AddString(id, GlobalStrings().Text(id));

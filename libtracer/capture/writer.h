@@ -42,8 +42,13 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   ~Writer() override;
 
   // Writes the magic and the header frame synchronously (the file exists and
-  // is valid from the start). False when the file cannot be created.
-  bool Begin(const std::string& path, const HeaderInfo& header, std::string* error);
+  // is valid from the start) to the first of `paths` that is not in use by
+  // another process of this run (TraceFile::Open); file().path() is the one
+  // chosen. False when a path is refused, or all are in use.
+  bool Begin(const std::vector<std::string>& paths, const HeaderInfo& header, std::string* error);
+  bool Begin(const std::string& path, const HeaderInfo& header, std::string* error) {
+    return Begin(std::vector<std::string>{path}, header, error);
+  }
   // Test hook: Begin on an open descriptor.
   bool BeginOnFd(int fd, const HeaderInfo& header);
   void StartThread();
@@ -130,6 +135,8 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   void EmitFrame();
   void CollectThreadCounters(ThreadState* t, bool retire);
   void EmitCounterDeltas();
+  // Counts of GlobalMisuse() (misuse_counters.h) since the last drain.
+  void CollectMisuseCounters();
   void WriteFooter(uint64_t end_ns, uint64_t unclosed);
 
   ThreadRegistry* threads_;
@@ -158,6 +165,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   std::map<std::string, uint64_t, std::less<>> counters_written_;
   std::unordered_map<ThreadState*, std::array<uint64_t, 3>> thread_counter_seen_;
   uint64_t records_by_kind_[kNumKinds] = {};
+  uint64_t misuse_seen_[2] = {};
   uint32_t last_defined_thread_ = 0;
   uint64_t busy_ns_ = 0;
   bool finished_writing_ = false;

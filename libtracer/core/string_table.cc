@@ -20,6 +20,7 @@ StringTable::StringTable() {
   slot_hashes_.push_back(hash);
   Insert(indexes_.back().get(), empty, hash);
   index_.store(indexes_.back().get(), std::memory_order_release);
+  published_.store(1, std::memory_order_release);
 }
 
 StringTable::~StringTable() = default;
@@ -103,6 +104,7 @@ StringTable::Entry StringTable::Intern(std::string_view text, uint64_t hash) {
   nodes_.push_back(node);  // no reallocation: reserved above
   slot_hashes_.push_back(slot_hash);
   Insert(index, node, slot_hash);
+  published_.store(id + 1, std::memory_order_release);
   return Entry{id, std::string_view(node->text(), node->len)};
 }
 

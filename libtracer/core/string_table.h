@@ -40,6 +40,10 @@ class StringTable {
   Entry Intern(std::string_view text, uint64_t hash);
   // Text of an id handed out by Intern; empty for unknown ids.
   std::string_view Text(uint32_t id);
+  // Whether Intern ever handed out `id`: lock-free, for ids that come from
+  // outside (an NVTX registered-string handle is one of our ids, as far as
+  // the caller is honest), which must never index or size anything unchecked.
+  bool Known(uint64_t id) const noexcept { return id < published_.load(std::memory_order_acquire); }
   size_t size();
   // How many Intern calls took the lock: one per new text, plus the rare
   // lookup that probed an index outgrown meanwhile.
@@ -83,6 +87,7 @@ class StringTable {
 
   std::atomic<const Index*> index_{nullptr};
   std::atomic<uint64_t> locked_interns_{0};
+  std::atomic<uint32_t> published_{0};  // ids below it are handed out
 
   std::mutex mu_;  // guards everything below, and every write to the index
   std::vector<std::unique_ptr<Index>> indexes_;  // the current one last

@@ -45,7 +45,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_TRUE(c.cuda);
   EXPECT_TRUE(c.DomainEnabled("default"));
   // Every variable is listed in the header's effective configuration.
-  EXPECT_EQ(c.effective.size(), 17u);
+  EXPECT_EQ(c.effective.size(), 18u);
   EXPECT_EQ(EffectiveValue(c, "TRACER_BUFFER_SIZE"), "1048576");
   EXPECT_EQ(EffectiveValue(c, "TRACER_ACTIVITIES"),
             "kernel,memcpy,memset,runtime,driver,sync,overhead");
@@ -134,6 +134,11 @@ TEST(ConfigTest, EveryBadValueNamesTheVariableAndValue) {
       {"TRACER_BUFFER_SIZE", "", {}},
       {"TRACER_BUFFER_SIZE", "100", {}},  // below 4K
       {"TRACER_BUFFER_SIZE", "99999999999999999999", {}},
+      {"TRACER_BUFFER_SIZE", "4G", {}},  // above 1G per thread
+      {"TRACER_BUFFER_SIZE", "256M", {{"TRACER_BUFFER_LIMIT", "128M"}}},
+      {"TRACER_BUFFER_LIMIT", "lots", {}},
+      {"TRACER_BUFFER_LIMIT", "1K", {}},
+      {"TRACER_BUFFER_LIMIT", "100G", {}},
       {"TRACER_FLUSH_INTERVAL_MS", "0", {}},
       {"TRACER_FLUSH_INTERVAL_MS", "fast", {}},
       {"TRACER_CAPTURE_START", "0", {{"TRACER_CAPTURE_RANGE", "step"}}},
@@ -169,6 +174,42 @@ TEST(ConfigTest, EveryBadValueNamesTheVariableAndValue) {
     EXPECT_NE(r.error.find("tracing disabled"), std::string::npos) << r.error;
     EXPECT_EQ(r.error.find('\n'), std::string::npos) << "one line: " << r.error;
   }
+}
+
+// Issue 12, defect 8: the total over all threads is bounded, by default and
+// by the machine.
+TEST(ConfigTest, BufferLimitBoundsAllThreadsTogether) {
+  constexpr uint64_t kG = 1ull << 30, kM = 1ull << 20;
+  FakeEnv env;
+  ConfigResult r = ParseConfig(env.fn(), 16 * kG);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.buffer_limit, 512 * kM);
+  EXPECT_EQ(EffectiveValue(r.config, "TRACER_BUFFER_LIMIT"), std::to_string(512 * kM));
+  // A small machine: half its memory by default.
+  r = ParseConfig(env.fn(), 512 * kM);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.buffer_limit, 256 * kM);
+  // Unknown memory: the default.
+  r = ParseConfig(env.fn(), 0);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.buffer_limit, 512 * kM);
+  // Set by hand: up to half the machine.
+  env.vars = {{"TRACER_BUFFER_LIMIT", "4G"}, {"TRACER_BUFFER_SIZE", "1G"}};
+  r = ParseConfig(env.fn(), 8 * kG);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.buffer_limit, 4 * kG);
+  EXPECT_EQ(r.config.buffer_size, kG);
+  env.vars = {{"TRACER_BUFFER_LIMIT", "5G"}};
+  r = ParseConfig(env.fn(), 8 * kG);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error,
+            "TRACER_BUFFER_LIMIT='5G' is more than half of this machine's memory (8G); tracing "
+            "disabled");
+  // A limit below the default per-thread size shrinks that default.
+  env.vars = {{"TRACER_BUFFER_LIMIT", "256K"}};
+  r = ParseConfig(env.fn(), 8 * kG);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.buffer_size, 256u << 10);
 }
 
 TEST(ConfigTest, ParseSizeSuffixes) {

@@ -101,7 +101,7 @@ const Registrar kExport{Command{
           "  tracer export run.trace --format chrome -o run.json   (open in ui.perfetto.dev)\n"
           "  tracer export rank0.trace rank1.trace -o both.json\n"
           "\nRange names are normalized as in `tracer report` (see its --help); the "
-          "recorded\nname of a renamed range is kept: SQLite NVTX_EVENTS.rawText, Chrome "
+          "recorded\nname of a renamed range is kept: SQLite TRACER_NVTX_RAW_TEXT, Chrome "
           "args.raw_name.\n";
       sub.footer(formats);
       return [args] { return RunExport(*args); };

@@ -202,8 +202,9 @@ Range names:
   ", sizes = [...]", ", input_op_ids = [...]", with or without spaces around
   '=') are removed before any table is built, so rows aggregate per op
   ("aten::to"); every table, diff and export uses the normalized names. The
-  recorded name stays with each instance (exports: 'rawText' in SQLite,
-  args.raw_name in Chrome JSON). --raw-names keeps names as recorded.
+  recorded name stays with each instance (exports: SQLite table
+  TRACER_NVTX_RAW_TEXT, rawText by nvtxRowId = NVTX_EVENTS.rowid; Chrome JSON
+  args.raw_name). --raw-names keeps names as recorded.
   --name-rules FILE adds rules tried first, one per line:
       <regex> -> <name>     rename: <name> with $1.. ($& = the match) filled in
       <regex> -> [op]       an operator range (never picked as the step)

@@ -231,7 +231,9 @@ int main(int argc, char** argv) {
   }
   const tracer::analysis::RangeNameRules rules;  // the default: built-in rules
   const Trace raw = Load(input);
-  Trace normalized = raw;
+  // Loaded again rather than copied: a copied StringTable's index would
+  // point into the original's strings.
+  Trace normalized = Load(input);
   tracer::analysis::NormalizeRangeNames(&normalized, rules);
   size_t ranges = 0;
   for (const auto& p : raw.processes) ranges += p.ranges.size();
@@ -239,7 +241,7 @@ int main(int argc, char** argv) {
   const double load = Best(iterations, [&] { Load(input); });
   double normalize = 1e30;
   for (size_t i = 0; i < iterations; ++i) {
-    Trace t = raw;
+    Trace t = Load(input);
     const auto t0 = Clock::now();
     tracer::analysis::NormalizeRangeNames(&t, rules);
     normalize = std::min(normalize, Seconds(t0, Clock::now()));

@@ -63,7 +63,8 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
       uint64_t total = 0;
     };
     std::unordered_map<std::string, Count> counts;
-    // Operator ranges (aten::to, emit_nvtx's per-call names, ...) repeat
+    // Operator ranges (Trace::op_range_names, IsBuiltinOpRangeName: aten::to,
+    // emit_nvtx's per-call names, ...) are never the step: they repeat
     // at top level too, but a step is the program's own range.
     const auto& op_names = model.trace().op_range_names;
     std::unordered_map<uint32_t, bool> is_op;

@@ -23,8 +23,7 @@ struct Steps {
 std::string StepKey(std::string_view range_name);
 
 // The instances of range `step_range` (by exact name, else by StepKey), or,
-// when empty, of the top-level push/pop range key, operator ranges excluded
-// (Trace::op_range_names, IsBuiltinOpRangeName), with at least two
+// when empty, of the top-level push/pop range key with at least two
 // instances that covers the most CPU time (the training loop's step; a key
 // with one instance only when there is no other). Only the first process
 // that has such a range (several ranks: one per process). Throws

@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <set>
+#include <stdexcept>
 
 #include "libtracer/analysis/importers/load_input.h"
 
@@ -68,6 +70,28 @@ size_t LoadInputs(std::string_view command, const std::vector<std::string>& file
   }
   PrintWarnings(command, *trace);
   return read;
+}
+
+void AddNameOptions(CLI::App& sub, NameOptions* options) {
+  sub.add_flag("--raw-names", options->raw,
+               "Keep range names as recorded (default: PyTorch emit_nvtx per-call suffixes "
+               "such as ', seq = 7, op_id = 42' are removed, rows aggregate per op)");
+  sub.add_option("--name-rules", options->rules_file,
+                 "Range-name rules '<regex> -> <name>' ($1.. = groups) or '<regex> -> [op]', "
+                 "tried before the built-in ones (see data/range_names.rules)");
+}
+
+bool BuildNameRules(std::string_view command, const NameOptions& options,
+                    analysis::RangeNameRules* rules) {
+  rules->set_keep_raw(options.raw);
+  if (options.rules_file.empty()) return true;
+  try {
+    rules->AddUserRules(analysis::ReadTextFile(options.rules_file), options.rules_file);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tracer %s: %s\n", std::string(command).c_str(), e.what());
+    return false;
+  }
+  return true;
 }
 
 bool WriteOutput(const std::string& text, const std::string& path) {

@@ -6,10 +6,26 @@
 #include <string_view>
 #include <vector>
 
+#include "libtracer/analysis/importers/range_names.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/read/trace_model.h"
 
+namespace CLI {
+class App;
+}
+
 namespace tracer::cli {
+
+// Range-name options of report, diff and export (importers/range_names.h).
+struct NameOptions {
+  bool raw = false;        // --raw-names
+  std::string rules_file;  // --name-rules FILE
+};
+void AddNameOptions(CLI::App& sub, NameOptions* options);
+// The rules the options ask for; false after printing
+// "tracer COMMAND: <file:line: what>" when the rules file is bad.
+bool BuildNameRules(std::string_view command, const NameOptions& options,
+                    analysis::RangeNameRules* rules);
 
 // Prints each distinct warning of trace once, as "tracer COMMAND: warning: ...".
 void PrintWarnings(std::string_view command, const analysis::Trace& trace);

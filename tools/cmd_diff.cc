@@ -36,7 +36,10 @@ Tables:
 Columns: <value>_a, <value>_b, <value>_delta (B-A), <value>_ratio (B/A, empty
 when A is 0 or missing), and 'In': both, A only or B only. Rows found in one
 trace only are listed after the matched ones. Inputs are anything `tracer
-report` reads (streams, nsys SQLite exports, Kineto JSON).
+report` reads (streams, nsys SQLite exports, Kineto JSON). Range names are
+normalized as in `tracer report` (emit_nvtx per-call suffixes removed, so two
+ranks' "aten::mm, seq = 7, op_id = 42" and "aten::mm, seq = 9, op_id = 77"
+are one row; --raw-names compares the names as recorded).
 )";
 
 struct DiffArgs {
@@ -46,6 +49,7 @@ struct DiffArgs {
   std::string main_thread = "auto";
   std::string output;
   analysis::reports::ExtraTableOptions extra;
+  NameOptions names;
 };
 
 int Fail(const std::string& message) {
@@ -53,13 +57,14 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-bool Load(const std::string& path, analysis::Trace* trace) {
+bool Load(const std::string& path, const analysis::RangeNameRules& names, analysis::Trace* trace) {
   std::string error;
   if (!analysis::LoadInput(path, trace, &error)) {
     std::fprintf(stderr, "tracer diff: %s\n", error.c_str());
     return false;
   }
   PrintWarnings("diff", *trace);
+  analysis::NormalizeRangeNames(trace, names);
   return true;
 }
 
@@ -100,8 +105,12 @@ int RunDiff(const DiffArgs& args) {
   } else if (args.main_thread != "auto") {
     return Fail("--main-thread: expected auto or off, got '" + args.main_thread + "'");
   }
+  analysis::RangeNameRules names;
+  if (!BuildNameRules("diff", args.names, &names)) return 1;
   analysis::Trace ta, tb;
-  if (!Load(args.a, &ta) || !Load(args.b, &tb)) return Fail("cannot read both inputs");
+  if (!Load(args.a, names, &ta) || !Load(args.b, names, &tb)) {
+    return Fail("cannot read both inputs");
+  }
   const analysis::AnalyzedTrace aa(ta, attribution), ab(tb, attribution);
   auto side_a = BuildSide(aa, args);
   if (!side_a.ok()) return Fail("error: " + side_a.status().message());
@@ -130,6 +139,7 @@ const Registrar kDiff{Command{
       sub.add_option("--main-thread", args->main_thread,
                      "auto (default) or off (nsys-identical attribution)");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      AddNameOptions(sub, &args->names);
       sub.footer(kHelpFooter);
       return [args] { return RunDiff(*args); };
     }}};

@@ -21,6 +21,7 @@ struct ExportArgs {
   std::vector<std::string> files;
   std::string format = "chrome";
   std::string output;
+  NameOptions names;
 };
 
 bool WriteChrome(const analysis::Trace& trace, const std::string& path, std::string* error) {
@@ -59,8 +60,11 @@ int RunExport(const ExportArgs& args) {
   if (format == nullptr) {
     return Fail("--format: unknown format '" + args.format + "' (" + FormatList() + ")");
   }
+  analysis::RangeNameRules names;
+  if (!BuildNameRules("export", args.names, &names)) return 1;
   analysis::Trace trace;
   if (LoadInputs("export", args.files, &trace) == 0) return Fail("nothing could be read");
+  analysis::NormalizeRangeNames(&trace, names);
   std::string output = args.output;
   if (output.empty()) {
     output = args.files.front();
@@ -86,6 +90,7 @@ const Registrar kExport{Command{
       sub.add_option("--output,-o", args->output,
                      "Output file ('-' = stdout; default: the first input with the format's "
                      "extension)");
+      AddNameOptions(sub, &args->names);
       std::string formats = "\nFormats:\n";
       for (const auto& f : analysis::ExportFormats()) {
         formats += "  " + f.name + std::string(f.name.size() < 10 ? 10 - f.name.size() : 1, ' ') +
@@ -94,7 +99,10 @@ const Registrar kExport{Command{
       formats +=
           "\nExamples:\n"
           "  tracer export run.trace --format chrome -o run.json   (open in ui.perfetto.dev)\n"
-          "  tracer export rank0.trace rank1.trace -o both.json\n";
+          "  tracer export rank0.trace rank1.trace -o both.json\n"
+          "\nRange names are normalized as in `tracer report` (see its --help); the "
+          "recorded\nname of a renamed range is kept: SQLite TRACER_NVTX_RAW_TEXT, Chrome "
+          "args.raw_name.\n";
       sub.footer(formats);
       return [args] { return RunExport(*args); };
     }}};

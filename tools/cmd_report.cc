@@ -106,6 +106,7 @@ struct ReportArgs {
   std::string stream_above = "2G";
   std::string output;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
+  NameOptions names;
 };
 
 // The core tables (`--table all`), in core_tables.h order.
@@ -269,11 +270,11 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
 int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& tables,
                        const analysis::ReportOptions& options,
                        const analysis::AttributionOptions& attribution,
-                       analysis::OutputFormat format) {
+                       const analysis::RangeNameRules& names, analysis::OutputFormat format) {
   std::vector<analysis::StreamingInput> inputs;
   for (const std::string& f : args.files) inputs.push_back({f, ProgressBar("report", f)});
   analysis::StreamingResult result =
-      analysis::StreamingTables(inputs, tables, options, attribution);
+      analysis::StreamingTables(inputs, tables, options, attribution, &names);
   if (!result.inexact.empty()) {
     std::fprintf(stderr,
                  "tracer report: bounded-memory reading cannot give the exact numbers for %s; "
@@ -332,6 +333,8 @@ int RunReport(const ReportArgs& args) {
     return Fail("--main-thread: expected auto, off or an OS thread id, got '" + args.main_thread +
                 "'");
   }
+  analysis::RangeNameRules names;
+  if (!BuildNameRules("report", args.names, &names)) return 1;
   std::vector<std::string> tables;
   const bool explicit_tables = !args.tables.empty();
   bool all_tables = false;
@@ -373,7 +376,7 @@ int RunReport(const ReportArgs& args) {
                      "memory (--no-stream reads it whole; the numbers are the same)\n",
                      why.c_str());
       }
-      const int rc = RunStreamingReport(args, tables, options, attribution, format);
+      const int rc = RunStreamingReport(args, tables, options, attribution, names, format);
       if (rc >= 0) return rc;
     }
   }
@@ -383,6 +386,7 @@ int RunReport(const ReportArgs& args) {
   if (const std::string e = analysis::SelectProcesses(options.processes, &trace); !e.empty()) {
     return Fail(e);
   }
+  analysis::NormalizeRangeNames(&trace, names);
   std::string steps_note;
   if (!args.steps.empty()) {
     // Planned on the whole trace's model, then applied to the trace itself:
@@ -497,7 +501,9 @@ const Registrar kReport{Command{
                      "phases: rules file '<regex> -> <phase>' (default: data/phases.rules)");
       sub.add_option("--category-rules", args->extra.category_rules_file,
                      "categories: rules '<regex> -> <category>' tried before the built-in ones");
-      sub.footer(std::string(kHelpFooter) + std::string(analysis::reports::ExtraTablesHelp()));
+      AddNameOptions(sub, &args->names);
+      sub.footer(std::string(kHelpFooter) + std::string(analysis::reports::ExtraTablesHelp()) +
+                 std::string(analysis::RangeNamesHelp()));
       return [args] { return RunReport(*args); };
     }}};
 

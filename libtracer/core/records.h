@@ -41,6 +41,11 @@ struct RangeRecord {
   uint32_t end_thread = 0;
   uint32_t flags = 0;
   uint32_t color = 0;
+  // Analysis side only (not in the stream): the name as recorded when the
+  // reporter's range-name rules replaced `name` by its normalized form
+  // ("aten::to, seq = 7, op_id = 42" -> "aten::to"); 0 = `name` is as
+  // recorded. Fills padding: the record keeps its size.
+  uint32_t raw_name = 0;
   PayloadValue payload;
 };
 

@@ -131,6 +131,30 @@ TEST(CuptiReportGolden, LayersKernelsRangesAndGpuProjection) {
   EXPECT_EQ(Num(&summary[0], "dropped"), 0);
 }
 
+TEST(CuptiReportGolden, EmitNvtxOpRangesAggregatePerOpAndAreNeverTheStep) {
+  ScenarioRun run = RunScenario("golden_emit_nvtx.scn");
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  ASSERT_TRUE(run.trace.ok) << run.trace.error;
+  // Per op, whatever its seq / op_id / sizes: 4 aten::mm, 2 MulBackward0.
+  auto rk = Report(run.trace_path, "range-kernels");
+  EXPECT_EQ(Num(Find(rk, {{"range", "aten::mm"}, {"kernel", "gemm_kernel"}}), "count"), 4);
+  EXPECT_EQ(Num(Find(rk, {{"range", "aten::mm"}, {"kernel", "gemm_kernel"}}), "total_ns"), 6000);
+  EXPECT_EQ(Num(Find(rk, {{"range", "MulBackward0"}, {"kernel", "mul_bwd_kernel"}}), "total_ns"),
+            600);
+  EXPECT_EQ(Num(Find(rk, {{"range", "aten::to"}, {"kernel", "copy_kernel"}}), "count"), 2);
+  EXPECT_EQ(Num(Find(rk, {{"range", "step"}, {"kernel", "gemm_kernel"}}), "total_ns"), 6000);
+  auto gpu = Report(run.trace_path, "gpu");
+  EXPECT_EQ(Num(Find(gpu, {{"range", "aten::mm"}}), "instances"), 4);
+  EXPECT_EQ(Num(Find(gpu, {{"range", "aten::mm"}}), "busy_ns"), 6000);
+  EXPECT_EQ(Num(Find(gpu, {{"range", "step"}}), "busy_ns"), 6600);
+  // No row per call is left.
+  EXPECT_EQ(ReportText(run.trace_path, "ranges", "csv").find("op_id"), std::string::npos);
+  // aten::to takes 60 ms of CPU time at top level, the two steps far less:
+  // the step is still "step".
+  const std::string phases = ReportText(run.trace_path, "phases", "text");
+  EXPECT_NE(phases.find("Step phases of 'step'"), std::string::npos) << phases;
+}
+
 TEST(CuptiReportGolden, GraphReplaysAndASecondThreadOnTheSameStream) {
   ScenarioRun run = RunScenario("golden_graph.scn");
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;

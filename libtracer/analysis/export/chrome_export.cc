@@ -215,6 +215,11 @@ void ProcessEvents::WriteRanges() {
       w_.Name(name);
       w_.Raw(",\"cat\":\"nvtx\",\"id\":" + std::to_string(r.id));
       w_.Ts("ts", r.start_ns);
+      if (r.raw_name != 0) {
+        std::string s = ",\"args\":{\"raw_name\":";
+        AppendJsonString(&s, trace_.strings.Get(r.raw_name));
+        w_.Raw(s + "}");
+      }
       w_.End();
       w_.Begin("e", pid_, tid);
       w_.Name(name);
@@ -233,6 +238,11 @@ void ProcessEvents::WriteRanges() {
       w_.Raw(",\"domain\":");
       std::string s;
       AppendJsonString(&s, trace_.strings.Get(it->second));
+      w_.Raw(s);
+    }
+    if (r.raw_name != 0) {
+      std::string s = ",\"raw_name\":";
+      AppendJsonString(&s, trace_.strings.Get(r.raw_name));
       w_.Raw(s);
     }
     w_.Raw("}");

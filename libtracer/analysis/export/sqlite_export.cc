@@ -61,6 +61,9 @@ CREATE TABLE NVTX_EVENTS (
     textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER,
     doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL,
     jsonTextId INTEGER, jsonText TEXT, binaryData TEXT);
+-- Not an nsys table: the recorded name of each NVTX_EVENTS row whose text is
+-- a normalized range name (tracer report --help, "Range names").
+CREATE TABLE TRACER_NVTX_RAW_TEXT (nvtxRowId INTEGER NOT NULL PRIMARY KEY, rawText TEXT NOT NULL);
 CREATE TABLE TARGET_INFO_CUDA_STREAM (
     streamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId INTEGER NOT NULL,
     processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER NOT NULL,
@@ -157,6 +160,7 @@ class Writer {
     return true;
   }
 
+  int64_t LastRowId() const { return sqlite3_last_insert_rowid(db_); }
   const std::string& error() const { return error_; }
   static constexpr int64_t kNull = INT64_MIN;
 
@@ -440,7 +444,8 @@ bool ProcessWriter::WriteNvtx() {
       "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
       "globalTid, endGlobalTid, domainId, uint64Value, int64Value, doubleValue) VALUES (?, ?, "
       "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!s) return false;
+  sqlite3_stmt* raw = w_.Prepare("INSERT INTO TRACER_NVTX_RAW_TEXT VALUES (?, ?)");
+  if (!s || !raw) return false;
   for (const auto& [domain, name] : p_.domain_names) {
     NvtxRow row;
     row.start = p_.header.session_start_trace_ns;
@@ -464,6 +469,12 @@ bool ProcessWriter::WriteNvtx() {
     row.domain = r.domain;
     row.payload = r.payload;
     if (!InsertNvtx(w_, s, row)) return false;
+    if (r.raw_name != 0) {
+      const std::string_view text = trace_.strings.Get(r.raw_name);
+      sqlite3_bind_int64(raw, 1, w_.LastRowId());
+      sqlite3_bind_text(raw, 2, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+      if (!w_.Step(raw)) return false;
+    }
   }
   for (const MarkRecord& m : p_.marks) {
     NvtxRow row;

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,10 @@ struct ProcessTrace {
 struct Trace {
   StringTable strings;
   std::vector<ProcessTrace> processes;
+  // Range names (string ids) that name framework operator ranges (aten::
+  // ops, emit_nvtx ranges, ...), never a training step; filled by
+  // NormalizeRangeNames (importers/range_names.h).
+  std::unordered_set<uint32_t> op_range_names;
   // Problems met while reading (truncated tail, unknown fields, ...), one
   // line each, shown to the user by the CLI.
   std::vector<std::string> warnings;

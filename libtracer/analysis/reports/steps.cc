@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "libtracer/analysis/importers/range_names.h"
+
 namespace tracer::analysis::reports {
 namespace {
 
@@ -61,8 +63,26 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
       uint64_t total = 0;
     };
     std::unordered_map<std::string, Count> counts;
+    // Operator ranges (Trace::op_range_names, IsBuiltinOpRangeName: aten::to,
+    // emit_nvtx's per-call names, ...) are never the step: they repeat
+    // at top level too, but a step is the program's own range.
+    const auto& op_names = model.trace().op_range_names;
+    std::unordered_map<uint32_t, bool> is_op;
+    auto op = [&](uint32_t name) {
+      auto it = is_op.find(name);
+      if (it == is_op.end()) {
+        it = is_op.emplace(name, op_names.count(name) > 0 || IsBuiltinOpRangeName(model.Name(name)))
+                 .first;
+      }
+      return it->second;
+    };
+    size_t op_ranges = 0;
     for (const auto& r : ranges) {
       if (r.parent >= 0 || !r.push_pop) continue;
+      if (op(r.name)) {
+        ++op_ranges;
+        continue;
+      }
       auto& c = counts[key_of(r.name)];
       ++c.n;
       c.total += r.cpu_ns();
@@ -76,6 +96,11 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
         best = &c;
         steps.name = key;
       }
+    }
+    if (!best && op_ranges > 0) {
+      throw std::runtime_error(
+          "no step range: every top-level range is an operator range (aten::, emit_nvtx "
+          "per-call names, ...); --step-range NAME picks one");
     }
     if (!best) throw std::runtime_error("the trace has no top-level range to use as a step");
     steps.how = "step range '" + steps.name +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "libtracer/analysis/importers/import_file.h"
 #include "libtracer/analysis/importers/nsys_sqlite_stream.h"
@@ -47,7 +48,8 @@ bool IsNsysExport(const std::string& path) {
 
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
                                 const std::vector<std::string>& tables, const ReportOptions& o,
-                                const AttributionOptions& attribution) {
+                                const AttributionOptions& attribution,
+                                const RangeNameRules* names) {
   StreamingResult result;
   Trace trace;  // only its string table grows: distinct names
   TableRows rows;
@@ -64,11 +66,25 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     result.peak_pending_launches =
         std::max(result.peak_pending_launches, aggregator.stats().peak_pending_launches);
   };
+  std::optional<RangeNameMapper> mapper;
+  if (names != nullptr) mapper.emplace(*names, &trace.strings);
+  ProcessTrace renamed;  // a frame whose range names change; reused
   auto add_batch = [&](StreamAggregator& aggregator, const ProcessTrace& batch) {
     result.has_kernels |= !batch.kernels.empty();
     result.has_api |= !batch.api_calls.empty();
     result.has_memory |= !batch.memcpys.empty() || !batch.memsets.empty();
-    aggregator.AddBatch(batch);
+    // The readers hand out their own frame read-only: a frame with names to
+    // change is copied (into storage reused from frame to frame).
+    const bool rename =
+        mapper && std::any_of(batch.ranges.begin(), batch.ranges.end(),
+                              [&](const RangeRecord& r) { return mapper->Map(r.name) != r.name; });
+    if (!rename) {
+      aggregator.AddBatch(batch);
+      return;
+    }
+    renamed = batch;
+    mapper->Apply(&renamed.ranges);
+    aggregator.AddBatch(renamed);
   };
   for (const StreamingInput& in : inputs) {
     if (IsNsysExport(in.path)) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libtracer/analysis/importers/range_names.h"
 #include "libtracer/analysis/model/attribution.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/tables/table.h"
@@ -57,8 +58,12 @@ struct StreamingResult {
 // empty: summary, ranges, + kernels and gpu when there are kernels, + memory
 // when there are copies or sets, + api when there are API calls (the
 // in-memory defaults).
+// names: range-name rules applied to every frame's ranges before they are
+// aggregated (importers/range_names.h), as the whole-trace path applies them
+// after reading; nullptr = names as recorded.
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
                                 const std::vector<std::string>& tables, const ReportOptions& o,
-                                const AttributionOptions& attribution = AttributionOptions());
+                                const AttributionOptions& attribution = AttributionOptions(),
+                                const RangeNameRules* names = nullptr);
 
 }  // namespace tracer::analysis

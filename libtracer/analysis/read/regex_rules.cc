@@ -1,10 +1,10 @@
-#include "libtracer/analysis/reports/regex_rules.h"
+#include "libtracer/analysis/read/regex_rules.h"
 
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
-namespace tracer::analysis::reports {
+namespace tracer::analysis {
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
@@ -69,4 +69,4 @@ std::string ReadTextFile(const std::string& path) {
   return ss.str();
 }
 
-}  // namespace tracer::analysis::reports
+}  // namespace tracer::analysis

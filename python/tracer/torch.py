@@ -31,32 +31,53 @@ ranges alone about 10 us; torch's full backward hooks, which could do the
 same job, cost twice as much. The tracer's own push/pop is a small fraction
 of either. `backward=False`, `include`, `exclude` and `max_depth` trim it.
 
+Backward ranges: a module call's range is pushed when the gradients of all
+its outputs are ready (an identity autograd Function on the outputs) and
+popped when the call's own backward nodes, and the accumulation of the
+parameter gradients they make, are done: an end node made in the forward
+pre-hook, before the module's own ops, which the autograd engine (highest
+sequence number first) runs only after all of them. So a layer's range
+covers its backward work whenever anything inside it gets gradients, also
+when its input needs no gradient and its only trainable weights are LoRA
+adapters deep inside it (the first decoder layer of a LoRA model), and the
+ranges of the modules inside it nest in it at their depth. Nothing is put on
+a module's inputs: an identity there (what torch's full backward hooks
+insert) sums the gradients of the module's uses of an input before adding
+them to the others' and changes their rounding; with these hooks losses and
+gradients are bit for bit those without them (tests/python/test_lora.py).
+
+Names: modules whose default names would be the same (peft's
+``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the enclosing
+path parts that tell them apart (``b_q_proj_lora_A_default_0``);
+``distinct_names=False`` keeps shared names.
+
 Threads: forward hooks run on the thread that calls the model. Backward
 ranges are pushed and popped where the autograd engine runs the module's
-backward: the calling thread on CPU, the device's engine thread on GPU. The
-push (an identity autograd Function on the call's outputs), the module's
-own backward nodes and the pop (one on its inputs, or, when no input needs a
-gradient, its parameters' accumulate-grad hooks) run on that one thread, and
-the engine runs nodes newest first, so a module's backward nodes run
-together and its range nests properly (tests/python/test_hooks.py checks
-both). `tracer report` attributes work on engine threads to the ranges open
-on the main thread (`step`, `backward`): docs/design.md section 3.
+backward: the calling thread on CPU, the device's engine thread on GPU
+(output edge, the module's nodes and its end node all run on the outputs'
+device queue). `tracer report` attributes work on engine threads to the
+ranges open on the main thread (`step`, `backward`): docs/design.md
+section 3.
 
-Limits: the backward edges hand the next op a view of a hooked module's
+Limits: the output edge hands the next op a view of a hooked module's
 output, and torch rejects an in-place change of such a view, so a module
 with ``inplace=True`` and its siblings (the conv and batch norm before an
 in-place ReLU) get forward ranges only; an in-place op on a hooked module's
 output elsewhere raises in torch: exclude that module or pass
-backward=False. Only tensors passed positionally, and outputs that are a
-tensor or a tuple/list of tensors, take part (torch's full backward hooks
-have the same rule); a call returning a dict gets no backward range. A
-module whose inputs need no gradient and that has no trainable parameter of
-its own (a container such as the first transformer block under a frozen
-embedding) has a backward range that closes at once: its children's ranges
-still time their work. Frozen embeddings get no backward range (indices in,
-no work to time). Under torch.compile the hooks run eagerly, cutting the
-compiled graph at each annotated module (checked on CPU: balanced ranges,
-forward and backward); annotate fewer modules to keep larger graphs.
+backward=False. Outputs that are a tensor or a tuple/list of tensors take
+part; a call returning a dict (a ModelOutput) gets no backward range, nor
+does a module whose output is its input unchanged (nn.Identity). Which
+modules can have backward work is decided when annotate() runs: freeze
+(get_peft_model) before annotating. A module with no input needing a
+gradient and nothing trainable inside gets no backward range (no work to
+time), nor do frozen embeddings. Under torch.autograd.grad(...) or
+backward(inputs=...), the engine runs only what leads to the asked tensors:
+modules whose inputs need no gradient then get no backward range (balanced
+all the same). A parameter shared with a module outside (tied weights) is
+accumulated once, after its last use, in whichever range is open then.
+Under torch.compile the hooks run eagerly, cutting the compiled graph at
+each annotated module (checked on CPU: balanced ranges, forward and
+backward); annotate fewer modules to keep larger graphs.
 """
 
 from __future__ import annotations
@@ -283,8 +304,8 @@ def _parent(path: str) -> str:
 
 
 def _eager(hook):
-    """torch.compile must not trace the hooks: a traced _Edge loses its
-    callbacks (pushes without pops). Run eagerly, they cut the compiled
+    """torch.compile must not trace the hooks: a traced _Start / _End loses
+    its callbacks (pushes without pops). Run eagerly, they cut the compiled
     graph at each annotated module, as torch's own full backward hooks do."""
     disable = getattr(getattr(torch, "_dynamo", None), "disable", None)
     return disable(hook) if disable is not None else hook
@@ -331,24 +352,26 @@ def _runs(node) -> bool:
 class _End(torch.autograd.Function):
     """The end of one module call's backward. Made in the forward pre-hook,
     before any of the call's own autograd nodes, so it has a lower sequence
-    number than all of them; its only input gradient comes from the call's
-    output edge (_Start). The engine runs ready nodes highest sequence
-    number first (AccumulateGrad first of all), so once the output edge has
-    run, this node waits until every node of the call, and the accumulation
-    of every parameter gradient they produce, is done: also when no input
-    needs a gradient (a frozen LoRA base layer) and whichever parameter is
-    the last to get one. It sits off the data path: no gradient of the model
-    goes through it."""
+    number than all of them; its gradient comes from the call's output edge
+    (_Start). The engine runs ready nodes highest sequence number first
+    (AccumulateGrad first of all), so once the output edge has run, this
+    node waits until every node of the call, and the accumulation of every
+    parameter gradient they produce, is done: also when no input needs a
+    gradient (a frozen LoRA base layer) and whichever parameter is the last
+    to get one. It sits off the data path: it hands its inputs no gradient
+    (None adds nothing). Those inputs are the anchor, so that it is in the
+    graph at all, and the call's inputs that need a gradient, so that it is
+    run wherever they lead to a tensor torch.autograd.grad asks for."""
 
     @staticmethod
-    def forward(ctx, call, anchor):
+    def forward(ctx, call, anchor, *inputs):
         ctx.call = call
         return anchor.new_empty(())
 
     @staticmethod
     def backward(ctx, grad):
         ctx.call.end()
-        return None, None
+        return (None,) * len(ctx.needs_input_grad)
 
 
 class _Start(torch.autograd.Function):
@@ -399,14 +422,11 @@ def _first_device(args, kwargs):
     return None
 
 
-def _needs_grad(args, kwargs) -> bool:
-    for a in args:
-        if isinstance(a, torch.Tensor) and a.requires_grad:
-            return True
-    for a in kwargs.values():
-        if isinstance(a, torch.Tensor) and a.requires_grad:
-            return True
-    return False
+def _needing_grad(args, kwargs) -> list:
+    out = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    if kwargs:
+        out += [a for a in kwargs.values() if isinstance(a, torch.Tensor) and a.requires_grad]
+    return out
 
 
 class _ModuleHooks:
@@ -433,9 +453,11 @@ class _ModuleHooks:
 
     def pre(self, module, args, kwargs):
         self.push_f()
-        if not (self.backward and torch.is_grad_enabled()) or not (
-            self.trainable or _needs_grad(args, kwargs)
-        ):
+        if not (self.backward and torch.is_grad_enabled()):
+            self.calls.append(None)
+            return None
+        inputs = _needing_grad(args, kwargs)
+        if not (inputs or self.trainable):
             # Nothing in or under the module needs a gradient: no backward.
             self.calls.append(None)
             return None
@@ -444,7 +466,7 @@ class _ModuleHooks:
             p = next(iter(self.params()), None)
             device = p.device if p is not None else torch.device("cpu")
         call = _Call(self)
-        call.token = _End.apply(call, _anchor(device))
+        call.token = _End.apply(call, _anchor(device), *inputs)
         self.calls.append(call)
         return None
 
@@ -588,8 +610,8 @@ def annotate(
     includes, excludes = _as_patterns(include), _as_patterns(exclude)
     names = module_names(model, adapters)
     seen_modules: set = set()
-    # The backward edges hand the next op a view of the module's output, and
-    # an in-place op on it raises ("Output 0 of _EdgeBackward is a view and
+    # The output edge hands the next op a view of the module's output, and
+    # an in-place op on it raises ("Output 0 of _StartBackward is a view and
     # is being modified inplace"). The usual culprit is an inplace=True
     # sibling (conv -> bn -> ReLU(inplace=True)), so a module next to one gets
     # a forward range only.

@@ -9,6 +9,7 @@ test sees exactly the sequence libtracer would receive.
 import importlib.util
 import threading
 import unittest
+import warnings
 
 import tracer_testing
 
@@ -158,6 +159,29 @@ class HookTest(unittest.TestCase):
                              (path or "root").upper())
         self.assertEqual(handle.ranges, {"": ("f_ROOT", "b_ROOT"), "0": ("f_0", "b_0")})
         handle.remove()
+
+    def test_shared_names_qualified_until_distinct(self):
+        def stack():
+            layer = nn.Module()
+            layer.attn = nn.Module()
+            layer.attn.q = nn.Linear(2, 2)
+            s = nn.Module()
+            s.layers = nn.ModuleList([layer])
+            return s
+
+        model = nn.Module()
+        model.encoder, model.decoder, model.head = stack(), stack(), nn.Linear(2, 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            handle = tt.annotate(model)
+        handle.remove()
+        self.assertEqual(caught, [])
+        names = {p: f for p, (f, _) in handle.ranges.items()}
+        self.assertEqual(names["encoder.layers.0.attn.q"], "f_encoder_layers_attn_q_0")
+        self.assertEqual(names["decoder.layers.0.attn.q"], "f_decoder_layers_attn_q_0")
+        self.assertEqual(names["encoder.layers.0"], "f_encoder_layers_0")
+        self.assertEqual(names["head"], "f_head")  # not shared: as before
+        self.assertEqual(len(set(names.values())), len(names))
 
     def test_inplace_module_and_siblings_are_forward_only(self):
         model = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True)), nn.Linear(4, 1))

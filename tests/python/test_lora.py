@@ -17,7 +17,6 @@ stand-in for an NVTX client, see there).
 
 import json
 import os
-import statistics
 import sys
 import threading
 import unittest
@@ -392,19 +391,20 @@ class TracedLoraTest(unittest.TestCase):
         children = defaultdict(list)
         for r in self.trace.ranges:
             children[r.parent_id].append(r)
-        total = defaultdict(int)
+        fastest = {}
         for r in self.trace.ranges:
             if r.name.startswith("b_layers_"):
                 kids = children[r.id]
                 self.assertTrue(kids, r.name)
                 self.assertGreaterEqual(r.duration_ns, sum(k.duration_ns for k in kids), r.name)
-                total[r.name] += r.duration_ns
+                fastest[r.name] = min(fastest.get(r.name, r.duration_ns), r.duration_ns)
         # Layer 0 computes no input gradient through its frozen weights (its
-        # input needs none) but all the rest: same order of time as the others
-        # (loose bound: a shared machine can pause the process anywhere).
-        others = statistics.median(total[f"b_layers_{i}"] for i in range(1, LAYERS))
-        self.assertGreater(total["b_layers_0"], 0.2 * others, dict(total))
-
+        # input needs none) but all the rest: the same order of time as the
+        # others (it used to close after microseconds). Each layer's fastest
+        # step, as a shared machine can pause the process anywhere.
+        self.assertEqual(len(fastest), LAYERS)
+        others = min(fastest[f"b_layers_{i}"] for i in range(1, LAYERS))
+        self.assertGreater(fastest["b_layers_0"], 0.2 * others, fastest)
 
 if __name__ == "__main__":
     tracer_testing.main()

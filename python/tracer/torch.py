@@ -72,8 +72,9 @@ modules can have backward work is decided when annotate() runs: freeze
 gradient and nothing trainable inside gets no backward range (no work to
 time), nor do frozen embeddings. Under torch.autograd.grad(...) or
 backward(inputs=...), the engine runs only what leads to the asked tensors:
-modules whose inputs need no gradient then get no backward range (balanced
-all the same). A parameter shared with a module outside (tied weights) is
+a module then gets a backward range only if its inputs lead to them as well
+(not the first LoRA layer, whose input needs no gradient); ranges stay
+balanced. A parameter shared with a module outside (tied weights) is
 accumulated once, after its last use, in whichever range is open then.
 Under torch.compile the hooks run eagerly, cutting the compiled graph at
 each annotated module (checked on CPU: balanced ranges, forward and

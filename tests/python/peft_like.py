@@ -109,7 +109,8 @@ class DecoderLayer(nn.Module):
     def forward(self, hidden_states, attention_mask=None):
         residual = hidden_states
         hidden_states = self.input_layernorm(hidden_states)
-        hidden_states, _ = self.self_attn(hidden_states=hidden_states, attention_mask=attention_mask)
+        hidden_states, _ = self.self_attn(hidden_states=hidden_states,
+                                          attention_mask=attention_mask)
         hidden_states = residual + hidden_states
         residual = hidden_states
         hidden_states = self.post_attention_layernorm(hidden_states)
@@ -169,8 +170,9 @@ def build(vocab=64, hidden=32, heads=2, ffn=64, layers=3, rank=4, alpha=8.0, dro
         p.requires_grad_(False)
     for layer in base.model.layers:
         for name in target_modules:
+            base_layer = getattr(layer.self_attn, name)
             setattr(layer.self_attn, name,
-                    LoraLinear(getattr(layer.self_attn, name), list(adapters), rank, alpha, dropout))
+                    LoraLinear(base_layer, list(adapters), rank, alpha, dropout))
     return PeftModel(base)
 
 
@@ -192,7 +194,8 @@ def main(argv=None) -> int:
     p.add_argument("--hidden", type=int, default=32)
     p.add_argument("--seq", type=int, default=16)
     p.add_argument("--out", required=True)
-    p.add_argument("--annotate", action="store_true", help="tracer.torch.annotate (if a tracer is attached)")
+    p.add_argument("--annotate", action="store_true",
+                   help="tracer.torch.annotate (when a tracer is attached)")
     args = p.parse_args(argv)
     sys.path.insert(0, os.path.join(os.environ.get("TRACER_SOURCE_DIR", ""), "python"))
     import tracer.torch as tt

@@ -115,9 +115,10 @@ class SampleTraceTest(unittest.TestCase):
                 inside = sum(c.duration_ns for c in kids)
                 self.assertLessEqual(inside, ph.duration_ns)
                 self.assertGreater(inside, 0.5 * ph.duration_ns, phase)
-        # Over all steps (loose bounds: a shared machine can pause the
-        # process anywhere): the backward does at least a fair share of the
-        # forward's work, and identical layers take comparable time (each at its fastest step).
+        # Loose bounds, a shared machine can pause the process anywhere: over
+        # all steps the backward does at least a fair share of the forward's
+        # work, and identical layers take comparable time (each at its
+        # fastest step).
         total = defaultdict(int)
         for r in self.trace.ranges:
             total[r.name] += r.duration_ns

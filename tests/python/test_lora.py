@@ -15,6 +15,7 @@ The in-process tests record the hooks' NVTX calls with nvtx_recorder (a
 stand-in for an NVTX client, see there).
 """
 
+import importlib.util
 import json
 import os
 import sys
@@ -175,9 +176,9 @@ class OtherBackwardsTest(unittest.TestCase):
 
     def test_autograd_grad_of_the_adapters_balances(self):
         # torch.autograd.grad runs only what leads to the asked tensors and
-        # accumulates nothing; ranges still pair up. Modules whose inputs need
-        # a gradient keep their backward ranges; those whose inputs need none
-        # (layer 0's) have their end off those paths and get none.
+        # accumulates nothing; ranges still pair up. Modules whose inputs lead
+        # to the asked tensors keep their backward ranges; those whose inputs
+        # need no gradient (layer 0's) have their end off those paths.
         params = list(adapter_params(self.model).values())
         loss = self.model(*peft_like.batch())
         grads = torch.autograd.grad(loss, params)
@@ -188,8 +189,8 @@ class OtherBackwardsTest(unittest.TestCase):
             self.assertIn(name, names)
 
     def test_backward_of_some_inputs_balances(self):
-        params = [p for n, p in self.model.named_parameters() if n.endswith("layers.1.self_attn.v_proj"
-                                                                            ".lora_B.default.weight")]
+        wanted = "layers.1.self_attn.v_proj.lora_B.default.weight"
+        params = [p for n, p in self.model.named_parameters() if n.endswith(wanted)]
         self.model(*peft_like.batch()).backward(inputs=params)
         replay(self.rec.events)
         self.assertIsNotNone(params[0].grad)
@@ -278,14 +279,11 @@ class NumericsTest(unittest.TestCase):
         # The mLoRA-style sample: one input feeds the base GEMM and every
         # adapter of q, k and v, the case where grouping gradients changes
         # their sum's rounding.
-        sys.path.insert(0, os.path.dirname(tracer_testing.SAMPLE))
-        import importlib.util
-
         spec = importlib.util.spec_from_file_location("lora_finetune", tracer_testing.SAMPLE)
         sample = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(sample)
-        cfg = sample.parse_args(["--layers", "2", "--adapters", "2", "--hidden", "32", "--heads", "2",
-                                 "--seq", "16", "--vocab", "64"])
+        cfg = sample.parse_args(["--layers", "2", "--adapters", "2", "--hidden", "32",
+                                 "--heads", "2", "--seq", "16", "--vocab", "64"])
 
         class Wrapped(nn.Module):
             def __init__(self):

@@ -390,7 +390,9 @@ class _Start(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        if _runs(ctx.end):
+        # With no gradient at all the engine runs this node on the CPU queue,
+        # not the outputs' device thread where the end node will run.
+        if _runs(ctx.end) and any(g is not None for g in grads):
             ctx.call.start()
         return (None, ctx.token_grad, None) + grads
 
@@ -457,12 +459,16 @@ class _ModuleHooks:
         if not (self.backward and torch.is_grad_enabled()):
             self.calls.append(None)
             return None
-        inputs = _needing_grad(args, kwargs)
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+            # The common case, kept short: this runs per call.
+            a = args[0]
+            inputs, device = ((a,) if a.requires_grad else ()), a.device
+        else:
+            inputs, device = _needing_grad(args, kwargs), _first_device(args, kwargs)
         if not (inputs or self.trainable):
             # Nothing in or under the module needs a gradient: no backward.
             self.calls.append(None)
             return None
-        device = _first_device(args, kwargs)
         if device is None:
             p = next(iter(self.params()), None)
             device = p.device if p is not None else torch.device("cpu")

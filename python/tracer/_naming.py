@@ -16,6 +16,9 @@ Rules, in order of the path's parts:
   * a part that is a key of an adapter dict (an ``nn.ModuleDict`` by default)
     is the adapter; the innermost such key wins;
   * the root module (empty path) has no name.
+
+`qualify` prefixes the enclosing parts (``q_lora_a_alpaca_3``): tracer.torch
+uses it only for modules that would otherwise share a name.
 """
 
 from __future__ import annotations
@@ -52,12 +55,16 @@ def sanitize_adapter(adapter: str) -> str:
 
 
 def parse_module_path(
-    path: str, adapter_positions: Collection[int] = ()
+    path: str, adapter_positions: Collection[int] = (), qualify: int = 0
 ) -> Optional[ModuleName]:
     """Splits a dotted module path into base name, adapter and layer index.
 
     `adapter_positions` are the indices (in ``path.split('.')``) of the parts
-    that are adapter keys. Returns None for the root module.
+    that are adapter keys. `qualify`: how many enclosing path parts (other
+    than indices and adapter keys) to put in front of the base name, to tell
+    apart modules whose names would otherwise be the same
+    (``layers.3.q.lora_a.alpaca`` with 1: ``q_lora_a``). Returns None for the
+    root module.
     """
     if not path:
         return None
@@ -87,7 +94,8 @@ def parse_module_path(
             adapter = None
         else:
             layer = None
-    base = "_".join(tokens[indexed_from:]) if indexed_from is not None else tokens[-1]
+    first = indexed_from if indexed_from is not None else len(tokens) - 1
+    base = "_".join(tokens[max(0, first - qualify):])
     if adapter is not None:
         adapter = sanitize_adapter(adapter)
     return ModuleName(base=base, adapter=adapter, layer=layer)

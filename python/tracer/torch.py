@@ -31,32 +31,54 @@ ranges alone about 10 us; torch's full backward hooks, which could do the
 same job, cost twice as much. The tracer's own push/pop is a small fraction
 of either. `backward=False`, `include`, `exclude` and `max_depth` trim it.
 
+Backward ranges: a module call's range is pushed when the gradients of all
+its outputs are ready (an identity autograd Function on the outputs) and
+popped when the call's own backward nodes, and the accumulation of the
+parameter gradients they make, are done: an end node made in the forward
+pre-hook, before the module's own ops, which the autograd engine (highest
+sequence number first) runs only after all of them. So a layer's range
+covers its backward work whenever anything inside it gets gradients, also
+when its input needs no gradient and its only trainable weights are LoRA
+adapters deep inside it (the first decoder layer of a LoRA model), and the
+ranges of the modules inside it nest in it at their depth. Nothing is put on
+a module's inputs: an identity there (what torch's full backward hooks
+insert) sums the gradients of the module's uses of an input before adding
+them to the others' and changes their rounding; with these hooks losses and
+gradients are bit for bit those without them (tests/python/test_lora.py).
+
+Names: modules whose default names would be the same (peft's
+``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the enclosing
+path parts that tell them apart (``b_q_proj_lora_A_default_0``);
+``distinct_names=False`` keeps shared names.
+
 Threads: forward hooks run on the thread that calls the model. Backward
 ranges are pushed and popped where the autograd engine runs the module's
-backward: the calling thread on CPU, the device's engine thread on GPU. The
-push (an identity autograd Function on the call's outputs), the module's
-own backward nodes and the pop (one on its inputs, or, when no input needs a
-gradient, its parameters' accumulate-grad hooks) run on that one thread, and
-the engine runs nodes newest first, so a module's backward nodes run
-together and its range nests properly (tests/python/test_hooks.py checks
-both). `tracer report` attributes work on engine threads to the ranges open
-on the main thread (`step`, `backward`): docs/design.md section 3.
+backward: the calling thread on CPU, the device's engine thread on GPU
+(output edge, the module's nodes and its end node all run on the outputs'
+device queue). `tracer report` attributes work on engine threads to the
+ranges open on the main thread (`step`, `backward`): docs/design.md
+section 3.
 
-Limits: the backward edges hand the next op a view of a hooked module's
+Limits: the output edge hands the next op a view of a hooked module's
 output, and torch rejects an in-place change of such a view, so a module
 with ``inplace=True`` and its siblings (the conv and batch norm before an
 in-place ReLU) get forward ranges only; an in-place op on a hooked module's
 output elsewhere raises in torch: exclude that module or pass
-backward=False. Only tensors passed positionally, and outputs that are a
-tensor or a tuple/list of tensors, take part (torch's full backward hooks
-have the same rule); a call returning a dict gets no backward range. A
-module whose inputs need no gradient and that has no trainable parameter of
-its own (a container such as the first transformer block under a frozen
-embedding) has a backward range that closes at once: its children's ranges
-still time their work. Frozen embeddings get no backward range (indices in,
-no work to time). Under torch.compile the hooks run eagerly, cutting the
-compiled graph at each annotated module (checked on CPU: balanced ranges,
-forward and backward); annotate fewer modules to keep larger graphs.
+backward=False. Outputs that are a tensor or a tuple/list of tensors take
+part; a call returning a dict (a ModelOutput) gets no backward range, nor
+does a module whose output is its input unchanged (nn.Identity). Which
+modules can have backward work is decided when annotate() runs: freeze
+(get_peft_model) before annotating. A module with no input needing a
+gradient and nothing trainable inside gets no backward range (no work to
+time), nor do frozen embeddings. Under torch.autograd.grad(...) or
+backward(inputs=...), the engine runs only what leads to the asked tensors:
+a module then gets a backward range only if its inputs lead to them as well
+(not the first LoRA layer, whose input needs no gradient); ranges stay
+balanced. A parameter shared with a module outside (tied weights) is
+accumulated once, after its last use, in whichever range is open then.
+Under torch.compile the hooks run eagerly, cutting the compiled graph at
+each annotated module (checked on CPU: balanced ranges, forward and
+backward); annotate fewer modules to keep larger graphs.
 """
 
 from __future__ import annotations
@@ -283,8 +305,8 @@ def _parent(path: str) -> str:
 
 
 def _eager(hook):
-    """torch.compile must not trace the hooks: a traced _Edge loses its
-    callbacks (pushes without pops). Run eagerly, they cut the compiled
+    """torch.compile must not trace the hooks: a traced _Start / _End loses
+    its callbacks (pushes without pops). Run eagerly, they cut the compiled
     graph at each annotated module, as torch's own full backward hooks do."""
     disable = getattr(getattr(torch, "_dynamo", None), "disable", None)
     return disable(hook) if disable is not None else hook
@@ -294,121 +316,195 @@ def _nothing() -> None:
     return None
 
 
-class _Edge(torch.autograd.Function):
-    """Identity over some of a module call's tensors (its inputs, or its
-    outputs) whose backward calls `callback` once, when the gradients of all
-    of them are ready: the start (outputs) or the end (inputs) of that call's
-    backward. This is what torch's full backward hooks do, at a third of
-    their cost (bench/torch/bench_hooks.py)."""
+# Per device: the leaf every end marker hangs from (markers need an input
+# that requires grad to be part of the graph at all; it never gets a
+# gradient) and the placeholder gradient an output edge hands its marker (a
+# 0-dim tensor, never read: it only puts the marker on the device's queue).
+_anchors: dict = {}
+_tokens_grads: dict = {}
+_will_execute = getattr(torch._C, "_will_engine_execute_node", None)
+
+
+def _anchor(device) -> torch.Tensor:
+    a = _anchors.get(device)
+    if a is None:
+        a = _anchors[device] = torch.empty((), device=device, requires_grad=True)
+    return a
+
+
+def _token_grad(device) -> torch.Tensor:
+    g = _tokens_grads.get(device)
+    if g is None:
+        g = _tokens_grads[device] = torch.empty((), device=device)
+    return g
+
+
+def _runs(node) -> bool:
+    """Whether the engine will run `node` in the current backward (False
+    for a marker that torch.autograd.grad(..., inputs=) leaves out)."""
+    if _will_execute is None or node is None:
+        return True
+    try:
+        return bool(_will_execute(node))
+    except RuntimeError:
+        return False
+
+
+class _End(torch.autograd.Function):
+    """The end of one module call's backward. Made in the forward pre-hook,
+    before any of the call's own autograd nodes, so it has a lower sequence
+    number than all of them; its gradient comes from the call's output edge
+    (_Start). The engine runs ready nodes highest sequence number first
+    (AccumulateGrad first of all), so once the output edge has run, this
+    node waits until every node of the call, and the accumulation of every
+    parameter gradient they produce, is done: also when no input needs a
+    gradient (a frozen LoRA base layer) and whichever parameter is the last
+    to get one. It sits off the data path: it hands its inputs no gradient
+    (None adds nothing). Those inputs are the anchor, so that it is in the
+    graph at all, and the call's inputs that need a gradient, so that it is
+    run wherever they lead to a tensor torch.autograd.grad asks for."""
 
     @staticmethod
-    def forward(ctx, callback, *tensors):
-        ctx.callback = callback
+    def forward(ctx, call, anchor, *inputs):
+        ctx.call = call
+        # An alias, no new memory: under use_deterministic_algorithms torch
+        # fills new memory, a kernel per call on a GPU.
+        return anchor.detach()
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.call.end()
+        return (None,) * len(ctx.needs_input_grad)
+
+
+class _Start(torch.autograd.Function):
+    """Identity over a module call's outputs whose backward pushes the call's
+    backward range once the gradients of all of them are ready, and hands
+    the call's _End its (placeholder) gradient. The outputs' gradients are
+    summed here exactly as the call's last nodes would sum them, so the
+    model's gradients are bit for bit those without it."""
+
+    @staticmethod
+    def forward(ctx, call, token, grad_for_token, *tensors):
+        ctx.call, ctx.end, ctx.token_grad = call, token.grad_fn, grad_for_token
         ctx.set_materialize_grads(False)  # no zero tensors for unused outputs
         return tensors
 
     @staticmethod
     def backward(ctx, *grads):
-        ctx.callback()
-        return (None,) + grads
+        # With no gradient at all the engine runs this node on the CPU queue,
+        # not the outputs' device thread where the end node will run.
+        if _runs(ctx.end) and any(g is not None for g in grads):
+            ctx.call.start()
+        return (None, ctx.token_grad, None) + grads
 
 
 class _Call:
     """The backward range of one forward call of a module."""
 
-    __slots__ = ("hooks", "has_inputs", "armed")
+    __slots__ = ("hooks", "token", "open")
 
     def __init__(self, hooks: "_ModuleHooks") -> None:
-        self.hooks, self.has_inputs, self.armed = hooks, False, False
+        self.hooks, self.token, self.open = hooks, None, 0
 
-    def outputs_ready(self) -> None:
-        h = self.hooks
-        if h.waiting:  # a pop still owed (a parameter got no gradient)
-            h.waiting = 0
-            h.pop()
-        h.push_b()
-        if not self.has_inputs:
-            # No input needs a gradient, so nothing marks the end of this
-            # call's backward: its own weights' gradients do, if it has any.
-            if h.n_params:
-                h.waiting = h.n_params
-            else:
-                h.pop()
+    def start(self) -> None:
+        self.open += 1
+        self.hooks.push_b()
 
-    def inputs_done(self) -> None:
-        if self.armed:
+    def end(self) -> None:
+        if self.open:
+            self.open -= 1
             self.hooks.pop()
+
+
+def _first_device(args, kwargs):
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            return a.device
+    for a in kwargs.values():
+        if isinstance(a, torch.Tensor):
+            return a.device
+    return None
+
+
+def _needing_grad(args, kwargs) -> list:
+    out = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    if kwargs:
+        out += [a for a in kwargs.values() if isinstance(a, torch.Tensor) and a.requires_grad]
+    return out
 
 
 class _ModuleHooks:
     """Forward and backward ranges of one module.
 
     Forward: push in the forward pre-hook, pop in the forward hook (called
-    even when forward raises). Backward: the pre-hook passes the call's
-    inputs that need a gradient through an _Edge whose backward pops, the
-    forward hook passes its outputs through one whose backward pushes. The
-    engine runs the output edge, then the module's own nodes, then the input
-    edge, all on one thread. A module whose inputs need no gradient keeps its
-    range open until each of its own trainable parameters has been
-    accumulated (post-accumulate-grad hooks, same thread, right after)."""
+    even when forward raises). Backward: the pre-hook makes the call's _End
+    marker (before the module's own ops), the forward hook passes the
+    outputs through a _Start whose backward pushes. Both run on the thread
+    that the engine runs the outputs' device on. Neither touches the inputs:
+    an identity node there would sum the gradients of the module's uses of
+    an input before adding them to the others, another rounding than
+    without it (a loss changed in the 7th digit)."""
 
-    __slots__ = ("push_f", "pop_f", "push_b", "pop", "backward", "n_params", "waiting", "calls")
+    __slots__ = ("push_f", "pop_f", "push_b", "pop", "backward", "trainable", "params", "calls")
 
-    def __init__(self, push_f, push_b, pop, forward: bool, backward: bool, n_params: int):
+    def __init__(self, push_f, push_b, pop, forward: bool, backward: bool,
+                 trainable: bool, params: Callable[[], Iterable[torch.Tensor]]):
         self.push_f = push_f if forward else _nothing
         self.pop_f = pop if forward else _nothing
         self.push_b, self.pop, self.backward = push_b, pop, backward
-        self.n_params, self.waiting = n_params, 0
+        self.trainable, self.params = trainable, params
         self.calls: list = []  # one entry per forward call in progress
 
-    def pre(self, module, args):
+    def pre(self, module, args, kwargs):
         self.push_f()
         if not (self.backward and torch.is_grad_enabled()):
             self.calls.append(None)
             return None
-        call = _Call(self)
-        self.calls.append(call)
-        if len(args) == 1:  # the common case, kept short: this runs per call
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
+            # The common case, kept short: this runs per call.
             a = args[0]
-            if isinstance(a, torch.Tensor) and a.requires_grad:
-                call.has_inputs = True
-                return _Edge.apply(call.inputs_done, a)  # a 1-tuple: the new args
+            inputs, device = ((a,) if a.requires_grad else ()), a.device
+        else:
+            inputs, device = _needing_grad(args, kwargs), _first_device(args, kwargs)
+        if not (inputs or self.trainable):
+            # Nothing in or under the module needs a gradient: no backward.
+            self.calls.append(None)
             return None
-        idx = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
-        if not idx:
-            return None
-        call.has_inputs = True
-        new = list(args)
-        for i, t in zip(idx, _Edge.apply(call.inputs_done, *[args[i] for i in idx])):
-            new[i] = t
-        return tuple(new)
+        if device is None:
+            p = next(iter(self.params()), None)
+            device = p.device if p is not None else torch.device("cpu")
+        call = _Call(self)
+        call.token = _End.apply(call, _anchor(device), *inputs)
+        self.calls.append(call)
+        return None
 
     def post(self, module, args, output):
         self.pop_f()
         call = self.calls.pop() if self.calls else None
         if call is None:
             return None
+        token, call.token = call.token, None
         if isinstance(output, torch.Tensor):
-            if not output.requires_grad:
-                return None
-            call.armed = True
-            return _Edge.apply(call.outputs_ready, output)[0]
+            if not output.requires_grad or output.device != token.device or any(
+                output is a for a in args
+            ):
+                return None  # nothing to time, another device's thread, or a pass-through
+            return _Start.apply(call, token, _token_grad(token.device), output)[0]
         if not isinstance(output, (tuple, list)):
             return None  # dicts, dataclasses: no backward range for this call
-        idx = [i for i, o in enumerate(output) if isinstance(o, torch.Tensor) and o.requires_grad]
+        idx = [
+            i for i, o in enumerate(output)
+            if isinstance(o, torch.Tensor) and o.requires_grad and o.device == token.device
+            and not any(o is a for a in args)
+        ]
         if not idx:
             return None
-        call.armed = True
         new = list(output)
-        for i, t in zip(idx, _Edge.apply(call.outputs_ready, *[output[i] for i in idx])):
+        outs = _Start.apply(call, token, _token_grad(token.device), *[output[i] for i in idx])
+        for i, t in zip(idx, outs):
             new[i] = t
         return type(output)(new) if isinstance(output, list) else tuple(new)
-
-    def param_hook(self, param) -> None:
-        if self.waiting:
-            self.waiting -= 1
-            if not self.waiting:
-                self.pop()
 
 
 class Annotation:
@@ -441,6 +537,34 @@ class Annotation:
         )
 
 
+def _qualify_shared(bases: dict, qualifiable: set, positions: dict) -> None:
+    """Gives the modules in `qualifiable` that share a base name with another
+    chosen module one more enclosing path part at a time
+    (``layers.0.q_proj.lora_A.default`` and ``layers.0.v_proj.lora_A.default``:
+    ``q_proj_lora_A_default_0``, ``v_proj_lora_A_default_0``) until the names
+    differ or the paths run out of parts."""
+    level = dict.fromkeys(qualifiable, 0)
+    while True:
+        by_base: dict = {}
+        for path, base in bases.items():
+            by_base.setdefault(base, []).append(path)
+        progress = False
+        for paths in by_base.values():
+            if len(paths) < 2:
+                continue
+            for path in paths:
+                if path not in level:
+                    continue
+                name = parse_module_path(path, positions.get(path, ()), level[path] + 1)
+                base = name.range_name("")
+                if base != bases[path]:
+                    level[path] += 1
+                    bases[path] = base
+                    progress = True
+        if not progress:
+            return
+
+
 def annotate(
     model: nn.Module,
     prefix_forward: str = "f_",
@@ -456,6 +580,7 @@ def annotate(
     force: bool = False,
     backend: Union[None, str, _nvtx.Backend] = None,
     warn_shared_names: bool = True,
+    distinct_names: bool = True,
 ) -> Annotation:
     """Pushes an NVTX range around each submodule's forward and backward.
 
@@ -470,9 +595,14 @@ def annotate(
     force: register hooks even when no tracer is detected.
     backend: "torch", "nvtx" or a Backend for these hooks only (default: the
     module's, see set_backend).
-    warn_shared_names: warn when several modules get the same range name.
-    The seeds' convention shares some on purpose (``f_lora_a_{adapter}`` of
-    q, k, v and o, told apart by the enclosing ``f_q_3`` range).
+    distinct_names: modules whose default names would be the same (an
+    adapter's ``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the
+    enclosing path parts that tell them apart in front
+    (``f_q_proj_lora_A_default_0``). False keeps the shared names: the seeds'
+    convention shares some on purpose (``f_lora_a_{adapter}`` of q, k, v and
+    o, told apart by the enclosing ``f_q_3`` range).
+    warn_shared_names: warn when several modules still get the same range
+    name (name_fn, distinct_names=False, or paths that do not differ).
     """
     if not (force or enabled()):
         return Annotation(active=False, backend="none")
@@ -489,15 +619,16 @@ def annotate(
     includes, excludes = _as_patterns(include), _as_patterns(exclude)
     names = module_names(model, adapters)
     seen_modules: set = set()
-    # The backward edges hand the next op a view of the module's output, and
-    # an in-place op on it raises ("Output 0 of _EdgeBackward is a view and
+    # The output edge hands the next op a view of the module's output, and
+    # an in-place op on it raises ("Output 0 of _StartBackward is a view and
     # is being modified inplace"). The usual culprit is an inplace=True
     # sibling (conv -> bn -> ReLU(inplace=True)), so a module next to one gets
     # a forward range only.
     inplace_parents = {
         _parent(p) for p, m in model.named_modules() if getattr(m, "inplace", False) is True
     }
-    by_range: dict = {}
+    positions = _adapter_positions(model, adapters)
+    chosen = []  # (path, module, base, default-named)
     for path, module in model.named_modules():
         if isinstance(module, _NEVER_CALLED) or id(module) in seen_modules:
             continue
@@ -517,13 +648,20 @@ def annotate(
         if excludes and _matches(path, base, module, excludes):
             continue
         seen_modules.add(id(module))
+        chosen.append((path, module, base, name_fn is None and bool(path)))
+    bases = {path: base for path, _, base, _ in chosen}
+    if distinct_names:
+        _qualify_shared(bases, {p for p, _, _, default in chosen if default}, positions)
+    by_range: dict = {}
+    handles = result._handles
+    for path, module, _, _ in chosen:
+        base = bases[path]
         fname, bname = prefix_forward + base, prefix_backward + base
         by_range.setdefault(fname, []).append(path)
-        handles = result._handles
-        own = [p for p in module.parameters(recurse=False) if p.requires_grad]
+        trainable = any(p.requires_grad for p in module.parameters())
         want_backward = (
             backward
-            and not (isinstance(module, _NO_BACKWARD) and not own)
+            and not (isinstance(module, _NO_BACKWARD) and not trainable)
             and not getattr(module, "inplace", False)
             and _parent(path) not in inplace_parents
         )
@@ -531,12 +669,10 @@ def annotate(
             continue
         hooks = _ModuleHooks(
             backend.make_push(fname), backend.make_push(bname), backend.pop,
-            forward, want_backward, len(own),
+            forward, want_backward, trainable, module.parameters,
         )
-        handles.append(module.register_forward_pre_hook(_eager(hooks.pre)))
+        handles.append(module.register_forward_pre_hook(_eager(hooks.pre), with_kwargs=True))
         handles.append(module.register_forward_hook(_eager(hooks.post), always_call=True))
-        if want_backward:
-            handles.extend(p.register_post_accumulate_grad_hook(hooks.param_hook) for p in own)
         result.ranges[path] = (fname, bname if want_backward else None)
     clashes = {n: p for n, p in by_range.items() if len(p) > 1}
     if clashes and warn_shared_names:

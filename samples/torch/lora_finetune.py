@@ -299,7 +299,7 @@ def main(argv=None) -> int:
         # q, k, v and o share their adapters' range names on purpose (as in that study):
         # the enclosing f_q_3 / f_k_3 range tells them apart.
         handle = tt.annotate(model, force=cfg.force_annotate or cfg.profiler == "torch",
-                             warn_shared_names=False)
+                             warn_shared_names=False, distinct_names=False)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-4)
 

@@ -1,14 +1,15 @@
 """tracer.torch hooks with a recording NVTX shim: balanced, properly nested
 push/pop on the thread that runs each module, forward and backward.
 
-The shim (Recorder) stands for an NVTX client: it logs push(name) / pop()
-with the calling thread instead of calling NVTX, so the test sees exactly
-the sequence libtracer would receive.
+The shim (nvtx_recorder.Recorder) stands for an NVTX client: it logs
+push(name) / pop() with the calling thread instead of calling NVTX, so the
+test sees exactly the sequence libtracer would receive.
 """
 
 import importlib.util
 import threading
 import unittest
+import warnings
 
 import tracer_testing
 
@@ -19,58 +20,7 @@ from torch import nn  # noqa: E402
 
 import tracer.torch as tt  # noqa: E402
 from tracer import _nvtx  # noqa: E402
-
-
-class Recorder(_nvtx.Backend):
-    name = "recorder"
-
-    def __init__(self):
-        self.events = []  # (thread ident, "push", name) / (thread ident, "pop", None)
-        self._lock = threading.Lock()
-
-    def make_push(self, name):
-        def push():
-            with self._lock:
-                self.events.append((threading.get_ident(), "push", name))
-
-        return push
-
-    def pop(self):
-        with self._lock:
-            self.events.append((threading.get_ident(), "pop", None))
-
-    def start_tool(self):
-        self.tool_starts = getattr(self, "tool_starts", 0) + 1
-
-
-class Node:
-    def __init__(self, name, parent):
-        self.name, self.parent, self.children = name, parent, []
-
-    def descendants(self):
-        for c in self.children:
-            yield c
-            yield from c.descendants()
-
-
-def replay(events):
-    """Rebuilds each thread's range tree; fails on a pop without push or a
-    range left open. Returns {thread: root Node}."""
-    roots, stacks = {}, {}
-    for tid, op, name in events:
-        stack = stacks.setdefault(tid, [roots.setdefault(tid, Node("<root>", None))])
-        if op == "push":
-            node = Node(name, stack[-1])
-            stack[-1].children.append(node)
-            stack.append(node)
-        else:
-            if len(stack) == 1:
-                raise AssertionError(f"pop without push on thread {tid}")
-            stack.pop()
-    for tid, stack in stacks.items():
-        if len(stack) != 1:
-            raise AssertionError(f"thread {tid} left open: {[n.name for n in stack[1:]]}")
-    return roots
+from nvtx_recorder import Recorder, replay  # noqa: E402
 
 
 def load_sample():
@@ -81,6 +31,8 @@ def load_sample():
 
 
 SAMPLE = load_sample()
+# The sample keeps the seeds' names, shared by q, k, v and o on purpose.
+SAMPLE_NAMES = dict(warn_shared_names=False, distinct_names=False)
 
 
 def tiny_model(layers=2, adapters=2):
@@ -119,7 +71,7 @@ class HookTest(unittest.TestCase):
 
     def test_forward_and_backward_balanced_and_nested(self):
         cfg, model = tiny_model()
-        handle = tt.annotate(model, warn_shared_names=False)
+        handle = tt.annotate(model, **SAMPLE_NAMES)
         self.assertTrue(handle.active)
         self.run_step(model, cfg)
         handle.remove()
@@ -149,7 +101,7 @@ class HookTest(unittest.TestCase):
 
     def test_module_ranges_contain_their_children(self):
         cfg, model = tiny_model(layers=1)
-        handle = tt.annotate(model, warn_shared_names=False)
+        handle = tt.annotate(model, **SAMPLE_NAMES)
         self.run_step(model, cfg)
         handle.remove()
         root = replay(self.rec.events)[threading.get_ident()]
@@ -186,7 +138,7 @@ class HookTest(unittest.TestCase):
     def test_remove_and_filters(self):
         cfg, model = tiny_model(layers=2)
         handle = tt.annotate(model, include=["layers.*"], exclude=["lora_*", nn.Dropout],
-                             max_depth=3, warn_shared_names=False)
+                             max_depth=3, **SAMPLE_NAMES)
         paths = set(handle.ranges)
         self.assertIn("layers.1.q", paths)
         self.assertIn("layers.0.q", paths)
@@ -207,6 +159,29 @@ class HookTest(unittest.TestCase):
                              (path or "root").upper())
         self.assertEqual(handle.ranges, {"": ("f_ROOT", "b_ROOT"), "0": ("f_0", "b_0")})
         handle.remove()
+
+    def test_shared_names_qualified_until_distinct(self):
+        def stack():
+            layer = nn.Module()
+            layer.attn = nn.Module()
+            layer.attn.q = nn.Linear(2, 2)
+            s = nn.Module()
+            s.layers = nn.ModuleList([layer])
+            return s
+
+        model = nn.Module()
+        model.encoder, model.decoder, model.head = stack(), stack(), nn.Linear(2, 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            handle = tt.annotate(model)
+        handle.remove()
+        self.assertEqual(caught, [])
+        names = {p: f for p, (f, _) in handle.ranges.items()}
+        self.assertEqual(names["encoder.layers.0.attn.q"], "f_encoder_layers_attn_q_0")
+        self.assertEqual(names["decoder.layers.0.attn.q"], "f_decoder_layers_attn_q_0")
+        self.assertEqual(names["encoder.layers.0"], "f_encoder_layers_0")
+        self.assertEqual(names["head"], "f_head")  # not shared: as before
+        self.assertEqual(len(set(names.values())), len(names))
 
     def test_inplace_module_and_siblings_are_forward_only(self):
         model = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True)), nn.Linear(4, 1))
@@ -253,16 +228,16 @@ class HookTest(unittest.TestCase):
         for _ in range(3):
             m(torch.ones(2, 4)).sum().backward()
         handle.remove()
-        events = list(self.rec.events)
-        # The last backward's pop is still owed (no later backward pays it).
-        self.assertEqual(sum(e[1] == "push" for e in events) - sum(e[1] == "pop" for e in events), 1)
-        self.assertEqual([e[2] for e in events if e[1] == "push"].count("b_0"), 3)
+        # The range ends when the module's backward nodes are done, whichever
+        # of its parameters got a gradient.
+        replay(self.rec.events)
+        self.assertEqual([e[2] for e in self.rec.events if e[1] == "push"].count("b_0"), 3)
 
     def test_backward_on_another_thread_pairs_on_that_thread(self):
         # Stands for the GPU case, where backward runs on engine threads:
         # the pre-hook (push) and hook (pop) must land on the same thread.
         cfg, model = tiny_model(layers=1)
-        handle = tt.annotate(model, warn_shared_names=False)
+        handle = tt.annotate(model, **SAMPLE_NAMES)
         tokens, targets = batch(cfg)
         loss = model(tokens, targets)
         worker = threading.Thread(target=loss.backward)
@@ -333,7 +308,7 @@ class DisabledTest(unittest.TestCase):
         handle = tt.annotate(model, force=True, backend=rec)
         model(torch.ones(1, 2))
         handle.remove()
-        self.assertEqual([e[1:] for e in rec.events], [("push", "f_0"), ("pop", None)])
+        self.assertEqual([e[1:3] for e in rec.events], [("push", "f_0"), ("pop", None)])
 
 
 class BackendTest(unittest.TestCase):

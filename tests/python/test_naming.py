@@ -58,6 +58,21 @@ class NamingTest(unittest.TestCase):
         self.assertEqual(range_name("0", "f_"), "f_0")
         self.assertEqual(range_name("alpaca", "f_", {0}), "f_alpaca")
 
+    def test_qualified_by_enclosing_parts(self):
+        # peft: one adapter module name under q_proj and v_proj.
+        q = "base_model.model.model.layers.0.self_attn.q_proj.lora_A.default"
+        v = q.replace("q_proj", "v_proj")
+        at = adapters_at(q, "default")
+        self.assertEqual(parse_module_path(q, at).range_name("f_"), "f_lora_A_default_0")
+        self.assertEqual(parse_module_path(q, at, 1).range_name("f_"), "f_q_proj_lora_A_default_0")
+        self.assertEqual(parse_module_path(v, at, 1).range_name("f_"), "f_v_proj_lora_A_default_0")
+        self.assertEqual(parse_module_path(q, at, 2).range_name("f_"),
+                         "f_self_attn_q_proj_lora_A_default_0")
+        # Indices never become part of the base; more parts than there are: all of them.
+        self.assertEqual(parse_module_path("layers.1.experts.5.w1", (), 1).range_name(""),
+                         "layers_experts5_w1_1")
+        self.assertEqual(parse_module_path("a.b", (), 9).range_name(""), "a_b")
+
     def test_prefixes(self):
         self.assertEqual(range_name("layers.0.w1", "fwd."), "fwd.w1_0")
 

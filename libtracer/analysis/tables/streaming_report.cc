@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "libtracer/analysis/importers/import_file.h"
+#include "libtracer/analysis/importers/kineto_json_stream.h"
 #include "libtracer/analysis/importers/nsys_sqlite_stream.h"
 #include "libtracer/analysis/read/frame_scanner.h"
 #include "libtracer/analysis/tables/stream_aggregator.h"
@@ -43,6 +44,15 @@ bool IsNsysExport(const std::string& path) {
          importers::ImportFormat::kNsysSqlite;
 }
 
+bool IsKinetoTrace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[64] = {};
+  in.read(head, sizeof(head));
+  const std::string_view first(head, static_cast<size_t>(in.gcount()));
+  return !LooksLikeTraceStream(first) &&
+         importers::DetectImportFormat(first) == importers::ImportFormat::kKinetoJson;
+}
+
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
                                 const std::vector<std::string>& tables, const ReportOptions& o,
                                 const AttributionOptions& attribution) {
@@ -72,9 +82,11 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     aggregator.AddBatch(batch);
   };
   for (const StreamingInput& in : inputs) {
-    if (IsNsysExport(in.path)) {
-      // An nsys export: the streaming importer hands out its processes one
-      // after another, in the tracer's record order (nsys_sqlite_stream.h).
+    const bool nsys = IsNsysExport(in.path);
+    if (nsys || IsKinetoTrace(in.path)) {
+      // An import: its streaming importer hands out processes one after
+      // another, in the tracer's record order (nsys_sqlite_stream.h,
+      // kineto_json_stream.h).
       std::unique_ptr<StreamAggregator> aggregator;
       auto current = [&]() -> StreamAggregator& {
         if (!aggregator) {
@@ -83,16 +95,20 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
         }
         return *aggregator;
       };
-      importers::NsysStreamCallbacks callbacks;
-      callbacks.on_batch = [&](const ProcessTrace& batch) { add_batch(current(), batch); };
-      callbacks.on_process = [&](const ProcessTrace& process) {
+      auto on_batch = [&](const ProcessTrace& batch) { add_batch(current(), batch); };
+      auto on_process = [&](const ProcessTrace& process) {
         finish(current(), process, in.path);
         aggregator.reset();
       };
       std::string error;
       bool unsupported = false;
       if (in.progress) in.progress(0, 1);
-      if (!importers::StreamNsysSqlite(in.path, &trace.strings, callbacks, &error, &unsupported)) {
+      const bool ok =
+          nsys ? importers::StreamNsysSqlite(in.path, &trace.strings, {on_batch, on_process},
+                                             &error, &unsupported)
+               : importers::StreamKinetoJson(in.path, &trace.strings, {on_batch, on_process},
+                                             &error, &unsupported);
+      if (!ok) {
         if (unsupported) {
           result.inexact.push_back(error);
         } else {

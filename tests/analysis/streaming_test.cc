@@ -700,12 +700,33 @@ TEST(StreamingReport, TornFileKeepsEarlierFramesAndWarnsLikeTheInMemoryReader) {
 // sqlite): what `tracer report` then reads through the nsys importers.
 }  // namespace
 namespace tracer::analysis {
-std::string WriteExportedProgram(const Program& prog, const std::string& stem) {
+// launch_calls: each launch record also becomes the cudaLaunchKernel runtime
+// row with its correlation id that a real export holds (the exporter writes
+// API records only), so that ops are attributed through the API rows.
+std::string WriteExportedProgram(const Program& prog, const std::string& stem,
+                                 bool launch_calls = false) {
   const std::string stream = WriteProgram(prog, stem);
   Trace trace;
   std::string error;
   EXPECT_TRUE(ReadTraceFile(stream, &trace, &error)) << error;
   std::remove(stream.c_str());
+  if (launch_calls) {
+    const uint32_t name = trace.strings.Intern("cudaLaunchKernel");
+    for (ProcessTrace& p : trace.processes) {
+      for (const LaunchRecord& l : p.launches) {
+        ApiRecord a;
+        a.start_ns = l.time_ns;
+        a.end_ns = l.time_ns + 3;
+        a.thread = l.thread;
+        a.correlation_id = l.correlation_id;
+        a.name = name;
+        p.api_calls.push_back(a);
+      }
+      std::stable_sort(
+          p.api_calls.begin(), p.api_calls.end(),
+          [](const ApiRecord& x, const ApiRecord& y) { return x.start_ns < y.start_ns; });
+    }
+  }
   const std::string path = TraceFileBuilder::TempPath(stem) + ".sqlite";
   std::remove(path.c_str());
   EXPECT_TRUE(exporters::WriteSqlite(trace, path, &error)) << error;
@@ -727,6 +748,15 @@ TEST(StreamingReport, NsysExportSameRowsAsTheWholeImport) {
     const std::string f = WriteExportedProgram(p, "nsys_prog" + std::to_string(seed));
     ExpectSameTables({f}, {}, {}, false);
     ExpectSameTables({f}, {}, off, false);
+    // With the cudaLaunchKernel rows a real export has: ops attributed.
+    const std::string g = WriteExportedProgram(p, "nsys_prog_calls" + std::to_string(seed), true);
+    ExpectSameTables({g}, {}, {}, false);
+    ExpectSameTables({g}, {}, off, false);
+    const StreamingResult calls = Streamed({g}, {});
+    const auto* row = testing::FindRow(calls.tables[0], {{"source", "nsys-sqlite"}});
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(testing::IntAt(calls.tables[0], *row, "unattributed_ops"), 0);
+    std::remove(g.c_str());
     const StreamingResult got = Streamed({f}, {});
     EXPECT_EQ(got.files_read, 1u);
     EXPECT_GT(got.peak_nodes, 0u);
@@ -735,6 +765,42 @@ TEST(StreamingReport, NsysExportSameRowsAsTheWholeImport) {
     EXPECT_GT(testing::IntAt(got.tables[0], *summary, "kernels"), 0);
     std::remove(f.c_str());
   }
+}
+
+TEST(StreamingReport, NsysExportWithRowsOutOfStartOrderSameRowsAsTheWholeImport) {
+  // The streaming importer reads a table as stored when its rows are in
+  // (process, start) order, else through ORDER BY: rows of the kernel,
+  // memcpy and runtime tables shuffled must give the same tables.
+  Program p;
+  p.seed = 4;
+  p.steps = 40;
+  p.with_graph = false;
+  const std::string f = WriteExportedProgram(p, "nsys_shuffled", true);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+    for (const char* t : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                          "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+      const std::string sql = std::string("CREATE TABLE shuffled AS SELECT * FROM ") + t +
+                              " ORDER BY (rowid * 7919) % 65521; DROP TABLE " + t +
+                              "; ALTER TABLE shuffled RENAME TO " + t + ";";
+      ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << t;
+      sqlite3_stmt* st = nullptr;
+      const std::string check =
+          std::string("SELECT SUM(s < ps) FROM (SELECT start AS s, LAG(start) ") +
+          "OVER (ORDER BY rowid) AS ps FROM " + t + ")";
+      ASSERT_EQ(sqlite3_prepare_v2(db, check.c_str(), -1, &st, nullptr), SQLITE_OK);
+      ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+      EXPECT_GT(sqlite3_column_int64(st, 0), 0) << t << " still in start order";
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+  }
+  AttributionOptions off;
+  off.main_thread = MainThreadMode::kOff;
+  ExpectSameTables({f}, {}, {}, false);
+  ExpectSameTables({f}, {}, off, false);
+  std::remove(f.c_str());
 }
 
 TEST(StreamingReport, NsysExportHeldStateDependsOnOpenRangesNotOnLength) {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "libtracer/analysis/importers/correlation_bits.h"
 #include "libtracer/analysis/importers/gzip_stream.h"
 #include "libtracer/analysis/importers/kineto_converter.h"
 #include "libtracer/analysis/importers/kineto_tokenizer.h"
@@ -46,27 +47,6 @@ bool Less(const Item& a, const Item& b) {
   if (a.track != b.track) return a.track < b.track;
   return a.name < b.name;
 }
-
-// Correlation ids that have a GPU op: one bit each (ids are CUPTI's, dense
-// from 1).
-class CorrelationBits {
- public:
-  static constexpr uint64_t kMaxId = uint64_t{1} << 28;  // 32 MiB of bits
-  bool Set(uint64_t id) {
-    if (id >= kMaxId) return false;
-    const size_t word = static_cast<size_t>(id >> 6);
-    if (word >= bits_.size()) bits_.resize(std::max(word + 1, bits_.size() * 2), 0);
-    bits_[word] |= uint64_t{1} << (id & 63);
-    return true;
-  }
-  bool Has(uint64_t id) const {
-    const size_t word = static_cast<size_t>(id >> 6);
-    return word < bits_.size() && (bits_[word] >> (id & 63) & 1) != 0;
-  }
-
- private:
-  std::vector<uint64_t> bits_;
-};
 
 // Sorted runs of items in an unlinked temporary file.
 class RunFile {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "libtracer/analysis/importers/correlation_bits.h"
 #include "libtracer/analysis/importers/nsys_global_id.h"
 #include "libtracer/analysis/importers/nsys_schema.h"
 #include "libtracer/analysis/importers/process_builder.h"
@@ -84,6 +85,9 @@ class NsysStreamer : public NsysSchema {
   bool HasNullProcess(std::string* table);
   void FindMaxTime();
   bool ReadMeta(std::string* error);
+  // One plain scan per table: whether its rows are already in (process,
+  // start) order, and (GPU tables) the correlation ids with GPU work.
+  bool ScanOrderAndCorrelations(std::string* error);
   bool OpenCursors(std::string* error);
   bool OpenCursor(Cursor* c, const std::string& sql, std::string* error);
   void Sweep(uint32_t pid);
@@ -101,6 +105,13 @@ class NsysStreamer : public NsysSchema {
   size_t batch_;
   uint64_t max_time_ = 0;
   bool has_gpu_table_ = false;
+  // Correlation ids with GPU work per pid, from ScanOrderAndCorrelations;
+  // when an id does not fit (use_bits_ false) a temp table in SQLite.
+  bool use_bits_ = true;
+  std::unordered_map<uint32_t, CorrelationBits> gpu_bits_;
+  const CorrelationBits* pid_bits_ = nullptr;  // the swept pid's
+  // Tables whose rowid order is (pid, start) order: read without ORDER BY.
+  std::map<std::string, bool, std::less<>> in_order_;
   std::vector<uint32_t> pids_;
   std::map<uint32_t, ProcessMeta> meta_;
   std::vector<std::pair<uint32_t, uint32_t>> fallback_domains_;  // DomainStrings
@@ -143,7 +154,11 @@ class NsysStreamer : public NsysSchema {
   std::unordered_map<uint32_t, std::vector<OpenRange>> stacks_;  // thread -> open push/pop
   std::priority_queue<RangeRecord, std::vector<RangeRecord>, LaterPop> closing_;
   uint64_t unclosed_ = 0, partial_overlaps_ = 0;
-  std::map<std::string, uint64_t> by_kind_;
+  // Records handed out by kind (footer records_by_kind).
+  enum Kind { kRanges, kMarks, kKernels, kMemcpys, kMemsets, kApiCalls, kKindCount };
+  static constexpr const char* kKinds[kKindCount] = {"ranges",  "marks",   "kernels",
+                                                     "memcpys", "memsets", "api_calls"};
+  uint64_t by_kind_[kKindCount] = {};
 };
 
 bool NsysStreamer::CheckSchema(std::string* error) {
@@ -350,6 +365,53 @@ bool NsysStreamer::ReadMeta(std::string* error) {
   return true;
 }
 
+bool NsysStreamer::ScanOrderAndCorrelations(std::string* error) {
+  // Exports are mostly written in start order per process; checking costs
+  // one scan of two or three integer columns, far less than SQLite's sort
+  // (ORDER BY on 10 M rows spills to a temp file) or than a temp table of
+  // correlation ids probed per API row.
+  const std::pair<const char*, const char*> tables[] = {{kKernel, "globalPid"},
+                                                        {kMemcpy, "globalPid"},
+                                                        {kMemset, "globalPid"},
+                                                        {kRuntime, "globalTid"}};
+  for (const auto& [t, col] : tables) {
+    if (!db_.HasTable(t)) continue;
+    const bool gpu = std::string_view(t) != kRuntime;
+    SqliteStatement st;
+    if (!Query("SELECT \"" + std::string(col) + "\" AS g, \"start\" AS s" +
+                   (gpu ? ", \"correlationId\" AS c" : "") + " FROM \"" + t + "\"",
+               &st, error)) {
+      return false;
+    }
+    const int g_col = st.Column("g"), s_col = st.Column("s"), c_col = gpu ? st.Column("c") : -1;
+    bool sorted = true, first = true;
+    uint32_t last_pid = 0;
+    uint64_t last_start = 0;
+    CorrelationBits* bits = nullptr;
+    while (st.Step()) {
+      const uint32_t pid = NsysPid(st.Int(g_col));
+      const uint64_t start = Clamp(st.Int(s_col));  // what the sweep compares
+      if (first || pid != last_pid) {
+        if (!first && pid < last_pid) sorted = false;
+        first = false;
+        last_pid = pid;
+        last_start = 0;
+        if (gpu) bits = &gpu_bits_[pid];
+      }
+      if (start < last_start) sorted = false;
+      last_start = start;
+      if (gpu && use_bits_) {
+        const int64_t corr = st.Int(c_col);
+        if (corr < 0 || (corr > 0 && !bits->Set(static_cast<uint64_t>(corr)))) use_bits_ = false;
+      }
+    }
+    if (!Finish(st, t, error)) return false;
+    in_order_[t] = sorted;
+  }
+  if (!use_bits_) gpu_bits_.clear();
+  return true;
+}
+
 bool NsysStreamer::OpenCursor(Cursor* c, const std::string& sql, std::string* error) {
   if (!Query(sql, &c->st, error)) return false;
   c->pid_col = c->st.Column("pid_");
@@ -364,6 +426,11 @@ bool NsysStreamer::OpenCursor(Cursor* c, const std::string& sql, std::string* er
 
 bool NsysStreamer::OpenCursors(std::string* error) {
   const std::string order = " ORDER BY pid_, \"start\"";
+  // A table already in order is read as stored: no sort, no temp b-tree.
+  auto OrderOf = [&](std::string_view table) {
+    auto it = in_order_.find(table);
+    return it != in_order_.end() && it->second ? std::string() : order;
+  };
   if (db_.HasTable(kNvtx)) {
     // Start order, the enclosing range first (range_nesting.h); an unclosed
     // range ends at the last timestamp.
@@ -383,7 +450,7 @@ bool NsysStreamer::OpenCursors(std::string* error) {
     if (!gpu.empty()) gpu += " UNION ALL ";
     gpu += "SELECT " + PidOf(t, "globalPid") + ", \"correlationId\" FROM \"" + t + "\"";
   }
-  if (!gpu.empty() && db_.HasTable(kRuntime)) {
+  if (!use_bits_ && !gpu.empty() && db_.HasTable(kRuntime)) {
     for (const std::string& sql :
          {std::string("DROP TABLE IF EXISTS temp.tracer_gpu_corr"),
           std::string("CREATE TEMP TABLE tracer_gpu_corr (pid INTEGER, corr INTEGER, PRIMARY "
@@ -401,15 +468,16 @@ bool NsysStreamer::OpenCursors(std::string* error) {
   }
   if (db_.HasTable(kRuntime)) {
     std::string extra = PidOf(kRuntime, "globalTid") + " AS pid_";
-    extra += has_gpu_table_ ? ", EXISTS(SELECT 1 FROM temp.tracer_gpu_corr g WHERE g.pid = " +
-                                  PidOf(kRuntime, "globalTid") + " AND g.corr = \"" + kRuntime +
-                                  "\".\"correlationId\") AS has_gpu_"
-                            : ", 0 AS has_gpu_";
+    extra += has_gpu_table_ && !use_bits_
+                 ? ", EXISTS(SELECT 1 FROM temp.tracer_gpu_corr g WHERE g.pid = " +
+                       PidOf(kRuntime, "globalTid") + " AND g.corr = \"" + kRuntime +
+                       "\".\"correlationId\") AS has_gpu_"
+                 : ", 0 AS has_gpu_";
     const std::string sql =
         WithColumns(Select(kRuntime, {"start", "end", "globalTid", "correlationId", "nameId"},
                            {"eventClass", "returnValue"}),
                     extra) +
-        order;
+        OrderOf(kRuntime);
     if (!OpenCursor(&api_, sql, error)) return false;
     const SqliteStatement& st = api_.st;
     api_cols_ = {st.Column("start"),         st.Column("end"),     st.Column("globalTid"),
@@ -422,7 +490,7 @@ bool NsysStreamer::OpenCursors(std::string* error) {
                           const std::vector<std::string_view>& optional) {
     std::vector<std::string_view> cols = activity;
     cols.insert(cols.end(), required.begin(), required.end());
-    return WithColumns(Select(t, cols, optional), PidOf(t, "globalPid") + " AS pid_") + order;
+    return WithColumns(Select(t, cols, optional), PidOf(t, "globalPid") + " AS pid_") + OrderOf(t);
   };
   if (db_.HasTable(kKernel) &&
       !OpenCursor(&kernels_, activity_sql(kKernel, {"demangledName"}, {"graphId", "graphNodeId"}),
@@ -498,7 +566,7 @@ void NsysStreamer::OnRange(const NvtxColumns& c) {
     }
     stack.push_back({r.id, r.start_ns, r.end_ns, r.depth});
   }
-  ++by_kind_["ranges"];
+  ++by_kind_[kRanges];
   closing_.push(std::move(r));
 }
 
@@ -512,7 +580,7 @@ void NsysStreamer::OnMark(const NvtxColumns& c) {
   m.category = static_cast<uint32_t>(st.Int(c.category));
   m.color = static_cast<uint32_t>(st.Int(c.color));
   proc_->marks.push_back(m);
-  ++by_kind_["marks"];
+  ++by_kind_[kMarks];
   ++pending_records_;
 }
 
@@ -528,9 +596,11 @@ void NsysStreamer::OnApi() {
   a.domain = ApiDomainOf(st, c.event_class, a.name);
   a.return_value = static_cast<uint32_t>(st.Int(c.ret));
   proc_->api_calls.push_back(a);
-  ++by_kind_["api_calls"];
+  ++by_kind_[kApiCalls];
   ++pending_records_;
-  if (a.correlation_id == 0 || st.Int(c.has_gpu) == 0) return;
+  const bool has_gpu =
+      use_bits_ ? pid_bits_ != nullptr && pid_bits_->Has(a.correlation_id) : st.Int(c.has_gpu) != 0;
+  if (a.correlation_id == 0 || !has_gpu) return;
   LaunchRecord l;
   l.correlation_id = a.correlation_id;
   l.time_ns = a.start_ns;
@@ -570,7 +640,7 @@ void NsysStreamer::OnKernel() {
   k.graph_id = static_cast<uint64_t>(st.Int(c.graph));
   k.graph_node_id = static_cast<uint64_t>(st.Int(c.node));
   proc_->kernels.push_back(k);
-  ++by_kind_["kernels"];
+  ++by_kind_[kKernels];
   ++pending_records_;
 }
 
@@ -589,7 +659,7 @@ void NsysStreamer::OnMemcpy() {
   m.flags = (static_cast<uint32_t>(st.Int(c.src) & 0xFF) << 8) |
             (static_cast<uint32_t>(st.Int(c.dst) & 0xFF) << 16);
   proc_->memcpys.push_back(m);
-  ++by_kind_["memcpys"];
+  ++by_kind_[kMemcpys];
   ++pending_records_;
 }
 
@@ -605,7 +675,7 @@ void NsysStreamer::OnMemset() {
   m.bytes = static_cast<uint64_t>(st.Int(c.bytes));
   m.value = static_cast<uint32_t>(st.Int(c.value));
   proc_->memsets.push_back(m);
-  ++by_kind_["memsets"];
+  ++by_kind_[kMemsets];
   ++pending_records_;
 }
 
@@ -618,8 +688,10 @@ void NsysStreamer::Sweep(uint32_t pid) {
   next_range_id_ = 1;
   stacks_.clear();
   unclosed_ = partial_overlaps_ = 0;
-  by_kind_.clear();
+  std::fill(std::begin(by_kind_), std::end(by_kind_), 0);
   ProcessMeta& meta = meta_[pid];
+  auto bits = gpu_bits_.find(pid);
+  pid_bits_ = bits == gpu_bits_.end() ? nullptr : &bits->second;
   process.header.pid = pid;
   process.header.source = "nsys-sqlite";
   process.header.clock_description = "nsys session clock (ns since session start)";
@@ -680,9 +752,8 @@ void NsysStreamer::Sweep(uint32_t pid) {
   if (meta.skipped_nvtx != 0) process.counters["import_nvtx_events_skipped"] += meta.skipped_nvtx;
   FooterInfo footer;
   footer.session_end_trace_ns = max_time_;
-  for (const char* kind : {"ranges", "marks", "kernels", "memcpys", "memsets", "api_calls"}) {
-    footer.records_by_kind.emplace_back(kind, by_kind_[kind]);
-  }
+  for (size_t i = 0; i < std::size(kKinds); ++i)
+    footer.records_by_kind.emplace_back(kKinds[i], by_kind_[i]);
   footer.records_by_kind.emplace_back("syncs", meta.syncs);
   process.footer = footer;
   cb_.on_process(process);
@@ -701,7 +772,7 @@ bool NsysStreamer::Run(const std::string& path, std::string* error, bool* unsupp
     return false;
   }
   FindMaxTime();
-  if (!ReadMeta(error) || !OpenCursors(error)) return false;
+  if (!ReadMeta(error) || !ScanOrderAndCorrelations(error) || !OpenCursors(error)) return false;
   for (uint32_t pid : pids_) Sweep(pid);
   for (Cursor* c : {&nvtx_, &api_, &kernels_, &memcpys_, &memsets_}) {
     if (c->st.valid() && !c->st.ok()) {

@@ -24,6 +24,11 @@ class CorrelationBits {
     bits_[word] |= uint64_t{1} << (id & 63);
     return true;
   }
+  // Adds the ids of other.
+  void Merge(const CorrelationBits& other) {
+    if (bits_.size() < other.bits_.size()) bits_.resize(other.bits_.size(), 0);
+    for (size_t i = 0; i < other.bits_.size(); ++i) bits_[i] |= other.bits_[i];
+  }
   bool Has(uint64_t id) const {
     const size_t word = static_cast<size_t>(id >> 6);
     return word < bits_.size() && ((bits_[word] >> (id & 63)) & 1) != 0;

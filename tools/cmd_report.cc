@@ -135,9 +135,11 @@ constexpr uint64_t kInMemoryFactor = 14;
 // An nsys export imported whole: about 1.6 times its size (ingest_bench
 // --nsys: 1835 MiB for a 1133 MB export of 10 M kernels).
 constexpr uint64_t kNsysInMemoryFactor = 2;
-// A Kineto JSON trace imported whole (ingest_bench --kineto): TODO_FACTOR.
+// A Kineto JSON trace imported whole (ingest_bench --kineto: 191 MiB for
+// 1 M kernels, 390 MB of JSON gzipped to 18 MB): half its size as text,
+// about 11 times its size gzipped.
 constexpr uint64_t kKinetoInMemoryFactor = 1;
-constexpr uint64_t kKinetoGzInMemoryFactor = 3;
+constexpr uint64_t kKinetoGzInMemoryFactor = 11;
 
 // "2G", "512M", "100k", "1048576" (binary units); false when malformed.
 bool ParseByteSize(const std::string& text, uint64_t* out) {

@@ -1060,6 +1060,29 @@ TEST(StreamingReport, KinetoTraceSpilledToSortedRunsGivesTheSameRecords) {
   const std::vector<std::string> spilled = records(7);  // hundreds of runs
   EXPECT_GT(in_memory.size(), 10u);
   EXPECT_EQ(spilled, in_memory);
+  // No temporary file to be had: declined (the caller reads it whole), not
+  // an error and no partial tables.
+  {
+    const char* old_tmp = std::getenv("TMPDIR");
+    const std::string saved = old_tmp != nullptr ? old_tmp : "";
+    setenv("TMPDIR", "/nonexistent/tracer-test", 1);
+    Trace trace;
+    std::string error;
+    bool unsupported = false;
+    size_t batches = 0;
+    importers::KinetoStreamCallbacks cb;
+    cb.on_batch = [&](const ProcessTrace&) { ++batches; };
+    cb.on_process = [&](const ProcessTrace&) { ++batches; };
+    EXPECT_FALSE(importers::StreamKinetoJson(f, &trace.strings, cb, &error, &unsupported, 64, 7));
+    EXPECT_TRUE(unsupported);
+    EXPECT_EQ(batches, 0u);
+    EXPECT_NE(error.find("temporary file"), std::string::npos) << error;
+    if (old_tmp != nullptr) {
+      setenv("TMPDIR", saved.c_str(), 1);
+    } else {
+      unsetenv("TMPDIR");
+    }
+  }
   std::remove(f.c_str());
 }
 

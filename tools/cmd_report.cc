@@ -80,9 +80,11 @@ same numbers as reading whole, main-thread inheritance included (worker-thread
 launches wait for the main thread's range around them to close). When an
 input needs what it cannot do while reading (start/end ranges over GPU work,
 records far out of order, worker launches waiting on one main-thread range by
-the hundred thousand, PyTorch profiler JSON, other tables), it says so on
+the hundred thousand, other tables), it says so on
 stderr and reads the input whole: the choice never changes a number. Nsys
-SQLite exports take that path too (SQLite sorts their tables).
+SQLite exports and PyTorch profiler (Kineto) JSON traces take that path too
+(their events are sorted by time first: an nsys export by SQLite, a Kineto trace
+in a temporary file of 48 bytes per event).
 
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record
@@ -157,6 +159,11 @@ constexpr uint64_t kInMemoryFactor = 14;
 // An nsys export imported whole: about 1.6 times its size (ingest_bench
 // --nsys: 1835 MiB for a 1133 MB export of 10 M kernels).
 constexpr uint64_t kNsysInMemoryFactor = 2;
+// A Kineto JSON trace imported whole (ingest_bench --kineto: 191 MiB for
+// 1 M kernels, 390 MB of JSON gzipped to 18 MB): half its size as text,
+// about 11 times its size gzipped.
+constexpr uint64_t kKinetoInMemoryFactor = 1;
+constexpr uint64_t kKinetoGzInMemoryFactor = 11;
 
 // "2G", "512M", "100k", "1048576" (binary units); false when malformed.
 bool ParseByteSize(const std::string& text, uint64_t* out) {
@@ -201,6 +208,13 @@ uint64_t AvailableMemory() {
   return 0;
 }
 
+bool IsGzip(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char head[2] = {};
+  in.read(reinterpret_cast<char*>(head), 2);
+  return in.gcount() == 2 && head[0] == 0x1f && head[1] == 0x8b;
+}
+
 bool IsStreamFile(const std::string& path) {
   analysis::FrameScanner scanner(path);
   std::string error;
@@ -221,6 +235,8 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
       estimate += size * kInMemoryFactor;
     } else if (analysis::IsNsysExport(f)) {
       estimate += size * kNsysInMemoryFactor;
+    } else if (analysis::IsKinetoTrace(f)) {
+      estimate += size * (IsGzip(f) ? kKinetoGzInMemoryFactor : kKinetoInMemoryFactor);
     } else {
       return false;
     }
@@ -254,10 +270,9 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
     }
   }
   for (const std::string& f : files) {
-    // nsys exports have a streaming importer; Kineto JSON is one JSON
-    // document whose events are in no useful order: read whole.
-    if (analysis::IsNsysExport(f)) continue;
-    if (!IsStreamFile(f)) return f + " is an import (PyTorch profiler, Kineto JSON)";
+    // nsys exports and Kineto JSON traces have streaming importers.
+    if (analysis::IsNsysExport(f) || analysis::IsKinetoTrace(f)) continue;
+    if (!IsStreamFile(f)) return f + " is not a trace the bounded path reads";
     if (!analysis::IsRecordedStream(f)) {
       return f + " was written by `tracer import`, not recorded (no launch records)";
     }

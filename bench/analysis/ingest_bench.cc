@@ -19,7 +19,14 @@
 // importer + aggregation) against the whole import (--no-stream), each in a
 // fresh process that reports its time and VmHWM.
 //
-//   ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss] [--nsys]
+// With --kineto it does the same for the program written as a gzipped Kineto
+// (PyTorch profiler) JSON trace: step and layer ranges as user_annotation and
+// cpu_op events, each launch as a cudaLaunchKernel cuda_runtime event, the
+// kernels last (Kineto's order: CPU events, then GPU activities), so that the
+// bounded importer has to sort it.
+//
+//   ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss] [--nsys] [--kineto]
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -184,11 +192,136 @@ size_t GenerateNsys(const std::string& path, size_t kernels) {
   return records;
 }
 
+// Records of Generate(kernels) (ranges + kernels + launches), which the nsys
+// and Kineto forms keep (launches become API calls).
+size_t RecordsOf(size_t kernels) {
+  return 2 * kernels + (kernels + 49) / 50 + (kernels + 999) / 1000;
+}
+
+// Microseconds with 3 decimals, as Kineto's ns-resolution traces write them.
+void AppendMicros(std::string* out, uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
+                static_cast<unsigned long long>(ns % 1000));
+  *out += buf;
+}
+
+// The program of Generate as a gzipped Kineto trace; returns its records.
+size_t GenerateKineto(const std::string& path, size_t kernels) {
+  const std::string stream = path + ".trace";
+  Generate(stream, kernels);
+  tracer::analysis::Trace trace;
+  std::string error;
+  if (!tracer::analysis::ReadTraceFile(stream, &trace, &error)) {
+    std::fprintf(stderr, "ingest_bench: %s\n", error.c_str());
+    std::exit(1);
+  }
+  std::remove(stream.c_str());
+  gzFile gz = gzopen(path.c_str(), "wb1");
+  if (gz == nullptr) std::exit(1);
+  gzbuffer(gz, 1 << 20);
+  std::string out = "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+  size_t records = 0;
+  bool first = true;
+  auto flush = [&](bool force) {
+    if (force || out.size() >= (1u << 20)) {
+      gzwrite(gz, out.data(), static_cast<unsigned>(out.size()));
+      out.clear();
+    }
+  };
+  auto begin = [&](const char* ph, const char* cat, std::string_view name, uint64_t pid,
+                   uint64_t tid, uint64_t ts) {
+    if (!first) out += ",\n";
+    first = false;
+    out += "{\"ph\": \"";
+    out += ph;
+    out += "\", \"cat\": \"";
+    out += cat;
+    out += "\", \"name\": \"";
+    out += name;
+    out +=
+        "\", \"pid\": " + std::to_string(pid) + ", \"tid\": " + std::to_string(tid) + ", \"ts\": ";
+    AppendMicros(&out, ts);
+  };
+  for (const auto& p : trace.processes) {
+    const uint64_t pid = p.header.pid;
+    auto tid = [&](uint32_t t) { return p.threads[t].os_tid; };
+    for (const tracer::RangeRecord& r : p.ranges) {
+      begin("X", r.depth == 0 ? "user_annotation" : "cpu_op", trace.strings.Get(r.name), pid,
+            tid(r.thread), r.start_ns);
+      out += ", \"dur\": ";
+      AppendMicros(&out, r.end_ns - r.start_ns);
+      out += "}";
+      flush(false);
+    }
+    for (const tracer::LaunchRecord& l : p.launches) {
+      begin("X", "cuda_runtime", "cudaLaunchKernel", pid, tid(l.thread), l.time_ns);
+      out += ", \"dur\": 4.000, \"args\": {\"cbid\": 211, \"correlation\": " +
+             std::to_string(l.correlation_id) + "}}";
+      flush(false);
+    }
+    for (const tracer::KernelRecord& k : p.kernels) {
+      const auto& s = p.streams[k.stream];
+      begin("X", "kernel", trace.strings.Get(k.name), s.device, s.stream, k.start_ns);
+      out += ", \"dur\": ";
+      AppendMicros(&out, k.end_ns - k.start_ns);
+      out += ", \"args\": {\"device\": " + std::to_string(s.device) +
+             ", \"stream\": " + std::to_string(s.stream) +
+             ", \"correlation\": " + std::to_string(k.correlation_id) +
+             ", \"grid\": [1024, 1, 1], \"block\": [256, 1, 1]}}";
+      flush(false);
+    }
+    records += p.ranges.size() + p.launches.size() + p.kernels.size();
+  }
+  out += "\n], \"displayTimeUnit\": \"ms\"}\n";
+  flush(true);
+  gzclose(gz);
+  return records;
+}
+
 size_t NsysMemoryTables(const std::string& path) {
   tracer::analysis::Trace trace;
   std::string error;
   if (!tracer::analysis::LoadInput(path, &trace, &error)) return 0;
   return WholeTables(trace);
+}
+
+// What SQLite itself delivers on the export: a bare prepared SELECT of the
+// columns the streaming importer reads, stepped in table order and every
+// column read with sqlite3_column_int64 (no ORDER BY, no conversion). The
+// floor of any importer that reads these rows through SQLite.
+size_t RawSqliteScan(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return 0;
+  const char* queries[] = {
+      "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, "
+      "graphId, graphNodeId FROM CUPTI_ACTIVITY_KIND_KERNEL",
+      "SELECT start, end, globalTid, correlationId, nameId, eventClass, returnValue FROM "
+      "CUPTI_ACTIVITY_KIND_RUNTIME",
+      "SELECT start, end, eventType, globalTid, textId, domainId, category, color FROM "
+      "NVTX_EVENTS"};
+  size_t rows = 0;
+  int64_t sum = 0;
+  for (const char* q : queries) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, q, -1, &st, nullptr) != SQLITE_OK) continue;
+    const int n = sqlite3_column_count(st);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      for (int c = 0; c < n; ++c) sum += sqlite3_column_int64(st, c);
+      ++rows;
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return rows + (sum == 42 ? 1 : 0);
+}
+
+// User + system CPU seconds of this process (all its threads).
+double OwnCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 // VmHWM of this process (peak resident set of its address space), MiB.
@@ -204,7 +337,8 @@ double OwnPeakRssMiB() {
 // Peak resident set (MiB) of a fresh process (this program re-executed with
 // --run MODE PATH), which reports its own VmHWM: nothing of this process's
 // heap is counted (a forked child's ru_maxrss would include it).
-double PeakRssMiB(const char* mode, const std::string& path, double* seconds = nullptr) {
+double PeakRssMiB(const char* mode, const std::string& path, double* seconds = nullptr,
+                  double* cpu_seconds = nullptr, double* main_cpu_seconds = nullptr) {
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return -1;
@@ -212,9 +346,11 @@ double PeakRssMiB(const char* mode, const std::string& path, double* seconds = n
   const std::string cmd = std::string("'") + self + "' --run " + mode + " '" + path + "'";
   FILE* child = popen(cmd.c_str(), "r");
   if (child == nullptr) return -1;
-  double mib = -1, secs = -1;
-  if (std::fscanf(child, "%lf %lf", &mib, &secs) < 1) mib = -1;
+  double mib = -1, secs = -1, cpu = -1, main_cpu = -1;
+  if (std::fscanf(child, "%lf %lf %lf %lf", &mib, &secs, &cpu, &main_cpu) < 1) mib = -1;
   if (seconds != nullptr) *seconds = secs;
+  if (cpu_seconds != nullptr) *cpu_seconds = cpu;
+  if (main_cpu_seconds != nullptr) *main_cpu_seconds = main_cpu;
   return pclose(child) == 0 ? mib : -1;
 }
 
@@ -230,15 +366,19 @@ int main(int argc, char** argv) {
   size_t kernels = 1'000'000;
   int iterations = 3;
   std::string keep;
-  bool rss = false, nsys = false;
+  bool rss = false, nsys = false, kineto = false;
   if (argc == 4 && std::string(argv[1]) == "--run") {
     const std::string mode = argv[2];
     const auto t0 = Clock::now();
-    const size_t rows = mode == "stream"        ? StreamTables(argv[3])
-                        : mode == "nsys-memory" ? NsysMemoryTables(argv[3])
-                                                : MemoryTables(argv[3]);
+    const size_t rows = mode == "stream"          ? StreamTables(argv[3])
+                        : mode == "import-memory" ? NsysMemoryTables(argv[3])
+                        : mode == "nsys-raw"      ? RawSqliteScan(argv[3])
+                                                  : MemoryTables(argv[3]);
     const double secs = Seconds(t0, Clock::now());
-    std::printf("%.1f %.3f\n", OwnPeakRssMiB(), secs);
+    timespec main_cpu{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &main_cpu);
+    std::printf("%.1f %.3f %.3f %.3f\n", OwnPeakRssMiB(), secs, OwnCpuSeconds(),
+                static_cast<double>(main_cpu.tv_sec) + static_cast<double>(main_cpu.tv_nsec) / 1e9);
     return rows > 0 ? 0 : 1;
   }
   for (int i = 1; i < argc; ++i) {
@@ -253,33 +393,58 @@ int main(int argc, char** argv) {
       rss = true;
     else if (a == "--nsys")
       nsys = true;
+    else if (a == "--kineto")
+      kineto = true;
     else {
       std::fprintf(
           stderr,
-          "usage: ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss] [--nsys]\n");
+          "usage: ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss] [--nsys] "
+          "[--kineto]\n");
       return 2;
     }
   }
-  if (nsys) {
-    // Bounded nsys path against the whole import, each in a fresh process.
-    const std::string tmp = "/tmp/tracer_ingest_bench_" + std::to_string(getpid()) + ".sqlite";
+  if (nsys || kineto) {
+    // The bounded import path against the whole import, each in a fresh
+    // process; for nsys also a bare SQLite scan of the same rows (the floor).
+    const char* ext = nsys ? ".sqlite" : ".pt.trace.json.gz";
+    const std::string tmp = "/tmp/tracer_ingest_bench_" + std::to_string(getpid()) + ext;
     std::printf(
-        "nsys SQLite export, `tracer report` tables (ranges, kernels, range-kernels, gpu):\n");
-    std::printf("  %10s %10s %8s | %9s %9s %9s | %9s %9s %9s\n", "kernels", "records", "MB",
-                "stream s", "M rec/s", "peak MiB", "whole s", "M rec/s", "peak MiB");
+        "%s, `tracer report` tables (ranges, kernels, range-kernels, gpu): wall seconds, CPU "
+        "seconds (user+sys, all threads) and M records/s of that CPU time; main: the stream's "
+        "main thread alone (other threads step SQLite or inflate gzip beside it), whose rate "
+        "bounds the wall rate on idle cores:\n",
+        nsys ? "nsys SQLite export" : "Kineto JSON trace (gzip)");
+    std::printf("  %9s %9s %7s | %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s", "kernels", "records",
+                "MB", "stream", "cpu s", "Mrec/s", "main s", "Mrec/s", "peakMiB", "whole", "cpu s",
+                "Mrec/s", "peakMiB");
+    std::printf(nsys ? " | %7s %7s %7s\n" : "\n", "raw sql", "cpu s", "Mrec/s");
     for (size_t n : {kernels, kernels * 10}) {
-      // --keep PATH: only the N-kernel export, left there (for a profiler).
+      // --keep PATH: only the N-kernel file, left there (for a profiler) and
+      // reused when it is already there.
       const std::string p = keep.empty() ? tmp : keep;
-      const size_t recs = GenerateNsys(p, n);
+      size_t recs = 0;
+      if (!keep.empty() && std::ifstream(p).good()) {
+        recs = RecordsOf(n);
+      } else {
+        recs = nsys ? GenerateNsys(p, n) : GenerateKineto(p, n);
+      }
       std::ifstream f(p, std::ios::binary | std::ios::ate);
       const double file_mb = static_cast<double>(f.tellg()) / 1e6;
-      double s_secs = 0, m_secs = 0;
-      const double s_mib = PeakRssMiB("stream", p, &s_secs);
-      const double m_mib = PeakRssMiB("nsys-memory", p, &m_secs);
+      double s_secs = 0, m_secs = 0, s_cpu = 0, m_cpu = 0, raw_secs = 0, raw_cpu = 0, s_main = 0;
+      const double s_mib = PeakRssMiB("stream", p, &s_secs, &s_cpu, &s_main);
+      const double m_mib = PeakRssMiB("import-memory", p, &m_secs, &m_cpu);
+      if (nsys) PeakRssMiB("nsys-raw", p, &raw_secs, &raw_cpu);
       if (keep.empty()) std::remove(p.c_str());
-      const double r = static_cast<double>(recs);
-      std::printf("  %10zu %10zu %8.1f | %9.2f %9.2f %9.1f | %9.2f %9.2f %9.1f\n", n, recs, file_mb,
-                  s_secs, r / s_secs / 1e6, s_mib, m_secs, r / m_secs / 1e6, m_mib);
+      const double r = static_cast<double>(recs) / 1e6;
+      std::printf(
+          "  %9zu %9zu %7.1f | %7.2f %7.2f %7.2f %7.2f %7.2f %7.1f | %7.2f %7.2f %7.2f %7.1f", n,
+          recs, file_mb, s_secs, s_cpu, r / s_cpu, s_main, r / s_main, s_mib, m_secs, m_cpu,
+          r / m_cpu, m_mib);
+      if (nsys) {
+        std::printf(" | %7.2f %7.2f %7.2f\n", raw_secs, raw_cpu, r / raw_cpu);
+      } else {
+        std::printf("\n");
+      }
       std::fflush(stdout);
       if (!keep.empty()) break;
     }

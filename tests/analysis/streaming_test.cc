@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -19,6 +20,7 @@
 #include "libtracer/analysis/aggregate/correlation_window.h"
 #include "libtracer/analysis/aggregate/duration_accumulator.h"
 #include "libtracer/analysis/export/sqlite_export.h"
+#include "libtracer/analysis/importers/kineto_json_stream.h"
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/reader.h"
@@ -747,12 +749,33 @@ TEST(StreamingReport, TornFileKeepsEarlierFramesAndWarnsLikeTheInMemoryReader) {
 // sqlite): what `tracer report` then reads through the nsys importers.
 }  // namespace
 namespace tracer::analysis {
-std::string WriteExportedProgram(const Program& prog, const std::string& stem) {
+// launch_calls: each launch record also becomes the cudaLaunchKernel runtime
+// row with its correlation id that a real export holds (the exporter writes
+// API records only), so that ops are attributed through the API rows.
+std::string WriteExportedProgram(const Program& prog, const std::string& stem,
+                                 bool launch_calls = false) {
   const std::string stream = WriteProgram(prog, stem);
   Trace trace;
   std::string error;
   EXPECT_TRUE(ReadTraceFile(stream, &trace, &error)) << error;
   std::remove(stream.c_str());
+  if (launch_calls) {
+    const uint32_t name = trace.strings.Intern("cudaLaunchKernel");
+    for (ProcessTrace& p : trace.processes) {
+      for (const LaunchRecord& l : p.launches) {
+        ApiRecord a;
+        a.start_ns = l.time_ns;
+        a.end_ns = l.time_ns + 3;
+        a.thread = l.thread;
+        a.correlation_id = l.correlation_id;
+        a.name = name;
+        p.api_calls.push_back(a);
+      }
+      std::stable_sort(
+          p.api_calls.begin(), p.api_calls.end(),
+          [](const ApiRecord& x, const ApiRecord& y) { return x.start_ns < y.start_ns; });
+    }
+  }
   const std::string path = TraceFileBuilder::TempPath(stem) + ".sqlite";
   std::remove(path.c_str());
   EXPECT_TRUE(exporters::WriteSqlite(trace, path, &error)) << error;
@@ -774,6 +797,15 @@ TEST(StreamingReport, NsysExportSameRowsAsTheWholeImport) {
     const std::string f = WriteExportedProgram(p, "nsys_prog" + std::to_string(seed));
     ExpectSameTables({f}, {}, {}, false);
     ExpectSameTables({f}, {}, off, false);
+    // With the cudaLaunchKernel rows a real export has: ops attributed.
+    const std::string g = WriteExportedProgram(p, "nsys_prog_calls" + std::to_string(seed), true);
+    ExpectSameTables({g}, {}, {}, false);
+    ExpectSameTables({g}, {}, off, false);
+    const StreamingResult calls = Streamed({g}, {});
+    const auto* row = testing::FindRow(calls.tables[0], {{"source", "nsys-sqlite"}});
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(testing::IntAt(calls.tables[0], *row, "unattributed_ops"), 0);
+    std::remove(g.c_str());
     const StreamingResult got = Streamed({f}, {});
     EXPECT_EQ(got.files_read, 1u);
     EXPECT_GT(got.peak_nodes, 0u);
@@ -782,6 +814,42 @@ TEST(StreamingReport, NsysExportSameRowsAsTheWholeImport) {
     EXPECT_GT(testing::IntAt(got.tables[0], *summary, "kernels"), 0);
     std::remove(f.c_str());
   }
+}
+
+TEST(StreamingReport, NsysExportWithRowsOutOfStartOrderSameRowsAsTheWholeImport) {
+  // The streaming importer reads a table as stored when its rows are in
+  // (process, start) order, else through ORDER BY: rows of the kernel,
+  // memcpy and runtime tables shuffled must give the same tables.
+  Program p;
+  p.seed = 4;
+  p.steps = 40;
+  p.with_graph = false;
+  const std::string f = WriteExportedProgram(p, "nsys_shuffled", true);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+    for (const char* t : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                          "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
+      const std::string sql = std::string("CREATE TABLE shuffled AS SELECT * FROM ") + t +
+                              " ORDER BY (rowid * 7919) % 65521; DROP TABLE " + t +
+                              "; ALTER TABLE shuffled RENAME TO " + t + ";";
+      ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << t;
+      sqlite3_stmt* st = nullptr;
+      const std::string check =
+          std::string("SELECT SUM(s < ps) FROM (SELECT start AS s, LAG(start) ") +
+          "OVER (ORDER BY rowid) AS ps FROM " + t + ")";
+      ASSERT_EQ(sqlite3_prepare_v2(db, check.c_str(), -1, &st, nullptr), SQLITE_OK);
+      ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+      EXPECT_GT(sqlite3_column_int64(st, 0), 0) << t << " still in start order";
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+  }
+  AttributionOptions off;
+  off.main_thread = MainThreadMode::kOff;
+  ExpectSameTables({f}, {}, {}, false);
+  ExpectSameTables({f}, {}, off, false);
+  std::remove(f.c_str());
 }
 
 TEST(StreamingReport, NsysExportHeldStateDependsOnOpenRangesNotOnLength) {
@@ -871,6 +939,259 @@ TEST(StreamingReport, RealNsysExportsStreamAsTheyReadWhole) {
     EXPECT_GT(got.peak_nodes, 0u);
     ExpectSameTables({f}, {}, {}, false);
   }
+}
+
+// ------------------------------------------------- Kineto JSON traces
+
+// Microseconds with 3 decimals (Kineto's ns-resolution traces).
+std::string Micros(uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
+                static_cast<unsigned long long>(ns % 1000));
+  return buf;
+}
+
+// The program written as a PyTorch profiler (Kineto) trace: push/pop ranges
+// as user_annotation (top level) and cpu_op events, each launch record as the
+// cudaLaunchKernel cuda_runtime event that carries its correlation id, API
+// records as cuda_runtime events, kernels and memcpys as GPU events, plus
+// what the importer skips or only counts (python_function, ac2g flows,
+// thread names). Events are written in a shuffled order, as Kineto's are in
+// no useful one; gzipped or plain.
+std::string WriteKinetoProgram(const Program& prog, const std::string& stem, bool gzip,
+                               uint32_t shuffle_seed) {
+  const std::string stream = WriteProgram(prog, stem);
+  Trace trace;
+  std::string error;
+  EXPECT_TRUE(ReadTraceFile(stream, &trace, &error)) << error;
+  std::remove(stream.c_str());
+  const ProcessTrace& p = trace.processes.at(0);
+  const uint64_t pid = p.header.pid;
+  auto tid = [&](uint32_t t) { return p.threads.at(t).os_tid; };
+  auto x = [&](const std::string& cat, std::string_view name, uint64_t event_pid,
+               uint64_t event_tid, uint64_t start, uint64_t end, const std::string& args) {
+    std::string e = "{\"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + std::string(name) +
+                    "\", \"pid\": " + std::to_string(event_pid) +
+                    ", \"tid\": " + std::to_string(event_tid) + ", \"ts\": " + Micros(start) +
+                    ", \"dur\": " + Micros(end - start);
+    if (!args.empty()) e += ", \"args\": {" + args + "}";
+    return e + "}";
+  };
+  std::vector<std::string> events;
+  for (const RangeRecord& r : p.ranges) {
+    if (r.kind != RangeKind::kPushPop) continue;
+    events.push_back(x(r.depth == 0 ? "user_annotation" : "cpu_op", trace.strings.Get(r.name), pid,
+                       tid(r.thread), r.start_ns, r.end_ns, ""));
+  }
+  for (const LaunchRecord& l : p.launches) {
+    events.push_back(x("cuda_runtime", "cudaLaunchKernel", pid, tid(l.thread), l.time_ns,
+                       l.time_ns + 4,
+                       "\"cbid\": 211, \"correlation\": " + std::to_string(l.correlation_id)));
+    events.push_back("{\"ph\": \"s\", \"id\": " + std::to_string(l.correlation_id) + ", \"pid\": " +
+                     std::to_string(pid) + ", \"tid\": " + std::to_string(tid(l.thread)) +
+                     ", \"ts\": " + Micros(l.time_ns) + ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}");
+  }
+  for (const ApiRecord& a : p.api_calls) {
+    events.push_back(x("cuda_runtime", trace.strings.Get(a.name), pid, tid(a.thread), a.start_ns,
+                       a.end_ns, "\"cbid\": 3"));
+  }
+  auto gpu_args = [&](uint32_t stream, uint64_t corr) {
+    const StreamInfo& s = p.streams.at(stream);
+    return "\"device\": " + std::to_string(s.device) + ", \"stream\": " + std::to_string(s.stream) +
+           ", \"correlation\": " + std::to_string(corr);
+  };
+  for (const KernelRecord& k : p.kernels) {
+    const StreamInfo& s = p.streams.at(k.stream);
+    events.push_back(
+        x("kernel", trace.strings.Get(k.name), s.device, s.stream, k.start_ns, k.end_ns,
+          gpu_args(k.stream, k.correlation_id) + ", \"grid\": [64, 1, 1], \"block\": [128, 1, 1]"));
+  }
+  for (const MemcpyRecord& m : p.memcpys) {
+    const StreamInfo& s = p.streams.at(m.stream);
+    events.push_back(x(
+        "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", s.device, s.stream, m.start_ns, m.end_ns,
+        gpu_args(m.stream, m.correlation_id) + ", \"bytes\": " + std::to_string(m.bytes)));
+  }
+  events.push_back(x("python_function", "train.py(12): step", pid, pid, 950, 990, ""));
+  events.push_back("{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + std::to_string(pid) +
+                   ", \"tid\": " + std::to_string(pid) +
+                   ", \"args\": {\"name\": \"thread 1 (pt_main_thread)\"}}");
+  std::mt19937 rng(shuffle_seed);
+  std::shuffle(events.begin(), events.end(), rng);
+  std::string json =
+      "{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [";
+  for (size_t i = 0; i < events.size(); ++i) json += (i == 0 ? "\n" : ",\n") + events[i];
+  json += "\n]}\n";
+  const std::string path = TraceFileBuilder::TempPath(stem) + (gzip ? ".json.gz" : ".json");
+  if (gzip) {
+    gzFile gz = gzopen(path.c_str(), "wb");
+    EXPECT_NE(gz, nullptr);
+    gzwrite(gz, json.data(), static_cast<unsigned>(json.size()));
+    gzclose(gz);
+  } else {
+    std::ofstream(path, std::ios::binary) << json;
+  }
+  return path;
+}
+
+TEST(StreamingReport, KinetoTraceSameRowsAsTheWholeImport) {
+  // Shuffled events, plain and gzipped, three threads launching inside and
+  // outside the main thread's ranges: the sorted sweep and the launch
+  // records it makes from cuda_runtime events must attribute like the whole
+  // import's API records, inheritance on and off.
+  AttributionOptions off;
+  off.main_thread = MainThreadMode::kOff;
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(seed);
+    Program p;
+    p.seed = seed;
+    p.with_graph = false;      // Kineto has no graph node snapshots
+    p.main_range = seed == 3;  // every worker launch inherits "train"
+    const std::string f =
+        WriteKinetoProgram(p, "kineto_prog" + std::to_string(seed), seed != 2, seed * 7);
+    ASSERT_TRUE(IsKinetoTrace(f));
+    ExpectSameTables({f}, {}, {}, false);
+    ExpectSameTables({f}, {}, off, false);
+    ReportOptions by_process;
+    by_process.by_process = true;
+    ExpectSameTables({f}, by_process, {}, false);
+    const StreamingResult got = Streamed({f}, {});
+    EXPECT_EQ(got.files_read, 1u);
+    EXPECT_GT(got.peak_nodes, 0u);
+    const auto* summary = testing::FindRow(got.tables[0], {{"source", "kineto-json"}});
+    ASSERT_NE(summary, nullptr);
+    EXPECT_GT(testing::IntAt(got.tables[0], *summary, "kernels"), 0);
+    if (p.main_range) {
+      EXPECT_GT(testing::IntAt(got.tables[0], *summary, "inherited_ops"), 0);
+    }
+    std::remove(f.c_str());
+  }
+}
+
+TEST(StreamingReport, KinetoTraceSpilledToSortedRunsGivesTheSameRecords) {
+  // A trace larger than one sort run goes through the temporary file and
+  // the k-way merge: the records handed out, in order and batch by batch,
+  // are those of the in-memory sort (whose tables equal the whole import's,
+  // above).
+  Program p;
+  p.steps = 20;
+  p.with_graph = false;
+  p.main_range = true;
+  const std::string f = WriteKinetoProgram(p, "kineto_spill", true, 5);
+  auto records = [&](size_t run_items) {
+    std::vector<std::string> out;
+    Trace trace;
+    std::string error;
+    importers::KinetoStreamCallbacks cb;
+    cb.on_batch = [&](const ProcessTrace& b) {
+      std::ostringstream s;
+      for (const RangeRecord& r : b.ranges)
+        s << "R" << r.id << "," << r.parent_id << "," << r.depth << "," << r.name << "," << r.thread
+          << "," << r.start_ns << "," << r.end_ns << ";";
+      for (const LaunchRecord& l : b.launches)
+        s << "L" << l.correlation_id << "," << l.range_id << "," << l.time_ns << ";";
+      for (const ApiRecord& a : b.api_calls)
+        s << "A" << a.correlation_id << "," << a.start_ns << ";";
+      for (const KernelRecord& k : b.kernels)
+        s << "K" << k.correlation_id << "," << k.start_ns << "," << k.name << ";";
+      for (const MemcpyRecord& m : b.memcpys) s << "M" << m.correlation_id << "," << m.bytes << ";";
+      out.push_back(s.str());
+    };
+    cb.on_process = [&](const ProcessTrace& process) {
+      out.push_back("footer " + std::to_string(process.footer->session_end_trace_ns) + " " +
+                    std::to_string(process.counters.size()));
+    };
+    EXPECT_TRUE(importers::StreamKinetoJson(f, &trace.strings, cb, &error, nullptr, 64, run_items))
+        << error;
+    return out;
+  };
+  const std::vector<std::string> in_memory = records(size_t{1} << 20);
+  const std::vector<std::string> spilled = records(7);  // hundreds of runs
+  EXPECT_GT(in_memory.size(), 10u);
+  EXPECT_EQ(spilled, in_memory);
+  // No temporary file to be had: declined (the caller reads it whole), not
+  // an error and no partial tables.
+  {
+    const char* old_tmp = std::getenv("TMPDIR");
+    const std::string saved = old_tmp != nullptr ? old_tmp : "";
+    setenv("TMPDIR", "/nonexistent/tracer-test", 1);
+    Trace trace;
+    std::string error;
+    bool unsupported = false;
+    size_t batches = 0;
+    importers::KinetoStreamCallbacks cb;
+    cb.on_batch = [&](const ProcessTrace&) { ++batches; };
+    cb.on_process = [&](const ProcessTrace&) { ++batches; };
+    EXPECT_FALSE(importers::StreamKinetoJson(f, &trace.strings, cb, &error, &unsupported, 64, 7));
+    EXPECT_TRUE(unsupported);
+    EXPECT_EQ(batches, 0u);
+    EXPECT_NE(error.find("temporary file"), std::string::npos) << error;
+    if (old_tmp != nullptr) {
+      setenv("TMPDIR", saved.c_str(), 1);
+    } else {
+      unsetenv("TMPDIR");
+    }
+  }
+  std::remove(f.c_str());
+}
+
+TEST(StreamingReport, KinetoOpsSharingACorrelationIdAreLeftToTheWholePath) {
+  // Two kernels of one cudaLaunchKernel correlation (a CUDA graph launch as
+  // Kineto records it): the whole import attributes both through the API
+  // record; the bounded path matches one op per launch, so it must decline.
+  Program p;
+  p.steps = 2;
+  p.with_graph = false;
+  const std::string plain = WriteKinetoProgram(p, "kineto_dup", false, 3);
+  std::ifstream in(plain);
+  std::string json((std::istreambuf_iterator<char>(in)), {});
+  const size_t at = json.rfind("\n]}");
+  ASSERT_NE(at, std::string::npos);
+  json.insert(at,
+              ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"graph_kernel\", \"pid\": 0, "
+              "\"tid\": 11, \"ts\": 2.500, \"dur\": 0.100, \"args\": {\"device\": 0, \"stream\": "
+              "11, \"correlation\": 1}}");
+  std::ofstream(plain, std::ios::binary | std::ios::trunc) << json;
+  const StreamingResult got = Streamed({plain}, {});
+  ASSERT_EQ(got.inexact.size(), 1u);
+  EXPECT_NE(got.inexact[0].find("without a launch record"), std::string::npos) << got.inexact[0];
+  // The command falls back to the whole import and says why.
+  const CliOutput cli = RunReport("--stream " + plain + " --table kernels --format csv");
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.err.find("reading the input whole"), std::string::npos) << cli.err;
+  EXPECT_EQ(cli.out, RunReport("--no-stream " + plain + " --table kernels --format csv").out);
+  std::remove(plain.c_str());
+}
+
+// The real PyTorch profiler trace of ../shared/data (ResNet, DDP rank 0):
+// `--stream` prints byte for byte what `--no-stream` prints, on the bounded
+// path.
+TEST(StreamingReport, RealKinetoTraceStreamsAsItReadsWhole) {
+  const std::string f =
+      std::string(TRACER_SHARED_DATA_DIR) + "/kineto/resnet_ddp_rank0.pt.trace.json.gz";
+  if (!std::filesystem::exists(f)) GTEST_SKIP() << f << " is absent";
+  const std::string tables =
+      " --table summary,ranges,kernels,range-kernels,gpu,memory,api --format csv";
+  for (const char* mode : {"", " --main-thread off"}) {
+    SCOPED_TRACE(mode);
+    const CliOutput whole = RunReport("--no-stream " + f + tables + mode);
+    const CliOutput stream = RunReport("--stream " + f + tables + mode);
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    ASSERT_EQ(stream.exit_code, 0) << stream.err;
+    EXPECT_NE(whole.out.find("# range-kernels"), std::string::npos);
+    EXPECT_EQ(stream.out, whole.out);
+    EXPECT_EQ(stream.err.find("reading the input whole"), std::string::npos) << stream.err;
+  }
+  const CliOutput automatic = RunReport(f + tables + " --stream-above 1k");
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_NE(automatic.err.find("large input ("), std::string::npos) << automatic.err;
+  EXPECT_EQ(automatic.out, RunReport("--no-stream " + f + tables).out);
+  const StreamingResult got = Streamed({f}, {});
+  EXPECT_TRUE(got.inexact.empty());
+  EXPECT_TRUE(got.errors.empty());
+  EXPECT_EQ(got.files_read, 1u);
+  EXPECT_GT(got.peak_nodes, 0u);
+  ExpectSameTables({f}, {}, {}, false);
 }
 
 }  // namespace tracer::analysis

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "libtracer/analysis/importers/gzip_stream.h"
+#include "libtracer/analysis/importers/kineto_converter.h"
 #include "libtracer/analysis/importers/kineto_tokenizer.h"
-#include "libtracer/analysis/importers/process_builder.h"
 #include "libtracer/analysis/importers/range_nesting.h"
 
 namespace tracer::analysis::importers {
@@ -16,204 +16,31 @@ namespace {
 
 using namespace std::literals;
 
-// proto CopyKind from Kineto's memcpy name, "Memcpy DtoD (Device -> Device)".
-uint32_t CopyKindFromName(std::string_view name) {
-  static constexpr std::pair<std::string_view, uint32_t> kKinds[] = {
-      {"HtoD", 1}, {"DtoH", 2}, {"HtoA", 3}, {"AtoH", 4}, {"AtoA", 5},
-      {"AtoD", 6}, {"DtoA", 7}, {"DtoD", 8}, {"HtoH", 9}, {"PtoP", 10}};
-  if (name.starts_with("Memcpy ")) name.remove_prefix(7);
-  for (const auto& [text, kind] : kKinds) {
-    if (name.starts_with(text)) return kind;
-  }
-  return 0;
-}
-
-class KinetoConverter {
- public:
-  explicit KinetoConverter(Trace* trace) : trace_(trace), builder_(&process_) {}
-
-  void Add(const KinetoEvent& e);
-  ProcessTrace Finish(const KinetoTraceInfo& info, const std::string& path);
-
- private:
-  uint32_t Name(const std::string& s) { return trace_->strings.Intern(s); }
-  void Skip(std::string_view what) { ++skipped_[std::string(what)]; }
-  uint32_t GpuStream(const KinetoEvent& e) {
-    // GPU events carry args.device/stream; pid/tid repeat them (pid = device,
-    // tid = stream) and are the fallback.
-    const int64_t device = e.device >= 0 ? e.device : e.pid;
-    const int64_t stream = e.stream >= 0 ? e.stream : e.tid;
-    return builder_.Stream(static_cast<uint32_t>(device),
-                           static_cast<uint32_t>(e.context < 0 ? 0 : e.context),
-                           static_cast<uint64_t>(stream));
-  }
-  // start_ns, end_ns, stream and correlation_id of a GPU activity record.
-  template <typename Record>
-  void GpuOpFields(const KinetoEvent& e, Record* r) {
-    r->start_ns = e.ts_ns;
-    r->end_ns = e.ts_ns + e.dur_ns;
-    r->stream = GpuStream(e);
-    r->correlation_id = e.correlation < 0 ? 0 : static_cast<uint64_t>(e.correlation);
-  }
-  uint32_t GpuTrack(uint32_t stream_id);
-  void AddRange(const KinetoEvent& e, uint32_t thread, uint32_t domain, uint32_t category);
-  void NoteCpuPid(int64_t pid) {
-    if (cpu_pid_ < 0) cpu_pid_ = pid;
-  }
-
-  Trace* trace_;
-  ProcessTrace process_;
-  ProcessBuilder builder_;
-  int64_t cpu_pid_ = -1;
-  std::map<std::string, uint64_t> skipped_;
-  std::unordered_map<uint32_t, uint32_t> gpu_tracks_;          // stream id -> thread id
-  std::vector<std::pair<int64_t, std::string>> thread_names_;  // tid -> name
-  uint64_t flows_ = 0;
-};
-
-uint32_t KinetoConverter::GpuTrack(uint32_t stream_id) {
-  auto [it, inserted] = gpu_tracks_.emplace(stream_id, 0);
-  if (inserted) {
-    const StreamInfo& s = process_.streams[stream_id];
-    ThreadInfo t;
-    t.defined = true;
-    t.os_tid = 0;  // not an OS thread
-    t.name = Name("GPU " + std::to_string(s.device) + " stream " + std::to_string(s.stream));
-    it->second = static_cast<uint32_t>(process_.threads.size());
-    process_.threads.push_back(t);
-  }
-  return it->second;
-}
-
-void KinetoConverter::AddRange(const KinetoEvent& e, uint32_t thread, uint32_t domain,
-                               uint32_t category) {
-  RangeRecord r;
-  r.kind = RangeKind::kPushPop;
-  r.thread = thread;
-  r.name = Name(e.name);
-  r.domain = domain;
-  r.category = category;
-  r.start_ns = e.ts_ns;
-  r.end_ns = e.ts_ns + e.dur_ns;
-  process_.ranges.push_back(r);
-}
-
-void KinetoConverter::Add(const KinetoEvent& e) {
-  if (e.ph == 'M') {
-    if (e.name == "thread_name"sv && e.has_tid) thread_names_.emplace_back(e.tid, e.arg_name);
-    return;
-  }
-  if (e.ph == 's' || e.ph == 'f' || e.ph == 't') {
-    ++flows_;
-    return;
-  }
-  if (e.ph != 'X') {
-    Skip("import_events_skipped_ph_" + std::string(1, e.ph == 0 ? '?' : e.ph));
-    return;
-  }
-  if (!e.has_ts || !e.has_pid || !e.has_tid) {
-    Skip("import_events_skipped_" + (e.cat.empty() ? std::string("no_cat") : e.cat));
-    return;
-  }
-  const std::string& cat = e.cat;
-  if (cat == "kernel"sv) {
-    KernelRecord k;
-    k.name = Name(e.name);
-    GpuOpFields(e, &k);
-    if (e.has_grid || e.has_block) {
-      LaunchConfigRecord lc;
-      for (int i = 0; i < 3; ++i) {
-        lc.grid[i] = e.grid[i];
-        lc.block[i] = e.block[i];
-      }
-      lc.registers_per_thread = e.registers < 0 ? 0 : static_cast<uint32_t>(e.registers);
-      lc.static_shared_memory = e.shared_memory < 0 ? 0 : static_cast<uint32_t>(e.shared_memory);
-      k.launch_config = builder_.LaunchConfig(lc);
-    }
-    process_.kernels.push_back(k);
-  } else if (cat == "gpu_memcpy"sv) {
-    MemcpyRecord m;
-    GpuOpFields(e, &m);
-    m.bytes = e.bytes < 0 ? 0 : static_cast<uint64_t>(e.bytes);
-    m.copy_kind = CopyKindFromName(e.name);
-    process_.memcpys.push_back(m);
-  } else if (cat == "gpu_memset"sv) {
-    MemsetRecord m;
-    GpuOpFields(e, &m);
-    m.bytes = e.bytes < 0 ? 0 : static_cast<uint64_t>(e.bytes);
-    process_.memsets.push_back(m);
-  } else if (cat == "cuda_runtime"sv || cat == "cuda_driver"sv) {
-    NoteCpuPid(e.pid);
-    ApiRecord a;
-    a.start_ns = e.ts_ns;
-    a.end_ns = e.ts_ns + e.dur_ns;
-    a.domain = cat == "cuda_driver"sv ? ApiDomain::kDriver : ApiDomain::kRuntime;
-    a.cbid = e.cbid < 0 ? 0 : static_cast<uint32_t>(e.cbid);
-    a.thread = builder_.Thread(static_cast<uint64_t>(e.tid));
-    a.correlation_id = e.correlation < 0 ? 0 : static_cast<uint64_t>(e.correlation);
-    a.name = Name(e.name);
-    process_.api_calls.push_back(a);
-  } else if (cat == "cpu_op"sv || cat == "user_annotation"sv) {
-    NoteCpuPid(e.pid);
-    AddRange(e, builder_.Thread(static_cast<uint64_t>(e.tid)), 0,
-             cat == "cpu_op"sv ? kKinetoCategoryCpuOp : kKinetoCategoryUserAnnotation);
-  } else if (cat == "gpu_user_annotation"sv) {
-    AddRange(e, GpuTrack(GpuStream(e)), kKinetoGpuAnnotationDomain,
-             kKinetoCategoryGpuUserAnnotation);
-  } else {
-    // python_function, Trace spans, ...: nothing the reports use.
-    Skip("import_events_skipped_" + (cat.empty() ? std::string("no_cat") : cat));
-  }
-}
-
 template <typename T>
 void SortByStart(std::vector<T>* v) {
   std::stable_sort(v->begin(), v->end(),
                    [](const T& a, const T& b) { return a.start_ns < b.start_ns; });
 }
 
-ProcessTrace KinetoConverter::Finish(const KinetoTraceInfo& info, const std::string& path) {
-  for (const auto& [tid, name] : thread_names_) {
-    // Kineto names a thread twice ("thread 1262 (pt_main_thread)" then
-    // "... (pt_autograd_0)"); the last one wins.
-    builder_.NameThread(static_cast<uint64_t>(tid), Name(name));
-  }
-  const NestingResult nesting = AssignRangeIdsAndNesting(&process_.ranges);
+// The whole trace: every record kept, ranges nested, ops in start order.
+ProcessTrace FinishWhole(KinetoConverter* converter, const KinetoTraceInfo& info,
+                         const std::string& path) {
+  converter->FinishDefinitions(info, path);
+  ProcessTrace& p = converter->process();
+  const NestingResult nesting = AssignRangeIdsAndNesting(&p.ranges);
   if (nesting.partial_overlaps != 0) {
-    process_.counters["import_partially_overlapping_ranges"] += nesting.partial_overlaps;
+    p.counters["import_partially_overlapping_ranges"] += nesting.partial_overlaps;
   }
-  SortByStart(&process_.kernels);
-  SortByStart(&process_.memcpys);
-  SortByStart(&process_.memsets);
-  SortByStart(&process_.api_calls);
-  for (const auto& [what, n] : skipped_) process_.counters[what] += n;
-  if (flows_ != 0) process_.counters["import_flow_events"] += flows_;
-
-  process_.domain_names[kKinetoGpuAnnotationDomain] = Name("gpu_user_annotation");
-  process_.category_names[{0, kKinetoCategoryCpuOp}] = Name("cpu_op");
-  process_.category_names[{0, kKinetoCategoryUserAnnotation}] = Name("user_annotation");
-  process_.category_names[{kKinetoGpuAnnotationDomain, kKinetoCategoryGpuUserAnnotation}] =
-      Name("gpu_user_annotation");
-
-  HeaderInfo& h = process_.header;
-  h.source = "kineto-json";
-  h.pid = cpu_pid_ < 0 ? 0 : static_cast<uint32_t>(cpu_pid_);
-  h.rank = static_cast<int32_t>(info.rank);
-  h.host = info.host_name;
-  h.clock_description = "Kineto trace clock (Unix epoch; microseconds in the file, " +
-                        std::string("converted to ns exactly)");
+  SortByStart(&p.kernels);
+  SortByStart(&p.memcpys);
+  SortByStart(&p.memsets);
+  SortByStart(&p.api_calls);
   uint64_t end = 0;
-  for (const auto& r : process_.ranges) end = std::max(end, r.end_ns);
-  for (const auto& k : process_.kernels) end = std::max(end, k.end_ns);
-  FooterInfo footer;
-  footer.session_end_trace_ns = end;
-  footer.records_by_kind = {
-      {"ranges", process_.ranges.size()},       {"kernels", process_.kernels.size()},
-      {"memcpys", process_.memcpys.size()},     {"memsets", process_.memsets.size()},
-      {"api_calls", process_.api_calls.size()}, {"device_properties", info.device_properties}};
-  process_.footer = footer;
-  process_.source_file = path;
-  return std::move(process_);
+  for (const auto& r : p.ranges) end = std::max(end, r.end_ns);
+  for (const auto& k : p.kernels) end = std::max(end, k.end_ns);
+  p.footer = KinetoFooter(p.ranges.size(), p.kernels.size(), p.memcpys.size(), p.memsets.size(),
+                          p.api_calls.size(), end, info);
+  return std::move(p);
 }
 
 }  // namespace
@@ -221,7 +48,7 @@ ProcessTrace KinetoConverter::Finish(const KinetoTraceInfo& info, const std::str
 bool ImportKinetoJson(const std::string& path, Trace* trace, std::string* error) {
   PrefetchingGzipReader reader;
   if (!reader.Open(path, error)) return false;
-  KinetoConverter converter(trace);
+  KinetoConverter converter(&trace->strings);
   KinetoTraceInfo info;
   std::string tok_error;
   const bool ok =
@@ -238,7 +65,7 @@ bool ImportKinetoJson(const std::string& path, Trace* trace, std::string* error)
     *error = path + ": " + tok_error;
     return false;
   }
-  trace->processes.push_back(converter.Finish(info, path));
+  trace->processes.push_back(FinishWhole(&converter, info, path));
   return true;
 }
 

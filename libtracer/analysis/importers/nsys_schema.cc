@@ -57,9 +57,13 @@ bool NsysSchema::OpenExport(const std::string& path, std::string* error) {
 }
 
 ApiDomain NsysSchema::ApiDomainOf(const SqliteStatement& st, int event_class, uint32_t name_id) {
-  if (!st.IsNull(event_class)) {
+  return ApiDomainOf(!st.IsNull(event_class), st.Int(event_class), name_id);
+}
+
+ApiDomain NsysSchema::ApiDomainOf(bool has_class, int64_t event_class, uint32_t name_id) {
+  if (has_class) {
     // ENUM_NSYS_EVENT_CLASS: 0 CUDA runtime, 1 CUDA driver.
-    return st.Int(event_class) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
+    return event_class == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
   }
   const std::string_view name = strings_->Get(name_id);
   return name.starts_with("cu") && !name.starts_with("cuda") ? ApiDomain::kDriver

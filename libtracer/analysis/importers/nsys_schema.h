@@ -28,7 +28,9 @@ constexpr int64_t kNvtxDomainCreate = 75;
 // Result-column indexes of the columns every CUPTI_ACTIVITY_KIND_* query
 // selects, looked up by name once per statement.
 struct ActivityColumns {
-  explicit ActivityColumns(const SqliteStatement& st)
+  // Statement: SqliteStatement or anything with its Column (PrefetchedRows).
+  template <typename Statement>
+  explicit ActivityColumns(const Statement& st)
       : start(st.Column("start")),
         end(st.Column("end")),
         device(st.Column("deviceId")),
@@ -96,6 +98,8 @@ class NsysSchema {
   uint32_t NvtxText(const SqliteStatement& st, const NvtxColumns& c);
   // Runtime or driver: eventClass when the export has it, else by name.
   ApiDomain ApiDomainOf(const SqliteStatement& st, int event_class_col, uint32_t name);
+  // The same from the column's value (has_class: it is not NULL).
+  ApiDomain ApiDomainOf(bool has_class, int64_t event_class, uint32_t name);
 
   SqliteDb& db() { return db_; }
 

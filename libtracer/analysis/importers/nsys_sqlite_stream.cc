@@ -4,12 +4,15 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "libtracer/analysis/importers/correlation_bits.h"
 #include "libtracer/analysis/importers/nsys_global_id.h"
 #include "libtracer/analysis/importers/nsys_schema.h"
+#include "libtracer/analysis/importers/prefetched_rows.h"
 #include "libtracer/analysis/importers/process_builder.h"
 
 namespace tracer::analysis::importers {
@@ -35,13 +38,19 @@ std::string WithColumns(const std::string& select, const std::string& extra) {
 
 uint64_t Clamp(int64_t v) { return v < 0 ? 0 : static_cast<uint64_t>(v); }
 
-// One ORDER BY (pid, start) statement and its current row.
-struct Cursor {
-  SqliteStatement st;
-  int pid_col = -1, time_col = -1;
+// Where a table's reading stands: its current row's process and time.
+struct CursorState {
   bool has = false;
   uint32_t pid = 0;
   uint64_t time = 0;
+};
+
+// One (pid, start)-ordered SELECT and its current row: NVTX_EVENTS through a
+// SqliteStatement (text columns), the activity tables through PrefetchedRows.
+template <typename Rows>
+struct Cursor : CursorState {
+  Rows st;
+  int pid_col = -1, time_col = -1;
   void Next() {
     has = st.valid() && st.Step();
     if (has) {
@@ -84,8 +93,14 @@ class NsysStreamer : public NsysSchema {
   bool HasNullProcess(std::string* table);
   void FindMaxTime();
   bool ReadMeta(std::string* error);
+  // One plain scan per table: whether its rows are already in (process,
+  // start) order, and (GPU tables) the correlation ids with GPU work.
+  bool ScanOrderAndCorrelations(std::string* error);
   bool OpenCursors(std::string* error);
-  bool OpenCursor(Cursor* c, const std::string& sql, std::string* error);
+  bool OpenCursor(Cursor<SqliteStatement>* c, const std::string& sql, std::string* error);
+  // Prepares; the caller resolves its columns, then calls StartCursor.
+  bool OpenCursor(Cursor<PrefetchedRows>* c, const std::string& sql, std::string* error);
+  bool StartCursor(Cursor<PrefetchedRows>* c, std::string* error);
   void Sweep(uint32_t pid);
   void EmitClosedBefore(uint64_t t);
   void Flush();
@@ -95,12 +110,19 @@ class NsysStreamer : public NsysSchema {
   void OnKernel();
   void OnMemcpy();
   void OnMemset();
-  uint32_t StreamOf(const SqliteStatement& st, const ActivityColumns& c);
+  uint32_t StreamOf(const PrefetchedRows& st, const ActivityColumns& c);
 
   NsysStreamCallbacks cb_;
   size_t batch_;
   uint64_t max_time_ = 0;
-  bool has_gpu_table_ = false;
+  // Correlation ids with GPU work per pid, from ScanOrderAndCorrelations
+  // (use_bits_ false: an id does not fit; the export is left to the whole
+  // import).
+  bool use_bits_ = true;
+  std::unordered_map<uint32_t, CorrelationBits> gpu_bits_;
+  const CorrelationBits* pid_bits_ = nullptr;  // the swept pid's
+  // Tables whose rowid order is (pid, start) order: read without ORDER BY.
+  std::map<std::string, bool, std::less<>> in_order_;
   std::vector<uint32_t> pids_;
   std::map<uint32_t, ProcessMeta> meta_;
   std::vector<std::pair<uint32_t, uint32_t>> fallback_domains_;  // DomainStrings
@@ -114,13 +136,14 @@ class NsysStreamer : public NsysSchema {
     return nvtx_null_pid_ ? "COALESCE(" + pid + ", " + std::to_string(*nvtx_null_pid_) + ")" : pid;
   }
   bool OnlyProcessForNullNvtx();
-  Cursor nvtx_, api_, kernels_, memcpys_, memsets_;
+  Cursor<SqliteStatement> nvtx_;
+  Cursor<PrefetchedRows> api_, kernels_, memcpys_, memsets_;
   // Result-column indexes, looked up once per statement.
   struct ApiCols {
-    int start, end, tid, corr, name, event_class, ret, has_gpu;
+    int start, end, tid, corr, name, event_class, ret;
   } api_cols_{};
   struct OpCols {
-    explicit OpCols(const SqliteStatement& st)
+    explicit OpCols(const PrefetchedRows& st)
         : a(st),
           name(st.Column("demangledName")),
           graph(st.Column("graphId")),
@@ -143,7 +166,11 @@ class NsysStreamer : public NsysSchema {
   std::unordered_map<uint32_t, std::vector<OpenRange>> stacks_;  // thread -> open push/pop
   std::priority_queue<RangeRecord, std::vector<RangeRecord>, LaterPop> closing_;
   uint64_t unclosed_ = 0, partial_overlaps_ = 0;
-  std::map<std::string, uint64_t> by_kind_;
+  // Records handed out by kind (footer records_by_kind).
+  enum Kind { kRanges, kMarks, kKernels, kMemcpys, kMemsets, kApiCalls, kKindCount };
+  static constexpr const char* kKinds[kKindCount] = {"ranges",  "marks",   "kernels",
+                                                     "memcpys", "memsets", "api_calls"};
+  uint64_t by_kind_[kKindCount] = {};
 };
 
 bool NsysStreamer::CheckSchema(std::string* error) {
@@ -350,7 +377,86 @@ bool NsysStreamer::ReadMeta(std::string* error) {
   return true;
 }
 
-bool NsysStreamer::OpenCursor(Cursor* c, const std::string& sql, std::string* error) {
+// One table's plain scan (ScanOrderAndCorrelations), on its own connection
+// so that the tables are scanned side by side.
+struct TableScan {
+  TableScan(const char* t, const char* column, bool gpu_table)
+      : table(t), pid_column(column), gpu(gpu_table) {}
+  const char* table;
+  const char* pid_column;
+  bool gpu;  // an activity table: collect its correlation ids
+  bool sorted = true, fits = true;
+  std::unordered_map<uint32_t, CorrelationBits> bits;  // pid -> ids with GPU work
+  std::string error;
+
+  void Run(const std::string& path) {
+    SqliteDb db;
+    if (!db.Open(path, &error)) return;
+    SqliteStatement st =
+        db.Prepare("SELECT \"" + std::string(pid_column) + "\" AS g, \"start\" AS s" +
+                       (gpu ? ", \"correlationId\" AS c" : "") + " FROM \"" + table + "\"",
+                   &error);
+    if (!st.valid()) return;
+    const int g_col = st.Column("g"), s_col = st.Column("s"), c_col = gpu ? st.Column("c") : -1;
+    bool first = true;
+    uint32_t last_pid = 0;
+    uint64_t last_start = 0;
+    CorrelationBits* pid_bits = nullptr;
+    while (st.Step()) {
+      const uint32_t pid = NsysPid(st.Int(g_col));
+      const uint64_t start = Clamp(st.Int(s_col));  // what the sweep compares
+      if (first || pid != last_pid) {
+        if (!first && pid < last_pid) sorted = false;
+        first = false;
+        last_pid = pid;
+        last_start = 0;
+        if (gpu) pid_bits = &bits[pid];
+      }
+      if (start < last_start) sorted = false;
+      last_start = start;
+      if (gpu && fits) {
+        const int64_t corr = st.Int(c_col);
+        if (corr < 0 || (corr > 0 && !pid_bits->Set(static_cast<uint64_t>(corr)))) fits = false;
+      }
+    }
+    if (!st.ok()) error = path + ": error reading table " + table + ": " + db.LastError();
+  }
+};
+
+bool NsysStreamer::ScanOrderAndCorrelations(std::string* error) {
+  // Exports are mostly written in start order per process; checking costs
+  // one scan of two or three integer columns, far less than SQLite's sort
+  // (ORDER BY on 10 M rows spills to a temp file) or than a temp table of
+  // correlation ids probed per API row.
+  std::vector<TableScan> scans;
+  for (TableScan t :
+       {TableScan(kKernel, "globalPid", true), TableScan(kMemcpy, "globalPid", true),
+        TableScan(kMemset, "globalPid", true), TableScan(kRuntime, "globalTid", false)}) {
+    if (db_.HasTable(t.table)) scans.push_back(std::move(t));
+  }
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < scans.size(); ++i)
+    threads.emplace_back([&, i] { scans[i].Run(db_.path()); });
+  if (!scans.empty()) scans[0].Run(db_.path());
+  for (std::thread& t : threads) t.join();
+  for (TableScan& scan : scans) {
+    if (!scan.error.empty()) {
+      *error = scan.error;
+      return false;
+    }
+    in_order_[scan.table] = scan.sorted;
+    if (!scan.fits) use_bits_ = false;
+    for (auto& [pid, bits] : scan.bits) gpu_bits_[pid].Merge(bits);
+  }
+  if (!use_bits_) {
+    *error = db_.path() + ": correlation ids too large to keep one bit each";
+    return false;
+  }
+  return true;
+}
+
+bool NsysStreamer::OpenCursor(Cursor<SqliteStatement>* c, const std::string& sql,
+                              std::string* error) {
   if (!Query(sql, &c->st, error)) return false;
   c->pid_col = c->st.Column("pid_");
   c->time_col = c->st.Column("start");
@@ -362,8 +468,31 @@ bool NsysStreamer::OpenCursor(Cursor* c, const std::string& sql, std::string* er
   return true;
 }
 
+bool NsysStreamer::OpenCursor(Cursor<PrefetchedRows>* c, const std::string& sql,
+                              std::string* error) {
+  if (!c->st.Open(db_.path(), sql, error)) return false;
+  c->pid_col = c->st.Column("pid_");
+  c->time_col = c->st.Column("start");
+  return true;
+}
+
+bool NsysStreamer::StartCursor(Cursor<PrefetchedRows>* c, std::string* error) {
+  c->st.Start();
+  c->Next();
+  if (!c->st.ok()) {
+    *error = db_.path() + ": error sorting a table: " + c->st.error();
+    return false;
+  }
+  return true;
+}
+
 bool NsysStreamer::OpenCursors(std::string* error) {
   const std::string order = " ORDER BY pid_, \"start\"";
+  // A table already in order is read as stored: no sort, no temp b-tree.
+  auto OrderOf = [&](std::string_view table) {
+    auto it = in_order_.find(table);
+    return it != in_order_.end() && it->second ? std::string() : order;
+  };
   if (db_.HasTable(kNvtx)) {
     // Start order, the enclosing range first (range_nesting.h); an unclosed
     // range ends at the last timestamp.
@@ -375,46 +504,20 @@ bool NsysStreamer::OpenCursors(std::string* error) {
         " WHERE eventType IN (34, 59, 60)" + order + ", end_sort_ DESC";
     if (!OpenCursor(&nvtx_, sql, error)) return false;
   }
-  // Correlation ids with GPU work, per pid: a temp table SQLite keeps on
-  // disk, so only API calls that launched something get a launch record.
-  std::string gpu;
-  for (const char* t : {kKernel, kMemcpy, kMemset}) {
-    if (!db_.HasTable(t)) continue;
-    if (!gpu.empty()) gpu += " UNION ALL ";
-    gpu += "SELECT " + PidOf(t, "globalPid") + ", \"correlationId\" FROM \"" + t + "\"";
-  }
-  if (!gpu.empty() && db_.HasTable(kRuntime)) {
-    for (const std::string& sql :
-         {std::string("DROP TABLE IF EXISTS temp.tracer_gpu_corr"),
-          std::string("CREATE TEMP TABLE tracer_gpu_corr (pid INTEGER, corr INTEGER, PRIMARY "
-                      "KEY (pid, corr)) WITHOUT ROWID"),
-          "INSERT OR IGNORE INTO temp.tracer_gpu_corr " + gpu}) {
-      SqliteStatement st;
-      if (!Query(sql, &st, error)) return false;
-      st.Step();
-      if (!st.ok()) {
-        *error = db_.path() + ": cannot index correlation ids: " + db_.LastError();
-        return false;
-      }
-    }
-    has_gpu_table_ = true;
-  }
   if (db_.HasTable(kRuntime)) {
-    std::string extra = PidOf(kRuntime, "globalTid") + " AS pid_";
-    extra += has_gpu_table_ ? ", EXISTS(SELECT 1 FROM temp.tracer_gpu_corr g WHERE g.pid = " +
-                                  PidOf(kRuntime, "globalTid") + " AND g.corr = \"" + kRuntime +
-                                  "\".\"correlationId\") AS has_gpu_"
-                            : ", 0 AS has_gpu_";
+    const std::string extra = PidOf(kRuntime, "globalTid") + " AS pid_";
     const std::string sql =
         WithColumns(Select(kRuntime, {"start", "end", "globalTid", "correlationId", "nameId"},
                            {"eventClass", "returnValue"}),
                     extra) +
-        order;
+        OrderOf(kRuntime);
     if (!OpenCursor(&api_, sql, error)) return false;
-    const SqliteStatement& st = api_.st;
-    api_cols_ = {st.Column("start"),         st.Column("end"),     st.Column("globalTid"),
-                 st.Column("correlationId"), st.Column("nameId"),  st.Column("eventClass"),
-                 st.Column("returnValue"),   st.Column("has_gpu_")};
+    const PrefetchedRows& st = api_.st;
+    api_cols_ = {st.Column("start"),         st.Column("end"),    st.Column("globalTid"),
+                 st.Column("correlationId"), st.Column("nameId"), st.Column("eventClass"),
+                 st.Column("returnValue")};
+    api_.st.TrackNulls(api_cols_.event_class);  // ApiDomainOf
+    if (!StartCursor(&api_, error)) return false;
   }
   const std::vector<std::string_view> activity = {
       "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"};
@@ -422,7 +525,7 @@ bool NsysStreamer::OpenCursors(std::string* error) {
                           const std::vector<std::string_view>& optional) {
     std::vector<std::string_view> cols = activity;
     cols.insert(cols.end(), required.begin(), required.end());
-    return WithColumns(Select(t, cols, optional), PidOf(t, "globalPid") + " AS pid_") + order;
+    return WithColumns(Select(t, cols, optional), PidOf(t, "globalPid") + " AS pid_") + OrderOf(t);
   };
   if (db_.HasTable(kKernel) &&
       !OpenCursor(&kernels_, activity_sql(kKernel, {"demangledName"}, {"graphId", "graphNodeId"}),
@@ -441,6 +544,9 @@ bool NsysStreamer::OpenCursors(std::string* error) {
   if (kernels_.st.valid()) kernel_cols_.emplace(kernels_.st);
   if (memcpys_.st.valid()) memcpy_cols_.emplace(memcpys_.st);
   if (memsets_.st.valid()) memset_cols_.emplace(memsets_.st);
+  for (Cursor<PrefetchedRows>* c : {&kernels_, &memcpys_, &memsets_}) {
+    if (c->st.valid() && !StartCursor(c, error)) return false;
+  }
   return true;
 }
 
@@ -498,7 +604,7 @@ void NsysStreamer::OnRange(const NvtxColumns& c) {
     }
     stack.push_back({r.id, r.start_ns, r.end_ns, r.depth});
   }
-  ++by_kind_["ranges"];
+  ++by_kind_[kRanges];
   closing_.push(std::move(r));
 }
 
@@ -512,12 +618,12 @@ void NsysStreamer::OnMark(const NvtxColumns& c) {
   m.category = static_cast<uint32_t>(st.Int(c.category));
   m.color = static_cast<uint32_t>(st.Int(c.color));
   proc_->marks.push_back(m);
-  ++by_kind_["marks"];
+  ++by_kind_[kMarks];
   ++pending_records_;
 }
 
 void NsysStreamer::OnApi() {
-  const SqliteStatement& st = api_.st;
+  const PrefetchedRows& st = api_.st;
   const ApiCols& c = api_cols_;
   ApiRecord a;
   a.start_ns = Clamp(st.Int(c.start));
@@ -525,12 +631,12 @@ void NsysStreamer::OnApi() {
   a.thread = builder_->Thread(NsysTid(st.Int(c.tid)));
   a.correlation_id = static_cast<uint64_t>(st.Int(c.corr));
   a.name = String(st.Int(c.name));
-  a.domain = ApiDomainOf(st, c.event_class, a.name);
+  a.domain = ApiDomainOf(!st.IsNull(c.event_class), st.Int(c.event_class), a.name);
   a.return_value = static_cast<uint32_t>(st.Int(c.ret));
   proc_->api_calls.push_back(a);
-  ++by_kind_["api_calls"];
+  ++by_kind_[kApiCalls];
   ++pending_records_;
-  if (a.correlation_id == 0 || st.Int(c.has_gpu) == 0) return;
+  if (a.correlation_id == 0 || pid_bits_ == nullptr || !pid_bits_->Has(a.correlation_id)) return;
   LaunchRecord l;
   l.correlation_id = a.correlation_id;
   l.time_ns = a.start_ns;
@@ -551,14 +657,14 @@ void NsysStreamer::OnApi() {
   ++pending_records_;
 }
 
-uint32_t NsysStreamer::StreamOf(const SqliteStatement& st, const ActivityColumns& c) {
+uint32_t NsysStreamer::StreamOf(const PrefetchedRows& st, const ActivityColumns& c) {
   return builder_->Stream(static_cast<uint32_t>(st.Int(c.device)),
                           static_cast<uint32_t>(st.Int(c.context)),
                           static_cast<uint64_t>(st.Int(c.stream)));
 }
 
 void NsysStreamer::OnKernel() {
-  const SqliteStatement& st = kernels_.st;
+  const PrefetchedRows& st = kernels_.st;
   const OpCols& c = *kernel_cols_;
   const ActivityColumns& a = c.a;
   KernelRecord k;
@@ -570,12 +676,12 @@ void NsysStreamer::OnKernel() {
   k.graph_id = static_cast<uint64_t>(st.Int(c.graph));
   k.graph_node_id = static_cast<uint64_t>(st.Int(c.node));
   proc_->kernels.push_back(k);
-  ++by_kind_["kernels"];
+  ++by_kind_[kKernels];
   ++pending_records_;
 }
 
 void NsysStreamer::OnMemcpy() {
-  const SqliteStatement& st = memcpys_.st;
+  const PrefetchedRows& st = memcpys_.st;
   const OpCols& c = *memcpy_cols_;
   const ActivityColumns& a = c.a;
   MemcpyRecord m;
@@ -589,12 +695,12 @@ void NsysStreamer::OnMemcpy() {
   m.flags = (static_cast<uint32_t>(st.Int(c.src) & 0xFF) << 8) |
             (static_cast<uint32_t>(st.Int(c.dst) & 0xFF) << 16);
   proc_->memcpys.push_back(m);
-  ++by_kind_["memcpys"];
+  ++by_kind_[kMemcpys];
   ++pending_records_;
 }
 
 void NsysStreamer::OnMemset() {
-  const SqliteStatement& st = memsets_.st;
+  const PrefetchedRows& st = memsets_.st;
   const OpCols& c = *memset_cols_;
   const ActivityColumns& a = c.a;
   MemsetRecord m;
@@ -605,7 +711,7 @@ void NsysStreamer::OnMemset() {
   m.bytes = static_cast<uint64_t>(st.Int(c.bytes));
   m.value = static_cast<uint32_t>(st.Int(c.value));
   proc_->memsets.push_back(m);
-  ++by_kind_["memsets"];
+  ++by_kind_[kMemsets];
   ++pending_records_;
 }
 
@@ -618,8 +724,10 @@ void NsysStreamer::Sweep(uint32_t pid) {
   next_range_id_ = 1;
   stacks_.clear();
   unclosed_ = partial_overlaps_ = 0;
-  by_kind_.clear();
+  std::fill(std::begin(by_kind_), std::end(by_kind_), 0);
   ProcessMeta& meta = meta_[pid];
+  auto bits = gpu_bits_.find(pid);
+  pid_bits_ = bits == gpu_bits_.end() ? nullptr : &bits->second;
   process.header.pid = pid;
   process.header.source = "nsys-sqlite";
   process.header.clock_description = "nsys session clock (ns since session start)";
@@ -638,10 +746,10 @@ void NsysStreamer::Sweep(uint32_t pid) {
   int nvtx_type = nvtx_.st.valid() ? nvtx_.st.Column("eventType") : -1;
   // Ties: ranges opening at t before the calls at t (start <= t), calls
   // before the GPU work they launched.
-  Cursor* order[] = {&nvtx_, &api_, &kernels_, &memcpys_, &memsets_};
+  CursorState* order[] = {&nvtx_, &api_, &kernels_, &memcpys_, &memsets_};
   while (true) {
-    Cursor* next = nullptr;
-    for (Cursor* c : order) {
+    CursorState* next = nullptr;
+    for (CursorState* c : order) {
       if (c->has && c->pid == pid && (next == nullptr || c->time < next->time)) next = c;
     }
     if (next == nullptr) break;
@@ -652,16 +760,20 @@ void NsysStreamer::Sweep(uint32_t pid) {
       } else {
         OnRange(*nvtx_cols);
       }
+      nvtx_.Next();
     } else if (next == &api_) {
       OnApi();
+      api_.Next();
     } else if (next == &kernels_) {
       OnKernel();
+      kernels_.Next();
     } else if (next == &memcpys_) {
       OnMemcpy();
+      memcpys_.Next();
     } else {
       OnMemset();
+      memsets_.Next();
     }
-    next->Next();
     if (pending_records_ >= batch_) Flush();
   }
   EmitClosedBefore(UINT64_MAX);
@@ -680,9 +792,8 @@ void NsysStreamer::Sweep(uint32_t pid) {
   if (meta.skipped_nvtx != 0) process.counters["import_nvtx_events_skipped"] += meta.skipped_nvtx;
   FooterInfo footer;
   footer.session_end_trace_ns = max_time_;
-  for (const char* kind : {"ranges", "marks", "kernels", "memcpys", "memsets", "api_calls"}) {
-    footer.records_by_kind.emplace_back(kind, by_kind_[kind]);
-  }
+  for (size_t i = 0; i < std::size(kKinds); ++i)
+    footer.records_by_kind.emplace_back(kKinds[i], by_kind_[i]);
   footer.records_by_kind.emplace_back("syncs", meta.syncs);
   process.footer = footer;
   cb_.on_process(process);
@@ -701,11 +812,20 @@ bool NsysStreamer::Run(const std::string& path, std::string* error, bool* unsupp
     return false;
   }
   FindMaxTime();
-  if (!ReadMeta(error) || !OpenCursors(error)) return false;
+  if (!ReadMeta(error)) return false;
+  if (!ScanOrderAndCorrelations(error)) {
+    if (!use_bits_ && unsupported != nullptr) *unsupported = true;
+    return false;
+  }
+  if (!OpenCursors(error)) return false;
   for (uint32_t pid : pids_) Sweep(pid);
-  for (Cursor* c : {&nvtx_, &api_, &kernels_, &memcpys_, &memsets_}) {
+  if (nvtx_.st.valid() && !nvtx_.st.ok()) {
+    *error = path + ": error reading the export: " + db_.LastError();
+    return false;
+  }
+  for (Cursor<PrefetchedRows>* c : {&api_, &kernels_, &memcpys_, &memsets_}) {
     if (c->st.valid() && !c->st.ok()) {
-      *error = path + ": error reading the export: " + db_.LastError();
+      *error = path + ": error reading the export: " + c->st.error();
       return false;
     }
   }

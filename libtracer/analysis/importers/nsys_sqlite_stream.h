@@ -4,25 +4,32 @@
 // at a time in the order the stream aggregator relies on
 // (tables/stream_aggregator.h), the order of a stream the tracer recorded.
 //
-// SQLite does the ordering: each table is read through ORDER BY (process,
-// start), which SQLite sorts on disk, and one sweep merges them by time per
-// process. What the sweep holds is the push/pop ranges open on each thread
-// plus the ranges closed but not yet handed out; never the records.
+// Reading: one plain scan of each activity table first (ScanOrderAndCorrelations:
+// two or three integer columns) notes which correlation ids have GPU work,
+// one bit each per process (correlation_bits.h), and whether the table's rows
+// are stored in (process, start) order, as exports mostly are. Then each
+// table is read as stored when it is, else through ORDER BY (pid, start),
+// which SQLite sorts on disk; the activity tables on threads and connections
+// of their own (prefetched_rows.h), NVTX_EVENTS on this one, and one sweep
+// merges them by time per process. What the sweep holds is the push/pop
+// ranges open on each thread plus the ranges closed but not yet handed out;
+// never the records.
 //
 //   * NVTX push/pop and start/end ranges become RangeRecords when the sweep
 //     passes their end (children before parents). Ids, parents and depths
 //     are the importer's (range_nesting.h: start order, per-thread stack);
 //     an unclosed range ends at the export's last timestamp, as there.
 //   * Runtime/driver calls become ApiRecords; one whose correlation id has a
-//     kernel, memcpy or memset (a temp table of those ids, inside SQLite)
-//     also gets a LaunchRecord at its start whose range_id is the innermost
-//     push/pop range open on its thread then: the range the whole-trace path
-//     finds through the API record (RangeIndex::InnermostOpenAt).
+//     kernel, memcpy or memset (the bits above) also gets a LaunchRecord at
+//     its start whose range_id is the innermost push/pop range open on its
+//     thread then: the range the whole-trace path finds through the API
+//     record (RangeIndex::InnermostOpenAt).
 //   * Kernels, memcpys, memsets and marks as the importer reads them.
 //
 // Records the importer files under a fallback process (no globalPid /
 // globalTid) depend on the order it reads the tables: such an export is
-// refused with *unsupported set, and the caller reads it whole.
+// refused with *unsupported set, and the caller reads it whole; so is one
+// whose correlation ids are too large for the bits (CUPTI's are dense from 1).
 #pragma once
 
 #include <cstddef>

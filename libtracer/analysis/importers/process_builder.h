@@ -28,6 +28,11 @@ class ProcessBuilder {
   ProcessTrace* process_;
   std::unordered_map<uint64_t, uint32_t> threads_;
   std::map<std::tuple<uint32_t, uint32_t, uint64_t>, uint32_t> streams_;
+  // The last hit of each (0: none yet; id 0 is never handed out).
+  uint64_t last_os_tid_ = 0;
+  uint32_t last_thread_ = 0;
+  std::tuple<uint32_t, uint32_t, uint64_t> last_stream_key_;
+  uint32_t last_stream_ = 0;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
                       uint32_t, uint32_t>,
            uint32_t>

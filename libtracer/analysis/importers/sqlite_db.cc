@@ -38,6 +38,10 @@ int SqliteStatement::Column(std::string_view name) const {
   return -1;
 }
 
+int SqliteStatement::ColumnCount() const {
+  return stmt_ == nullptr ? 0 : sqlite3_column_count(stmt_);
+}
+
 bool SqliteStatement::IsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }

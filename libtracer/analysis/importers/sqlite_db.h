@@ -33,6 +33,7 @@ class SqliteStatement {
   // stepping, and read the rows by that index: reading by position would tie
   // every reader to the order of its SELECT list.
   int Column(std::string_view name) const;
+  int ColumnCount() const;
   bool IsNull(int col) const;
   int64_t Int(int col) const;
   double Double(int col) const;

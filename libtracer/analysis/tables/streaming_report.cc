@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "libtracer/analysis/importers/import_file.h"
+#include "libtracer/analysis/importers/kineto_json_stream.h"
 #include "libtracer/analysis/importers/nsys_sqlite_stream.h"
 #include "libtracer/analysis/read/frame_scanner.h"
 #include "libtracer/analysis/tables/core_tables.h"
@@ -44,6 +45,15 @@ bool IsNsysExport(const std::string& path) {
   in.read(head, sizeof(head));
   return importers::DetectImportFormat(std::string_view(head, static_cast<size_t>(in.gcount()))) ==
          importers::ImportFormat::kNsysSqlite;
+}
+
+bool IsKinetoTrace(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[64] = {};
+  in.read(head, sizeof(head));
+  const std::string_view first(head, static_cast<size_t>(in.gcount()));
+  return !LooksLikeTraceStream(first) &&
+         importers::DetectImportFormat(first) == importers::ImportFormat::kKinetoJson;
 }
 
 StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
@@ -87,9 +97,11 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     aggregator.AddBatch(renamed);
   };
   for (const StreamingInput& in : inputs) {
-    if (IsNsysExport(in.path)) {
-      // An nsys export: the streaming importer hands out its processes one
-      // after another, in the tracer's record order (nsys_sqlite_stream.h).
+    const bool nsys = IsNsysExport(in.path);
+    if (nsys || IsKinetoTrace(in.path)) {
+      // An import: its streaming importer hands out processes one after
+      // another, in the tracer's record order (nsys_sqlite_stream.h,
+      // kineto_json_stream.h).
       std::unique_ptr<StreamAggregator> aggregator;
       auto current = [&]() -> StreamAggregator& {
         if (!aggregator) {
@@ -97,12 +109,11 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
         }
         return *aggregator;
       };
-      importers::NsysStreamCallbacks callbacks;
       // --rank / --pid: an unselected process is read past, not aggregated.
-      callbacks.on_batch = [&](const ProcessTrace& batch) {
+      auto on_batch = [&](const ProcessTrace& batch) {
         if (o.processes.Accepts(batch.header)) add_batch(current(), batch);
       };
-      callbacks.on_process = [&](const ProcessTrace& process) {
+      auto on_process = [&](const ProcessTrace& process) {
         if (o.processes.Accepts(process.header)) {
           finish(current(), process, in.path);
           ++result.processes_selected;
@@ -112,7 +123,12 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
       std::string error;
       bool unsupported = false;
       if (in.progress) in.progress(0, 1);
-      if (!importers::StreamNsysSqlite(in.path, &trace.strings, callbacks, &error, &unsupported)) {
+      const bool ok =
+          nsys ? importers::StreamNsysSqlite(in.path, &trace.strings, {on_batch, on_process},
+                                             &error, &unsupported)
+               : importers::StreamKinetoJson(in.path, &trace.strings, {on_batch, on_process},
+                                             &error, &unsupported);
+      if (!ok) {
         if (unsupported) {
           result.inexact.push_back(error);
         } else {

@@ -34,6 +34,12 @@ bool IsRecordedStream(const std::string& path);
 // (importers/nsys_sqlite_stream.h), with the numbers of the whole import.
 bool IsNsysExport(const std::string& path);
 
+// True when path is a Kineto (PyTorch profiler) JSON trace, plain or gzipped
+// (the format import_file detects): StreamingTables reads those through the
+// streaming importer (importers/kineto_json_stream.h), with the numbers of
+// the whole import.
+bool IsKinetoTrace(const std::string& path);
+
 struct StreamingInput {
   std::string path;
   ReadProgress progress;  // may be empty
@@ -52,9 +58,9 @@ struct StreamingResult {
   std::vector<std::string> inexact;
 };
 
-// Reads recorded streams and nsys SQLite exports (other imports need the
-// in-memory path; an export with rows the streaming importer cannot place
-// is listed in `inexact`). tables
+// Reads recorded streams, nsys SQLite exports and Kineto JSON traces
+// (streams written by `tracer import` need the in-memory path; an import
+// the streaming importer cannot take is listed in `inexact`). tables
 // empty: summary, ranges, + kernels and gpu when there are kernels, + memory
 // when there are copies or sets, + api when there are API calls (the
 // in-memory defaults).

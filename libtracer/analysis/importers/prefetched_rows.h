@@ -1,0 +1,82 @@
+// The rows of one SELECT, stepped on a thread of their own through a
+// connection of their own, a few blocks ahead of the reader. SQLite's
+// stepping and column decoding are most of the time of the nsys bounded
+// importer (nsys_sqlite_stream.h); its large tables (kernels, runtime calls,
+// copies, sets) are read this way so that each table's decoding runs beside
+// the sweep and the aggregation instead of one after another. Integer and
+// NULL columns only (what those SELECTs read). Same reading interface as
+// SqliteStatement (Column, Step, IsNull, Int, ok).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "libtracer/analysis/importers/sqlite_db.h"
+
+namespace tracer::analysis::importers {
+
+class PrefetchedRows {
+ public:
+  PrefetchedRows() = default;
+  PrefetchedRows(const PrefetchedRows&) = delete;
+  PrefetchedRows& operator=(const PrefetchedRows&) = delete;
+  ~PrefetchedRows();
+
+  // Opens path and prepares sql; no row is read until Start. False with
+  // *error when either fails.
+  bool Open(const std::string& path, const std::string& sql, std::string* error);
+  bool valid() const { return cols_ > 0; }
+  // Resolve columns before Start (the statement is the thread's after it).
+  int Column(std::string_view name) const { return st_.Column(name); }
+  // IsNull answers for the columns named here before Start, false for the
+  // others (asking SQLite for every column's type costs a tenth of a scan).
+  void TrackNulls(int col) {
+    if (col >= 0 && col < 64) tracked_nulls_ |= uint64_t{1} << col;
+  }
+  void Start();
+
+  // True while a row is available; false at the end or on error (ok()).
+  bool Step();
+  bool ok() const { return ok_; }
+  // The SQLite message of a read error.
+  const std::string& error() const { return error_; }
+  bool IsNull(int col) const { return ((row_nulls_ >> col) & 1) != 0; }
+  int64_t Int(int col) const { return row_values_[col]; }
+
+ private:
+  struct Block {
+    std::vector<int64_t> values;  // rows x cols
+    std::vector<uint64_t> nulls;  // one bit per column, per row
+    size_t rows = 0;
+  };
+  static constexpr size_t kBlockRows = 2048;
+  static constexpr size_t kMaxQueued = 4;
+  void Produce();
+
+  SqliteDb db_;
+  SqliteStatement st_;
+  int cols_ = 0;
+  uint64_t tracked_nulls_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Block> full_;
+  std::vector<Block> spare_;
+  bool done_ = false, stop_ = false, failed_ = false;
+  std::string thread_error_;
+  // The reader's side.
+  Block current_;
+  size_t next_row_ = 0;
+  const int64_t* row_values_ = nullptr;
+  uint64_t row_nulls_ = 0;
+  bool ok_ = true;
+  std::string error_;
+};
+
+}  // namespace tracer::analysis::importers

@@ -26,9 +26,17 @@ class ThreadRing {
     capacity_ = cap;
     mask_ = cap - 1;
     slots_.reset(static_cast<Event*>(::operator new[](cap * sizeof(Event), std::align_val_t{64})));
-    // Touch every page now, at thread registration, so the hot path never
-    // takes a page fault on fresh ring memory.
-    std::memset(static_cast<void*>(slots_.get()), 0, cap * sizeof(Event));
+    // Not touched here: a thread pays (in page faults) only for the part of
+    // its ring it fills, and a recycled ring's pages are already resident.
+  }
+
+  // Empties the ring for a new owner (thread churn recycles rings). Only
+  // when no producer or consumer uses it: the registry hands a drained ring
+  // from the writer to a registering thread under its lock.
+  void Reset() noexcept {
+    head_.store(0, std::memory_order_relaxed);
+    tail_.store(0, std::memory_order_relaxed);
+    cached_tail_ = 0;
   }
 
   size_t capacity() const noexcept { return capacity_; }

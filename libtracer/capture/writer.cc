@@ -194,13 +194,6 @@ void Writer::DrainOnce(bool final) {
       DrainThread(t);
       if (exited) retired_.push_back(t);
     }
-    if (final) {
-      // Threads go on while the process exits: what they appended during
-      // the pass above (pops of ranges it saw open, say) is still written,
-      // and what they could not record any more is counted, as late as can
-      // be before the footer.
-      for (ThreadState* t : snapshot_) DrainThread(t);
-    }
 
     std::vector<RecordSource*> sources;
     {
@@ -221,6 +214,15 @@ void Writer::DrainOnce(bool final) {
       builder_.AddCategory(c);
     }
 
+    if (final) {
+      // Threads go on while the process exits: what they appended during
+      // the passes above (pops of ranges found open there, say) is still written,
+      // and what they could not record any more is counted, as late as can
+      // be before the footer. A fresh snapshot: threads started meanwhile
+      // count too.
+      threads_->Snapshot(&snapshot_);
+      for (ThreadState* t : snapshot_) DrainThread(t);
+    }
     uint64_t unclosed = 0;
     if (final) unclosed = decoder_.Finish(NowNs());
     EmitCounterDeltas();
@@ -352,6 +354,9 @@ void Writer::WriteFooter(uint64_t end_ns, uint64_t unclosed) {
     }
   }
   footer.stats.emplace_back("ranges_left_open", unclosed);
+  // Thread states allocated: they follow the most threads alive at once
+  // (states of exited threads are reused), not the threads ever started.
+  footer.stats.emplace_back("thread_states", threads_->allocated());
   footer.overhead_ns = busy_ns_;
   builder_.SetFooter(footer);
   frame_.clear();

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -40,7 +41,8 @@ void Range(const char* name, uint64_t payload) {
 
 // churn W N K: W workers each start N threads one after another (start,
 // join); each thread records K ranges "churn" (payload = its global index
-// * K + range index), then exits. Then exit(0) with every thread joined.
+// * K + range index), then exits. Prints maxrss_kb=<peak RSS>, then exit(0)
+// with every thread joined.
 int Churn(int workers, int threads, int ranges) {
   std::vector<std::thread> pool;
   for (int w = 0; w < workers; ++w) {
@@ -54,17 +56,22 @@ int Churn(int workers, int threads, int ranges) {
     });
   }
   for (auto& t : pool) t.join();
+  rusage ru = {};
+  getrusage(RUSAGE_SELF, &ru);
+  fprintf(stderr, "maxrss_kb=%ld\n", ru.ru_maxrss);
   fflush(stderr);
   exit(0);
 }
 
 // churn_exit W MS: W workers start threads one after another (each records
 // one range "c", payload = worker << 32 | thread index) for MS ms; then the
-// main thread calls exit(0) while they go on. Prints done=<threads joined
-// before exit()> and exit_us=<time exit() took, from an atexit handler
-// registered before the tracer's, so it runs after the tracer's shutdown>.
+// main thread calls exit(0) while they go on. Prints done_<w>=<threads
+// worker w joined before exit()> and exit_us=<time exit() took, from an
+// atexit handler registered before the tracer's, so it runs after the
+// tracer's shutdown>.
+constexpr int kMaxWorkers = 64;
 std::atomic<uint64_t> g_exit_start_us{0};
-std::atomic<uint64_t> g_done{0};
+std::atomic<uint64_t> g_done[kMaxWorkers];
 
 void PrintExitTime() {
   fprintf(stderr, "exit_us=%llu\n",
@@ -72,33 +79,39 @@ void PrintExitTime() {
 }
 
 int ChurnExit(int workers, int ms) {
+  if (workers > kMaxWorkers) workers = kMaxWorkers;
   atexit(PrintExitTime);  // before the first NVTX call: runs after the tracer's handler
   Range("main_start", 0);
   for (int w = 0; w < workers; ++w) {
     std::thread([w] {
       for (uint64_t i = 0;; ++i) {
         std::thread([=] { Range("c", (static_cast<uint64_t>(w) << 32) | i); }).join();
-        g_done.fetch_add(1);
+        g_done[w].store(i + 1);
       }
     }).detach();
   }
   usleep(static_cast<useconds_t>(ms) * 1000);
-  fprintf(stderr, "done=%llu\n", static_cast<unsigned long long>(g_done.load()));
+  uint64_t done[kMaxWorkers];
+  for (int w = 0; w < workers; ++w) done[w] = g_done[w].load();
+  for (int w = 0; w < workers; ++w) {
+    fprintf(stderr, "done_%d=%llu\n", w, static_cast<unsigned long long>(done[w]));
+  }
   g_exit_start_us.store(NowUs());
   exit(0);
 }
 
-// sigterm_exit W MS: W workers record ranges "w" (payload = worker << 32 |
-// sequence) back to back, each counting the ranges it ended; a SIGTERM
+// sigterm_exit W MS US: W workers record ranges "w" (payload = worker << 32
+// | sequence), one every US us of busy work (so the test can size rings that
+// never fill), each counting the ranges it ended; a SIGTERM
 // handler calls exit(0), as servers and launchers do; the main thread sends
 // the signal after MS ms. Prints, per worker, before_<w>=<ranges ended
 // before the handler ran> and after_<w>=<ranges ended by the time the
 // tracer's atexit handler returned> (from an atexit handler registered
 // before the tracer's, which runs after it).
-constexpr int kMaxWorkers = 64;
 std::atomic<uint64_t> g_ended[kMaxWorkers];
 uint64_t g_before[kMaxWorkers];
 int g_workers = 0;
+uint64_t g_pace_us = 0;
 
 void OnTerm(int) {
   for (int w = 0; w < g_workers; ++w) g_before[w] = g_ended[w].load();
@@ -116,8 +129,9 @@ void PrintCounts() {
   fflush(stderr);
 }
 
-int SigtermExit(int workers, int ms) {
+int SigtermExit(int workers, int ms, int pace_us) {
   g_workers = workers < kMaxWorkers ? workers : kMaxWorkers;
+  g_pace_us = static_cast<uint64_t>(pace_us);
   atexit(PrintCounts);
   struct sigaction sa = {};
   sa.sa_handler = OnTerm;
@@ -135,6 +149,9 @@ int SigtermExit(int workers, int ms) {
       for (uint64_t i = 0;; ++i) {
         Range("w", (static_cast<uint64_t>(w) << 32) | i);
         g_ended[w].store(i + 1);
+        const uint64_t until = NowUs() + g_pace_us;
+        while (NowUs() < until) {
+        }
       }
     }).detach();
   }
@@ -152,7 +169,7 @@ int main(int argc, char** argv) {
   auto arg = [&](int i, int def) { return argc > i ? atoi(argv[i]) : def; };
   if (mode == "churn") return Churn(arg(2, 8), arg(3, 100), arg(4, 3));
   if (mode == "churn_exit") return ChurnExit(arg(2, 8), arg(3, 300));
-  if (mode == "sigterm_exit") return SigtermExit(arg(2, 4), arg(3, 200));
+  if (mode == "sigterm_exit") return SigtermExit(arg(2, 4), arg(3, 200), arg(4, 20));
   fprintf(stderr, "churn_client: unknown mode '%s'\n", mode.c_str());
   return 2;
 }

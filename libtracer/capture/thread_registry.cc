@@ -1,6 +1,7 @@
 #include "libtracer/capture/thread_registry.h"
 
 #include <memory>
+#include <utility>
 
 namespace tracer {
 
@@ -26,6 +27,21 @@ ThreadRegistry::~ThreadRegistry() {
     delete s;
     s = next;
   }
+  while (free_caches_) delete std::exchange(free_caches_, free_caches_->next_free);
+}
+
+std::unique_ptr<InternCacheBlock> ThreadRegistry::PooledCache() noexcept {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  if (!free_caches_) return nullptr;
+  return std::unique_ptr<InternCacheBlock>(std::exchange(free_caches_, free_caches_->next_free));
+}
+
+void ThreadRegistry::ReturnCache(ThreadState* state) noexcept {
+  InternCacheBlock* block = state->cache_.release();
+  if (!block) return;
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  block->next_free = free_caches_;
+  free_caches_ = block;
 }
 
 ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) {
@@ -41,6 +57,18 @@ ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) {
     }
   }
   if (state) {
+    if (!state->cache_) {  // handed back when its last owner exited
+      try {
+        state->cache_ = PooledCache();
+        if (!state->cache_) state->cache_ = std::make_unique<InternCacheBlock>();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(free_mu_);
+        state->next_free_ = free_;
+        free_ = state;
+        ++free_count_;
+        throw;
+      }
+    }
     // The writer stopped looking at it before recycling it (in_use false);
     // the lock above orders its last reads before these writes.
     state->Reuse(id, os_tid, pthread_id);
@@ -50,7 +78,8 @@ ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) {
   const uint32_t slot = TakeBelow(next_slot_, kMaxSlot);
   if (slot == 0) return nullptr;
   // Allocated with no lock held: neither other threads nor the writer wait.
-  auto fresh = std::make_unique<ThreadState>(slot, id, ring_bytes_, os_tid, pthread_id);
+  auto fresh =
+      std::make_unique<ThreadState>(slot, id, ring_bytes_, os_tid, pthread_id, PooledCache());
   state = fresh.release();
   ThreadState* head = all_.load(std::memory_order_relaxed);
   do {
@@ -73,6 +102,9 @@ void ThreadRegistry::Recycle(const std::vector<ThreadState*>& states) {
   ThreadState* first = nullptr;
   ThreadState* last = nullptr;
   for (ThreadState* s : states) {
+    // A thread that filled its ring leaves its pages resident: released
+    // here (no lock held), so waiting states cost little.
+    s->ring().ReleasePagesBeyond(kKeptRingBytes);
     s->in_use.store(false, std::memory_order_relaxed);
     s->next_free_ = first;
     first = s;

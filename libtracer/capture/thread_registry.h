@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -46,7 +47,13 @@ class ThreadRegistry {
     return exited_waiting_.fetch_add(1, std::memory_order_relaxed) + 1 >= kRecycleBatch;
   }
 
+  // The exiting owner of `state` hands its intern cache back for the next
+  // registration (before it marks the state exited).
+  void ReturnCache(ThreadState* state) noexcept;
+
   // States ever allocated (the memory bound) and states waiting for reuse.
+  // Rings keep at most kKeptRingBytes resident while they wait.
+  static constexpr uint64_t kKeptRingBytes = 64 << 10;
   size_t allocated() const noexcept { return allocated_.load(std::memory_order_relaxed); }
   size_t free_count();
 
@@ -54,6 +61,8 @@ class ThreadRegistry {
   void UnlockAfterFork() { free_mu_.unlock(); }
 
  private:
+  std::unique_ptr<InternCacheBlock> PooledCache() noexcept;
+
   const uint64_t ring_bytes_;
   std::atomic<ThreadState*> all_{nullptr};
   std::atomic<uint32_t> next_id_{1};
@@ -61,8 +70,10 @@ class ThreadRegistry {
   std::atomic<size_t> allocated_{0};
   std::atomic<uint32_t> exited_waiting_{0};
   std::mutex free_mu_;
-  ThreadState* free_ = nullptr;  // under free_mu_
-  size_t free_count_ = 0;        // under free_mu_
+  ThreadState* free_ = nullptr;              // under free_mu_
+  size_t free_count_ = 0;                    // under free_mu_
+  std::mutex cache_mu_;                      // the writer never takes it
+  InternCacheBlock* free_caches_ = nullptr;  // under cache_mu_
 };
 
 }  // namespace tracer

@@ -4,6 +4,10 @@
 // looks full, so a push writes no cache line the writer writes.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +77,21 @@ class ThreadRing {
     for (uint64_t i = tail; i != head; ++i) fn(slots_.get()[i & mask_]);
     tail_.store(head, std::memory_order_release);
     return static_cast<size_t>(head - tail);
+  }
+
+  // Consumer, with no producer (its thread exited): returns the pages past
+  // the first `keep` bytes that the producer touched to the system (they
+  // read back as zeros, touched again only if a later owner fills that
+  // far). Whole pages inside the allocation only.
+  void ReleasePagesBeyond(uint64_t keep) noexcept {
+    const uint64_t used = std::min<uint64_t>(head_.load(std::memory_order_relaxed), capacity_);
+    const uint64_t used_bytes = used * sizeof(Event);
+    if (used_bytes <= keep) return;
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const auto base = reinterpret_cast<uintptr_t>(slots_.get());
+    const uint64_t begin = (base + keep + page - 1) / page * page;
+    const uint64_t end = (base + used_bytes) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
 
   size_t SizeApprox() const noexcept {

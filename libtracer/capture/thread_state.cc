@@ -10,8 +10,13 @@
 namespace tracer {
 
 ThreadState::ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid,
-                         uint64_t pthread_id)
-    : slot_(slot), id_(id), os_tid_(os_tid), pthread_id_(pthread_id), ring_(ring_bytes) {}
+                         uint64_t pthread_id, std::unique_ptr<InternCacheBlock> cache)
+    : slot_(slot),
+      id_(id),
+      os_tid_(os_tid),
+      pthread_id_(pthread_id),
+      cache_(cache ? std::move(cache) : std::make_unique<InternCacheBlock>()),
+      ring_(ring_bytes) {}
 
 void ThreadState::Reuse(uint32_t id, uint64_t os_tid, uint64_t pthread_id) noexcept {
   id_ = id;
@@ -64,9 +69,11 @@ struct ThreadExitGuard {
     t_exited = true;
     internal::t_current_state = nullptr;
     if (!state) return;
+    Session* s = Session::Instance();
+    if (s) s->threads().ReturnCache(state);
     // The last touch of the state: from here the writer may recycle it.
     state->exited.store(true, std::memory_order_release);
-    if (Session* s = Session::Instance()) s->OnThreadExit();
+    if (s) s->OnThreadExit();
   }
 };
 thread_local ThreadExitGuard t_guard;

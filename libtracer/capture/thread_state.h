@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "libtracer/capture/event.h"
 #include "libtracer/capture/thread_ring.h"
@@ -45,6 +46,15 @@ struct ThreadCounters {
   }
 };
 
+// A thread's intern cache (56 KiB, most of a state's memory) in a block the
+// registry can pool: a thread hands it back as it exits, before the writer
+// drained its ring, so caches follow the live threads even when the writer
+// lags behind thread churn.
+struct InternCacheBlock {
+  InternCache cache;
+  InternCacheBlock* next_free = nullptr;
+};
+
 class ThreadState {
  public:
   static constexpr int kMaxDepth = 256;
@@ -57,8 +67,9 @@ class ThreadState {
 
   // slot: the state's index in its registry, for instance ids (1..2^22-1);
   // id: the thread's ThreadDef id in the stream.
-  ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid,
-              uint64_t pthread_id);
+  // cache: a pooled intern cache, or nullptr for a new one.
+  ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id,
+              std::unique_ptr<InternCacheBlock> cache = nullptr);
   ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id)
       : ThreadState(id, id, ring_bytes, os_tid, pthread_id) {}
   ThreadState(const ThreadState&) = delete;
@@ -127,7 +138,8 @@ class ThreadState {
     return AppendKeeping(&e, 1, reserved_pops_);
   }
 
-  InternCache& intern_cache() noexcept { return intern_cache_; }
+  // Only while the owning thread runs (it gives the cache back as it exits).
+  InternCache& intern_cache() noexcept { return cache_->cache; }
   ThreadCounters& counters() noexcept { return counters_; }
   ThreadRing& ring() noexcept { return ring_; }
   uint64_t os_tid() const noexcept { return os_tid_; }
@@ -166,7 +178,7 @@ class ThreadState {
   uint32_t reserved_pops_ = 0;  // recorded open ranges, each owed one ring slot
   OpenRange stack_[kMaxDepth];
   ThreadCounters counters_;
-  InternCache intern_cache_;
+  std::unique_ptr<InternCacheBlock> cache_;  // nullptr once handed back (ThreadRegistry)
   ThreadRing ring_;
 };
 

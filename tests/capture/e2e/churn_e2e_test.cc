@@ -75,10 +75,10 @@ TEST(ThreadChurn, EveryRangeOfEveryShortLivedThreadIsWritten) {
 }
 
 // churn 8 2500 1: 20,000 threads, at most 8 alive at once. Thread states
-// (each with its ring) are reused once the writer drained them, so their
-// number follows the live threads plus those waiting to be drained (the
-// writer is woken every ThreadRegistry::kRecycleBatch = 64 exits), and the
-// process stays small (it held 1.4 GB when each thread kept a 1 MiB ring).
+// are reused once the writer drained them, and an exiting thread hands its
+// intern cache (most of a state's memory) back at once, so the process stays
+// small however far the writer lags (it held 1.4 GB when each thread kept a
+// 1 MiB ring; about 10 MB now, 3 MB untraced).
 TEST(ThreadChurn, MemoryFollowsLiveThreadsNotThreadsStarted) {
   TempDir dir;
   RunResult r = RunProgram({CHURN_CLIENT, "churn", "8", "2500", "1"},
@@ -89,12 +89,14 @@ TEST(ThreadChurn, MemoryFollowsLiveThreadsNotThreadsStarted) {
   ParsedTrace t = ReadTraceFile(dir.File("m.trace"));
   ExpectWellFormed(t);
   EXPECT_EQ(PayloadCounts(t, "churn").size(), 20000u);
+  // States: 8 live plus the exited ones the writer has not drained yet (it
+  // is woken every ThreadRegistry::kRecycleBatch = 64 exits; a few hundred
+  // typically, thousands when the machine is overloaded); 20,000 without
+  // reuse.
   const uint64_t states = FooterValue(t.footer, "stats", "thread_states");
   EXPECT_GE(states, 1u);
-  // Bounds with room for a slow writer on a busy machine; 20,000 without
-  // reuse.
-  EXPECT_LE(states, 2000u);
-  EXPECT_LT(fig["maxrss_kb"], 256u * 1024) << "peak RSS " << fig["maxrss_kb"] << " KiB";
+  EXPECT_LT(states, 10000u);
+  EXPECT_LT(fig["maxrss_kb"], 128u * 1024) << "peak RSS " << fig["maxrss_kb"] << " KiB";
 }
 
 // churn_exit 8 300: exit() while 8 workers keep starting threads. exit()

@@ -76,6 +76,52 @@ TEST(ThreadRegistryTest, ADrainedExitedThreadsStateIsReusedEmptyUnderANewId) {
   EXPECT_FALSE(b->Append(MakeEvent(EventType::kMark, 3, 0, Id("m"))));
 }
 
+// An exiting thread hands its intern cache back before the writer drained
+// it; the next registration, of a reused or a new state, takes it.
+TEST(ThreadRegistryTest, ExitingThreadsInternCacheServesTheNextThread) {
+  ThreadRegistry registry(4096);
+  ThreadState* a = registry.Register(1, 1);
+  InternCache* cache = &a->intern_cache();
+  const uint32_t name = a->intern_cache().Lookup("cached_name");
+  registry.ReturnCache(a);
+  a->exited.store(true);
+  ThreadState* b = registry.Register(2, 2);  // a is not recycled yet: a new state
+  ASSERT_NE(b, a);
+  EXPECT_EQ(&b->intern_cache(), cache);
+  EXPECT_EQ(b->intern_cache().Lookup("cached_name"), name);
+  registry.Recycle({a});
+  ThreadState* c = registry.Register(3, 3);  // a's state, which has no cache now
+  ASSERT_EQ(c, a);
+  EXPECT_NE(&c->intern_cache(), cache);
+  EXPECT_EQ(c->intern_cache().Lookup("cached_name"), name);
+}
+
+// A ring a thread filled gives its pages back while its state waits for
+// reuse; the first 64 KiB stay (a short-lived thread's next owner uses them).
+TEST(ThreadRingTest, ReleasePagesBeyondDropsOnlyTheTail) {
+  ThreadRing ring(1 << 20);
+  const size_t n = ring.capacity();
+  ASSERT_EQ(n * sizeof(Event), size_t{1} << 20);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(ring.HasRoom(1, 0));
+    Event e = MakeEvent(EventType::kMark, i + 1);
+    ring.PushUnchecked(&e, 1);
+  }
+  EXPECT_EQ(ring.Drain([](const Event&) {}), n);
+  ring.ReleasePagesBeyond(ThreadRegistry::kKeptRingBytes);
+  // head == capacity: SlotAfterHead(i) is slot i.
+  const size_t kept = ThreadRegistry::kKeptRingBytes / sizeof(Event);
+  EXPECT_EQ(ring.SlotAfterHead(0)->time, 1u);
+  EXPECT_EQ(ring.SlotAfterHead(kept - 1)->time, kept);
+  EXPECT_EQ(ring.SlotAfterHead(kept + 256)->time, 0u);  // a page well past the kept part
+  // The allocation need not start on a page: its last partial page stays.
+  EXPECT_EQ(ring.SlotAfterHead(n - 1 - 4096 / sizeof(Event))->time, 0u);
+  // Still a working ring after Reset.
+  ring.Reset();
+  for (size_t i = 0; i < n; ++i) ASSERT_TRUE(ring.HasRoom(1, 0) && (ring.Publish(1), true));
+  EXPECT_FALSE(ring.HasRoom(1, 0));
+}
+
 TEST(ThreadRegistryTest, SnapshotNeverWaitsForTheRegistrationLock) {
   ThreadRegistry registry(4096);
   ThreadState* a = registry.Register(1, 1);

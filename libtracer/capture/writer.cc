@@ -261,6 +261,7 @@ void Writer::DrainThread(ThreadState* t) {
     if (++n % 4096 == 0) MaybeCutFrame();
   });
   if (n > 0) thread_info_[id].had_events = true;  // the reference may have moved
+  t->ring().PrefaultAhead();
   CollectThreadCounters(t);
   MaybeCutFrame();
 }

@@ -29,6 +29,8 @@ class CaptureWindow {
   }
 
   bool active() const noexcept { return Active(state_.load(std::memory_order_relaxed)); }
+  // The session ended (Close): what is not recorded now is lost, not gated.
+  bool closed() const noexcept { return state_.load(std::memory_order_relaxed) & kClosed; }
   bool has_range() const noexcept { return has_range_; }
   // nullptr unregisters. The observer must outlive its registration.
   void SetObserver(Observer* observer) noexcept {

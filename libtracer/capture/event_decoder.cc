@@ -187,6 +187,13 @@ uint64_t EventDecoder::Finish(uint64_t end_ns) {
   return unclosed;
 }
 
+void EventDecoder::ThreadExited(uint32_t thread) {
+  auto it = threads_.find(thread);
+  if (it == threads_.end() || !it->second.open.empty() || it->second.has_held) return;
+  if (last_stack_ == &it->second) last_stack_ = nullptr;
+  threads_.erase(it);
+}
+
 size_t EventDecoder::open_ranges() const {
   size_t n = open_starts_.size();
   for (const auto& [thread, ts] : threads_) n += ts.open.size();

@@ -44,6 +44,11 @@ class EventDecoder {
 
   size_t open_ranges() const;
 
+  // The thread exited and its last events were consumed: its stack is
+  // released unless ranges are still open on it (closed at Finish).
+  void ThreadExited(uint32_t thread);
+  size_t threads_tracked() const { return threads_.size(); }
+
  private:
   struct ThreadStack {
     std::vector<RangeRecord> open;  // push/pop ranges, innermost last

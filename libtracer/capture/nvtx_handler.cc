@@ -146,6 +146,16 @@ void DecodeAttr(ThreadState* ts, const nvtxEventAttributes_t* a, Attr* out) {
 
 // ---- The recording core, shared by every variant ----
 
+// A range or mark the session did not record because it is ending (the
+// process called exit() while this thread runs): counted, so the trace says
+// what it lacks. Off the hot path (the window is closed).
+__attribute__((noinline)) void CountIfSessionEnded(ThreadState* ts, const NvtxDomain* domain,
+                                                   Session* s) noexcept {
+  if (domain->enabled && s->window().closed()) {
+    ThreadCounters::Bump(ts->counters().after_session_end);
+  }
+}
+
 // Inlined into each entry point: push+pop is the hot path (docs/design.md s.7).
 inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* domain, uint32_t name,
                                                const Attr* attr) noexcept {
@@ -182,6 +192,8 @@ inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* doma
       ts->Publish1();
       flags |= ThreadState::kRecorded;
     }
+  } else {
+    CountIfSessionEnded(ts, domain, s);
   }
   return ts->PushOpen(id, domain->id, flags);
 }
@@ -271,6 +283,8 @@ nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const At
     ev[0].a = id & kRangeIdMask;
     ev[0].time = NowNs();
     if (ts->Append(ev, n)) return id;
+  } else {
+    CountIfSessionEnded(ts, domain, s);
   }
   return id | kRangeIdNotRecorded;
 }
@@ -302,7 +316,8 @@ void End(nvtxRangeId_t id) {
 
 void Mark(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) noexcept {
   Session* s = Session::Instance();
-  if (!s || !domain->enabled || !s->window().active()) return;
+  if (!s) return;
+  if (!domain->enabled || !s->window().active()) return CountIfSessionEnded(ts, domain, s);
   Event ev[2];
   const int n = FillAttrEvent(EventType::kMark, domain, name, attr, ev);
   ev[0].time = NowNs();

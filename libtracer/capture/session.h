@@ -74,6 +74,10 @@ class Session {
     return flush_top_level_.load(std::memory_order_relaxed);
   }
   void DrainAfterTopLevelRange() noexcept;
+  // A registered thread exited: once enough exited threads wait, the writer
+  // is woken (as for DrainAfterTopLevelRange) to drain and recycle them, so
+  // a program that churns threads holds states for about its live threads.
+  void OnThreadExit() noexcept;
 
   // Shuts the running session down (atexit handler and library destructor).
   static void ShutdownProcess();

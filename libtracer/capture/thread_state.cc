@@ -9,8 +9,26 @@
 
 namespace tracer {
 
-ThreadState::ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id)
-    : id_(id), os_tid_(os_tid), pthread_id_(pthread_id), ring_(ring_bytes) {}
+ThreadState::ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid,
+                         uint64_t pthread_id, std::unique_ptr<InternCacheBlock> cache)
+    : slot_(slot),
+      id_(id),
+      os_tid_(os_tid),
+      pthread_id_(pthread_id),
+      cache_(cache ? std::move(cache) : std::make_unique<InternCacheBlock>()),
+      ring_(ring_bytes) {}
+
+void ThreadState::Reuse(uint32_t id, uint64_t os_tid, uint64_t pthread_id) noexcept {
+  id_ = id;
+  os_tid_ = os_tid;
+  pthread_id_ = pthread_id;
+  depth_ = 0;
+  overflow_ = 0;
+  reserved_pops_ = 0;
+  counters_.Reset();
+  ring_.Reset();
+  exited.store(false, std::memory_order_relaxed);
+}
 
 uint64_t ThreadState::innermost_range_id() const noexcept {
   for (int i = depth_; i-- > 0;) {
@@ -50,7 +68,12 @@ struct ThreadExitGuard {
   ~ThreadExitGuard() {
     t_exited = true;
     internal::t_current_state = nullptr;
-    if (state) state->exited.store(true, std::memory_order_release);
+    if (!state) return;
+    Session* s = Session::Instance();
+    if (s) s->threads().ReturnCache(state);
+    // The last touch of the state: from here the writer may recycle it.
+    state->exited.store(true, std::memory_order_release);
+    if (s) s->OnThreadExit();
   }
 };
 thread_local ThreadExitGuard t_guard;

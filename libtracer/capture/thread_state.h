@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "libtracer/capture/event.h"
 #include "libtracer/capture/thread_ring.h"
@@ -13,7 +14,8 @@
 
 namespace tracer {
 
-// Range instance ids: bits 40..61 = thread index, bits 0..39 = per-thread
+// Range instance ids: bits 40..61 = the state's slot (states are recycled
+// across threads; a slot's sequence goes on), bits 0..39 = per-slot
 // sequence, so ids are unique without a shared atomic. Bit 63 marks an id
 // handed to the application for a start/end range that was not recorded
 // (dropped or outside the capture window), so its End is ignored too. Bit 62
@@ -29,10 +31,28 @@ struct ThreadCounters {
   std::atomic<uint64_t> stack_overflow{0};  // pushes deeper than kMaxDepth
   std::atomic<uint64_t> pop_without_push{0};
   std::atomic<uint64_t> gated{0};  // outside the capture window or excluded domain
+  // Pushes, starts and marks made after the session began its final drain
+  // (exit() while this thread runs): they cannot be written any more.
+  std::atomic<uint64_t> after_session_end{0};
+
+  void Reset() noexcept {
+    for (auto* c : {&ring_full, &stack_overflow, &pop_without_push, &gated, &after_session_end}) {
+      c->store(0, std::memory_order_relaxed);
+    }
+  }
 
   static void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) noexcept {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
+};
+
+// A thread's intern cache (56 KiB, most of a state's memory) in a block the
+// registry can pool: a thread hands it back as it exits, before the writer
+// drained its ring, so caches follow the live threads even when the writer
+// lags behind thread churn.
+struct InternCacheBlock {
+  InternCache cache;
+  InternCacheBlock* next_free = nullptr;
 };
 
 class ThreadState {
@@ -45,11 +65,24 @@ class ThreadState {
     uint8_t flags;
   };
 
-  ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id);
+  // slot: the state's index in its registry, for instance ids (1..2^22-1);
+  // id: the thread's ThreadDef id in the stream.
+  // cache: a pooled intern cache, or nullptr for a new one.
+  ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id,
+              std::unique_ptr<InternCacheBlock> cache = nullptr);
+  ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id)
+      : ThreadState(id, id, ring_bytes, os_tid, pthread_id) {}
   ThreadState(const ThreadState&) = delete;
   ThreadState& operator=(const ThreadState&) = delete;
 
-  uint32_t id() const noexcept { return id_; }                    // ThreadDef id in the stream
+  // Makes a drained state of an exited thread the state of a new thread:
+  // empty ring, stack and counters; the slot's sequence and the intern cache
+  // (process-wide string ids) carry over. Only while no thread owns it and
+  // the writer does not look at it (ThreadRegistry's free list).
+  void Reuse(uint32_t id, uint64_t os_tid, uint64_t pthread_id) noexcept;
+
+  uint32_t id() const noexcept { return id_; }  // ThreadDef id in the stream
+  uint32_t slot() const noexcept { return slot_; }
   uint64_t innermost_range_id() const noexcept;                   // 0 = no open push/pop range
   bool Append(const Event& e) noexcept { return Append(&e, 1); }  // false = ring full (counted)
   // Appends n (1 or 2) events atomically, keeping room for the pops of every
@@ -79,7 +112,7 @@ class ThreadState {
   }
   void Publish1() noexcept { ring_.Publish(1); }
 
-  uint64_t NextInstanceId() noexcept { return (static_cast<uint64_t>(id_) << 40) | ++sequence_; }
+  uint64_t NextInstanceId() noexcept { return (static_cast<uint64_t>(slot_) << 40) | ++sequence_; }
 
   // Range stack. PushOpen returns the nesting level (0-based) or -1 when
   // deeper than kMaxDepth (counted; the matching pop is then ignored).
@@ -105,14 +138,19 @@ class ThreadState {
     return AppendKeeping(&e, 1, reserved_pops_);
   }
 
-  InternCache& intern_cache() noexcept { return intern_cache_; }
+  // Only while the owning thread runs (it gives the cache back as it exits).
+  InternCache& intern_cache() noexcept { return cache_->cache; }
   ThreadCounters& counters() noexcept { return counters_; }
   ThreadRing& ring() noexcept { return ring_; }
   uint64_t os_tid() const noexcept { return os_tid_; }
   uint64_t pthread_id() const noexcept { return pthread_id_; }
 
-  // Set when the thread exits; the writer drains what is left, then frees it.
+  // Set when the thread exits; the writer drains what is left, then gives
+  // the state back to the registry for reuse.
   std::atomic<bool> exited{false};
+  // False while the state waits in the registry's free list: the writer
+  // skips it (ThreadRegistry::Snapshot).
+  std::atomic<bool> in_use{true};
 
  private:
   bool AppendKeeping(const Event* events, int n, uint32_t keep_free) noexcept {
@@ -126,16 +164,21 @@ class ThreadState {
   int PushOverflow() noexcept;
   bool PopOpenSlow(uint16_t domain, OpenRange* out) noexcept;
 
-  const uint32_t id_;
-  const uint64_t os_tid_;
-  const uint64_t pthread_id_;
+  friend class ThreadRegistry;  // links states into its lists
+
+  const uint32_t slot_;
+  uint32_t id_;
+  uint64_t os_tid_;
+  uint64_t pthread_id_;
+  ThreadState* next_all_ = nullptr;   // every state of the registry (never unlinked)
+  ThreadState* next_free_ = nullptr;  // the registry's free list
   uint64_t sequence_ = 0;
   int depth_ = 0;
   int overflow_ = 0;            // pushes beyond kMaxDepth still open
   uint32_t reserved_pops_ = 0;  // recorded open ranges, each owed one ring slot
   OpenRange stack_[kMaxDepth];
   ThreadCounters counters_;
-  InternCache intern_cache_;
+  std::unique_ptr<InternCacheBlock> cache_;  // nullptr once handed back (ThreadRegistry)
   ThreadRing ring_;
 };
 

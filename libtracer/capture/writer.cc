@@ -30,8 +30,9 @@ uint64_t SteadyNs() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
-constexpr const char* kThreadCounterNames[3] = {
-    "dropped.nvtx_ring_full", "dropped.nvtx_stack_overflow", "nvtx_pop_without_push"};
+constexpr const char* kThreadCounterNames[4] = {
+    "dropped.nvtx_ring_full", "dropped.nvtx_stack_overflow", "nvtx_pop_without_push",
+    "dropped.nvtx_after_session_end"};
 }  // namespace
 
 Writer::Writer(ThreadRegistry* threads, uint32_t flush_interval_ms)
@@ -205,24 +206,11 @@ void Writer::DrainOnce(bool final) {
     threads_->Snapshot(&snapshot_);
     retired_.clear();
     for (ThreadState* t : snapshot_) {
-      auto& info = thread_info_[t->id()];
-      if (info.os_tid == 0) {
-        info.os_tid = t->os_tid();
-        info.pthread_id = t->pthread_id();
-        if (info.name == 0) info.name = GlobalDefinitions().OsThreadName(info.os_tid);
-      }
       // exited is read before the drain: everything the thread appended
       // before exiting is then visible to this drain.
       bool exited = t->exited.load(std::memory_order_acquire);
-      uint32_t id = t->id();
-      size_t n = 0;
-      t->ring().Drain([&](const Event& e) {
-        decoder_.Consume(id, e);
-        if (++n % 4096 == 0) MaybeCutFrame();
-      });
-      CollectThreadCounters(t, exited);
+      DrainThread(t);
       if (exited) retired_.push_back(t);
-      MaybeCutFrame();
     }
 
     std::vector<RecordSource*> sources;
@@ -245,6 +233,15 @@ void Writer::DrainOnce(bool final) {
       builder_.AddCategory(c);
     }
 
+    if (final) {
+      // Threads go on while the process exits: what they appended during
+      // the passes above (pops of ranges found open there, say) is still written,
+      // and what they could not record any more is counted, as late as can
+      // be before the footer. A fresh snapshot: threads started meanwhile
+      // count too.
+      threads_->Snapshot(&snapshot_);
+      for (ThreadState* t : snapshot_) DrainThread(t);
+    }
     uint64_t unclosed = 0;
     if (final) unclosed = decoder_.Finish(NowNs());
     EmitCounterDeltas();
@@ -256,9 +253,11 @@ void Writer::DrainOnce(bool final) {
     } else {
       EmitFrame();
     }
-    threads_->Remove(retired_);
-    for (ThreadState* t : retired_) thread_counter_seen_.erase(t);
-    retired_.clear();
+    if (final) {
+      retired_.clear();  // nothing is written after the footer
+    } else {
+      RetireThreads();
+    }
   } catch (...) {
     // The builder may hold half a record: keep what is on disk, write no more.
     finished_writing_ = true;
@@ -267,13 +266,62 @@ void Writer::DrainOnce(bool final) {
   }
 }
 
-void Writer::CollectThreadCounters(ThreadState* t, bool retire) {
+void Writer::DrainThread(ThreadState* t) {
+  const uint32_t id = t->id();
+  auto& info = thread_info_[id];
+  if (info.os_tid == 0) {
+    info.os_tid = t->os_tid();
+    info.pthread_id = t->pthread_id();
+    if (info.name == 0) info.name = GlobalDefinitions().OsThreadName(info.os_tid);
+  }
+  size_t n = 0;
+  t->ring().Drain([&](const Event& e) {
+    decoder_.Consume(id, e);
+    if (++n % 4096 == 0) MaybeCutFrame();
+  });
+  if (n > 0) thread_info_[id].had_events = true;  // the reference may have moved
+  t->ring().PrefaultAhead();
+  CollectThreadCounters(t);
+  MaybeCutFrame();
+}
+
+void Writer::RetireThreads() {
+  if (retired_.empty()) return;
+  for (ThreadState* t : retired_) {
+    const uint32_t id = t->id();
+    auto it = thread_info_.find(id);
+    if (it != thread_info_.end()) {
+      // Defined now if it recorded anything: a start/end range it began may
+      // end later on another thread and still name it.
+      if (it->second.had_events) EnsureThread(id);
+      if (it->second.defined) {
+        retired_by_pthread_[it->second.pthread_id] = id;
+        retired_by_pthread32_[static_cast<uint32_t>(it->second.pthread_id)] = id;
+      }
+      thread_info_.erase(it);
+    }
+    if (id >= retired_ids_.size())
+      retired_ids_.resize(std::max<size_t>(id + 1, retired_ids_.size() * 2));
+    retired_ids_[id] = true;
+    if (last_defined_thread_ == id) last_defined_thread_ = 0;
+    decoder_.ThreadExited(id);
+    thread_counter_seen_.erase(t);
+    // A new thread may get this pthread_t: CUPTI records then name it.
+    pthread_ids_.erase(t->pthread_id());
+    pthread_ids_.erase(static_cast<uint32_t>(t->pthread_id()));
+  }
+  threads_->Recycle(retired_);
+  retired_.clear();
+}
+
+void Writer::CollectThreadCounters(ThreadState* t) {
   ThreadCounters& c = t->counters();
-  uint64_t now[3] = {c.ring_full.load(std::memory_order_relaxed),
+  uint64_t now[4] = {c.ring_full.load(std::memory_order_relaxed),
                      c.stack_overflow.load(std::memory_order_relaxed),
-                     c.pop_without_push.load(std::memory_order_relaxed)};
+                     c.pop_without_push.load(std::memory_order_relaxed),
+                     c.after_session_end.load(std::memory_order_relaxed)};
   auto& seen = thread_counter_seen_[t];
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     if (now[i] > seen[i]) {
       Count(kThreadCounterNames[i], now[i] - seen[i]);
       seen[i] = now[i];
@@ -285,7 +333,6 @@ void Writer::CollectThreadCounters(ThreadState* t, bool retire) {
             "TRACER_BUFFER_SIZE, or TRACER_BUFFER_LIMIT when many threads record, or lower "
             "TRACER_FLUSH_INTERVAL_MS)");
   }
-  (void)retire;
 }
 
 void Writer::CollectMisuseCounters() {
@@ -347,6 +394,9 @@ void Writer::WriteFooter(uint64_t end_ns, uint64_t unclosed) {
     }
   }
   footer.stats.emplace_back("ranges_left_open", unclosed);
+  // Thread states allocated: they follow the most threads alive at once
+  // (states of exited threads are reused), not the threads ever started.
+  footer.stats.emplace_back("thread_states", threads_->allocated());
   footer.overhead_ns = busy_ns_;
   builder_.SetFooter(footer);
   frame_.clear();
@@ -381,7 +431,7 @@ void Writer::EnsureDomain(uint32_t id) {
 }
 
 void Writer::EnsureThread(uint32_t id) {
-  if (id == 0 || id == last_defined_thread_) return;
+  if (id == 0 || id == last_defined_thread_ || IsRetired(id)) return;
   ThreadInfo& info = thread_info_[id];
   if (info.defined) {
     last_defined_thread_ = id;
@@ -488,6 +538,11 @@ uint32_t Writer::ThreadIdForPthread(uint64_t pthread_id) {
     for (const auto& [tid, info] : thread_info_) {
       if (same(info.pthread_id)) id = tid;
     }
+  }
+  if (id == 0) {
+    const auto& retired = pthread_id > 0xFFFFFFFFull ? retired_by_pthread_ : retired_by_pthread32_;
+    auto r = retired.find(pthread_id);
+    if (r != retired.end()) id = r->second;
   }
   if (id == 0) {
     id = threads_->AllocateId();

@@ -97,6 +97,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
     uint64_t pthread_id = 0;
     uint32_t name = 0;
     bool defined = false;
+    bool had_events = false;
   };
 
   // EventDecoder::Output
@@ -133,7 +134,13 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   void Record(Kind kind) { ++records_by_kind_[kind]; }
   void MaybeCutFrame();
   void EmitFrame();
-  void CollectThreadCounters(ThreadState* t, bool retire);
+  // Drains t's ring through the decoder, then its counters.
+  void DrainThread(ThreadState* t);
+  void CollectThreadCounters(ThreadState* t);
+  // Threads that exited and were drained: their definitions are settled and
+  // their per-thread memory released, then the registry reuses their states.
+  void RetireThreads();
+  bool IsRetired(uint32_t id) const { return id < retired_ids_.size() && retired_ids_[id]; }
   void EmitCounterDeltas();
   // Counts of GlobalMisuse() (misuse_counters.h) since the last drain.
   void CollectMisuseCounters();
@@ -163,7 +170,13 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // Counters: totals so far and the part already written as deltas.
   std::map<std::string, uint64_t, std::less<>> counters_;
   std::map<std::string, uint64_t, std::less<>> counters_written_;
-  std::unordered_map<ThreadState*, std::array<uint64_t, 3>> thread_counter_seen_;
+  std::unordered_map<ThreadState*, std::array<uint64_t, 4>> thread_counter_seen_;
+  // Threads retired (one bit per thread ever seen): never defined again.
+  std::vector<bool> retired_ids_;
+  // pthread_t (full and low 32 bits) -> the last retired thread that had it,
+  // for CUPTI records that arrive after their thread exited; bounded by the
+  // distinct pthread_t values, which the C library reuses.
+  std::unordered_map<uint64_t, uint32_t> retired_by_pthread_, retired_by_pthread32_;
   uint64_t records_by_kind_[kNumKinds] = {};
   uint64_t misuse_seen_[2] = {};
   uint32_t last_defined_thread_ = 0;

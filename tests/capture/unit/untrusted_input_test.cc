@@ -77,7 +77,7 @@ TEST(RingBudget, GrantsPowersOfTwoWithinTheLimit) {
   EXPECT_EQ(RingBudget::RingBytes(96 << 10), 64u << 10);
 }
 
-TEST(RingBudget, RegistryRingsStayWithinTheLimitAndReturnOnRemove) {
+TEST(RingBudget, RegistryRingsStayWithinTheLimitAndRecycledStatesKeepTheirRing) {
   ThreadRegistry registry(1 << 20, 2 << 20);
   ThreadState* a = registry.Register(1, 1);
   ThreadState* b = registry.Register(2, 2);
@@ -86,13 +86,16 @@ TEST(RingBudget, RegistryRingsStayWithinTheLimitAndReturnOnRemove) {
   EXPECT_EQ(a->ring().capacity() * sizeof(Event), 1u << 20);
   EXPECT_EQ(b->ring().capacity() * sizeof(Event), 1u << 20);
   EXPECT_EQ(c->ring().capacity() * sizeof(Event), RingBudget::kMinRingBytes);
-  registry.Remove({a});
+  // a's thread exited and the writer drained it: the next thread reuses its
+  // state and its megabyte ring, nothing more is taken from the limit.
+  registry.Recycle({a});
   ThreadState* d = registry.Register(4, 4);
-  ASSERT_TRUE(d);
-  // a's megabyte came back, but c's minimal ring still counts: 1M - 4K
-  // left, rounded down to a power of two.
-  EXPECT_EQ(d->ring().capacity() * sizeof(Event), 1u << 19);
-  registry.Remove({b, c, d});
+  ASSERT_EQ(d, a);
+  EXPECT_EQ(d->ring().capacity() * sizeof(Event), 1u << 20);
+  // A new state past the limit still gets the minimal ring only.
+  ThreadState* e = registry.Register(5, 5);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->ring().capacity() * sizeof(Event), RingBudget::kMinRingBytes);
 }
 
 class TraceFileOpen : public ::testing::Test {

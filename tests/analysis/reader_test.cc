@@ -9,9 +9,9 @@
 #include <cstring>
 #include <random>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/export/chrome_export.h"
 #include "libtracer/analysis/importers/load_input.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tests/analysis/trace_file_builder.h"
@@ -315,6 +315,89 @@ TEST(ReaderTest, NonUtf8RangeNameDoesNotLoseTheChunk) {
   ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "latin1.trace", &trace, &error));
   EXPECT_EQ(trace.processes[0].ranges.size(), 2u);
   EXPECT_TRUE(trace.warnings.empty()) << trace.warnings[0];
+}
+
+}  // namespace
+}  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (7): a 108-byte trace with thread, stream and launch-config ids of
+// 2^24 - 1 made the reader allocate 1.6 GB (the ids sized dense vectors).
+// Large ids are renumbered compactly; every reference still resolves.
+TEST(ReaderTest, HugeIdsDoNotSizeVectorsAndStillResolve) {
+  constexpr uint32_t kHuge = (1u << 24) - 1, kMax = UINT32_MAX;
+  TraceFileBuilder b;
+  b.Thread(kHuge, 777, "worker");
+  b.Thread(kMax, 778);
+  b.Thread(1, 779);
+  b.Stream(kHuge, 3, 42);
+  LaunchConfigRecord lc;
+  lc.id = kMax;
+  lc.grid[0] = 9;
+  b.builder().AddLaunchConfig(lc);
+  b.Range(1, 0, kHuge, "outer", 100, 900);
+  b.Range(2, 0, kMax, "other", 100, 900);
+  KernelRecord k;
+  k.name = b.Str("k");
+  k.stream = kHuge;
+  k.launch_config = kMax;
+  k.start_ns = 200;
+  k.end_ns = 300;
+  k.correlation_id = 5;
+  b.builder().AddKernel(k);
+  b.Launch(5, kHuge, 150, 1);
+  const std::string bytes = b.Bytes();
+  ASSERT_LT(bytes.size(), 400u);
+
+  auto check = [&](const ProcessTrace& p, const StringTable& strings) {
+    EXPECT_LE(p.threads.size(), 4100u);
+    EXPECT_LE(p.streams.size(), 4100u);
+    EXPECT_LE(p.launch_configs.size(), 4100u);
+    ASSERT_EQ(p.ranges.size(), 2u);
+    ASSERT_LT(p.ranges[0].thread, p.threads.size());
+    EXPECT_EQ(p.threads[p.ranges[0].thread].os_tid, 777u);
+    EXPECT_EQ(strings.Get(p.threads[p.ranges[0].thread].name), "worker");
+    ASSERT_LT(p.ranges[1].thread, p.threads.size());
+    EXPECT_EQ(p.threads[p.ranges[1].thread].os_tid, 778u);
+    EXPECT_EQ(p.threads[1].os_tid, 779u);  // small ids keep their value
+  };
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(bytes, "ids.trace", &trace, &error)) << error;
+  EXPECT_TRUE(trace.warnings.empty()) << trace.warnings[0];
+  const ProcessTrace& p = trace.processes[0];
+  check(p, trace.strings);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  ASSERT_LT(p.kernels[0].stream, p.streams.size());
+  EXPECT_EQ(p.streams[p.kernels[0].stream].device, 3u);
+  ASSERT_LT(p.kernels[0].launch_config, p.launch_configs.size());
+  EXPECT_EQ(p.launch_configs[p.kernels[0].launch_config].grid[0], 9u);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.launches[0].thread, p.ranges[0].thread);
+
+  // The whole report works on it, and the kernel is attributed to its range.
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const std::string text = RenderTable(RangesTable(analyzed, ReportOptions{}), OutputFormat::kText);
+  EXPECT_NE(text.find("777 (worker)"), std::string::npos) << text;
+
+  // Streaming reads the same way, frame by frame.
+  const std::string path = b.WriteTemp("huge_ids.trace");
+  StringTable strings;
+  ProcessTrace streamed;
+  std::vector<std::string> warnings;
+  std::vector<RangeRecord> ranges;
+  ASSERT_TRUE(StreamTraceFile(
+      path, &strings, &streamed,
+      [&](const ProcessTrace& batch) {
+        ranges.insert(ranges.end(), batch.ranges.begin(), batch.ranges.end());
+      },
+      &warnings, &error))
+      << error;
+  streamed.ranges = ranges;
+  check(streamed, strings);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -402,3 +402,33 @@ TEST(ReaderTest, HugeIdsDoNotSizeVectorsAndStillResolve) {
 
 }  // namespace
 }  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (9): a payload libprotobuf rejects (invalid UTF-8 in a proto3
+// string field) printed a raw "[libprotobuf ERROR ...]" line besides our
+// one warning.
+TEST(ReaderTest, UnparsablePayloadGivesOurWarningOnlyNoLibprotobufLine) {
+  TraceFileBuilder b;
+  b.Range(1, 0, 1, "kept", 0, 10);
+  b.Frame();
+  HeaderInfo h;
+  h.host = "bad\xff\xfe host";  // proto3 `string`: must be UTF-8
+  b.builder().SetHeader(h);
+  b.Range(2, 0, 1, "lost", 20, 30);
+  const std::string bytes = b.Bytes();
+  Trace trace;
+  std::string error;
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(ReadTraceBytes(bytes, "utf8.trace", &trace, &error)) << error;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("libprotobuf"), std::string::npos) << err;
+  ASSERT_EQ(trace.processes[0].ranges.size(), 1u);
+  ASSERT_EQ(trace.warnings.size(), 1u);
+  EXPECT_NE(trace.warnings[0].find("payload does not parse"), std::string::npos)
+      << trace.warnings[0];
+}
+
+}  // namespace
+}  // namespace tracer::analysis

@@ -397,6 +397,12 @@ namespace {
 void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
                   const std::function<void()>& after_frame, std::vector<std::string>* warnings,
                   const ReadProgress& progress) {
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+  // A payload that does not parse (invalid UTF-8 in a string field, say)
+  // makes libprotobuf print its own "[libprotobuf ERROR ...]" line; the
+  // damage warning below already says what was lost, once.
+  google::protobuf::LogSilencer quiet;
+#endif
   proto::Chunk chunk;
   std::string_view payload;
   FrameScanner::Result result;

@@ -233,6 +233,8 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
     // nsys exports have a streaming importer; Kineto JSON is one JSON
     // document whose events are in no useful order: read whole.
     if (analysis::IsNsysExport(f)) continue;
+    // A file that cannot be opened is no import: reading it says why.
+    if (std::ifstream probe(f, std::ios::binary); !probe) continue;
     if (!IsStreamFile(f)) return f + " is an import (PyTorch profiler, Kineto JSON)";
     if (!analysis::IsRecordedStream(f)) {
       return f + " was written by `tracer import`, not recorded (no launch records)";

@@ -432,3 +432,92 @@ TEST(ReaderTest, UnparsablePayloadGivesOurWarningOnlyNoLibprotobufLine) {
 
 }  // namespace
 }  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (9): 100 k nested pushes were read as 100 k ranges at depths far
+// past the capture's 256-level stack. The reader applies the same limit:
+// ranges recorded deeper are left out and counted in one warning; GPU work
+// launched inside them counts toward the innermost kept ancestor.
+TEST(ReaderTest, RangesRecordedDeeperThanTheCaptureLimitAreLeftOutAndCounted) {
+  constexpr uint64_t kLevels = 300;
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  b.Stream(1, 0, 7);
+  // The writer's order: the innermost range ends (is written) first.
+  b.Launch(1, 1, 5000, kLevels);  // launched in the deepest range
+  b.Kernel("deep_kernel", 1, 6000, 7000, 1);
+  for (uint64_t d = kLevels; d-- > 0;) {
+    b.Range(d + 1, d, 1, "level", 1000 + d, 100000 - d, static_cast<uint32_t>(d));
+  }
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "deep.trace", &trace, &error)) << error;
+  const ProcessTrace& p = trace.processes[0];
+  EXPECT_EQ(p.ranges.size(), 256u);
+  ASSERT_EQ(trace.warnings.size(), 1u);
+  EXPECT_EQ(trace.warnings[0],
+            "deep.trace: 44 range(s) recorded deeper than 256 levels (the capture's nesting "
+            "limit) left out; GPU work launched inside them counts toward their innermost kept "
+            "ancestor");
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const auto& pa = analyzed.process(0);
+  const auto stack = pa.attribution.Stack(OpKind::kKernel, 0);
+  ASSERT_EQ(stack.size(), 256u);
+  EXPECT_EQ(p.ranges[stack[0]].id, 256u);  // the level-255 range
+  EXPECT_EQ(pa.ranges.Depth(stack[0]), 255u);
+}
+
+// A crafted file can still chain parents deeper than its recorded depths say
+// (imports compute nesting themselves): the range index caps the chain, so
+// attribution, which copies each GPU op's chain, stays bounded.
+TEST(ReaderTest, ParentChainsDeeperThanTheLimitAreFlattenedInTheIndex) {
+  constexpr uint64_t kLevels = 1000;
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  for (uint64_t d = 0; d < kLevels; ++d) b.Range(d + 1, d, 1, "level", 1000 + d, 100000 - d, 0);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "chain.trace", &trace, &error)) << error;
+  ASSERT_EQ(trace.processes[0].ranges.size(), kLevels);
+  const RangeIndex index(trace.processes[0]);
+  EXPECT_EQ(index.flattened(), kLevels - kMaxNestingDepth);
+  uint32_t max_depth = 0;
+  size_t children = 0;
+  for (uint32_t i = 0; i < kLevels; ++i) {
+    max_depth = std::max(max_depth, index.Depth(i));
+    std::vector<uint32_t> chain;
+    index.AppendChain(i, &chain);
+    EXPECT_LE(chain.size(), kMaxNestingDepth);
+    EXPECT_EQ(chain.size(), index.Depth(i) + 1);
+    children += index.Children(i).size();
+  }
+  EXPECT_EQ(max_depth, kMaxNestingDepth - 1);
+  EXPECT_EQ(children, kLevels - 1);  // every range but the root is someone's child
+}
+
+// Issue 12 (9): the summary explains what ring drops do to nesting, and a
+// file without footer no longer blames a kill alone (a full disk ends it the
+// same way).
+TEST(ReaderTest, SummaryNotesForRingDropsAndMissingFooter) {
+  TraceFileBuilder b(5);
+  b.Range(1, 0, 1, "r", 0, 10);
+  b.Counter("dropped.nvtx_ring_full", 3);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "drops.trace", &trace, &error)) << error;
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const Table t = SummaryTable(analyzed, ReportOptions{});
+  std::string notes;
+  for (const auto& n : t.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("pid 5: NVTX events were dropped with a full thread buffer: a range whose "
+                       "push was dropped is missing, and the ranges inside it show one level up"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("no footer: the program was killed, its disk filled up"), std::string::npos)
+      << notes;
+}
+
+}  // namespace
+}  // namespace tracer::analysis

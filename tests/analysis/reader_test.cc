@@ -521,3 +521,32 @@ TEST(ReaderTest, SummaryNotesForRingDropsAndMissingFooter) {
 
 }  // namespace
 }  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (9): on a full disk `tracer run` still said "trace written". It
+// now checks that the file ends with its footer frame.
+TEST(ReaderTest, IncompleteTraceReasonTellsAClosedFileFromACutOne) {
+  TraceFileBuilder b;
+  b.Range(1, 0, 1, "r", 0, 10);
+  b.Frame();
+  b.Footer(FooterInfo{});
+  const std::string closed = b.WriteTemp("closed.trace");
+  EXPECT_EQ(IncompleteTraceReason(closed), "");
+  std::ifstream in(closed, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  const std::string cut = TraceFileBuilder::TempPath("cut.trace");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 3);
+  EXPECT_NE(IncompleteTraceReason(cut).find("ends inside a frame"), std::string::npos)
+      << IncompleteTraceReason(cut);
+  TraceFileBuilder open_file;
+  open_file.Range(1, 0, 1, "r", 0, 10);
+  const std::string no_footer = open_file.WriteTemp("nofooter.trace");
+  EXPECT_EQ(IncompleteTraceReason(no_footer), "no footer after 1 frame(s)");
+  EXPECT_NE(IncompleteTraceReason("/nonexistent/x.trace").find("cannot open"), std::string::npos);
+  for (const auto& p : {closed, cut, no_footer}) std::remove(p.c_str());
+}
+
+}  // namespace
+}  // namespace tracer::analysis

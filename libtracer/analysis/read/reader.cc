@@ -514,6 +514,63 @@ bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace
   return true;
 }
 
+std::string IncompleteTraceReason(const std::string& path) {
+  int fd = -1;
+  uint64_t size = 0;
+  std::string error;
+  if (!OpenTraceFile(path, &fd, &size, &error)) return error;
+  auto read_at = [&](uint64_t off, char* out, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(off + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      got += static_cast<size_t>(r);
+    }
+    return true;
+  };
+  std::string why;
+  char magic[sizeof(kTraceMagic)];
+  uint64_t at = sizeof(kTraceMagic), last = 0, frames = 0;
+  uint32_t last_len = 0;
+  if (!read_at(0, magic, sizeof(magic)) || std::memcmp(magic, kTraceMagic, sizeof(magic)) != 0) {
+    why = "not a tracer stream (bad magic)";
+  }
+  while (why.empty() && at < size) {
+    char head[8];
+    if (size - at < 8 || !read_at(at, head, 8)) {
+      why = "ends inside a frame header";
+      break;
+    }
+    uint32_t len;
+    std::memcpy(&len, head, 4);
+    if (len == 0 || len > kMaxFramePayload) {
+      why = "bad frame length at byte " + std::to_string(at);
+    } else if (size - at - 8 < len) {
+      why = "ends inside a frame (" + std::to_string(size - at - 8) + " of " + std::to_string(len) +
+            " bytes)";
+    } else {
+      last = at;
+      last_len = len;
+      at += 8 + uint64_t{len};
+      ++frames;
+    }
+  }
+  if (why.empty()) {
+    std::string payload(last_len, '\0');
+    proto::Chunk chunk;
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+    google::protobuf::LogSilencer quiet;
+#endif
+    if (frames == 0 || !read_at(last + 8, payload.data(), last_len) ||
+        !chunk.ParseFromString(payload) || !chunk.has_footer()) {
+      why = "no footer after " + std::to_string(frames) + " frame(s)";
+    }
+  }
+  ::close(fd);
+  return why;
+}
+
 bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,
                    const ReadProgress& progress) {
   int fd = -1;

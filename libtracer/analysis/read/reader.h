@@ -49,6 +49,13 @@ bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace
                      const BatchCallback& on_batch, std::vector<std::string>* warnings,
                      std::string* error, const ReadProgress& progress = {});
 
+// Whether the stream file at path was closed cleanly: "" when its frames run
+// to the end of the file and the last one holds the footer, else why not
+// ("no footer after N frame(s)", "ends inside a frame (B of L bytes)", ...).
+// Walks the frame headers only (one small read per frame) and parses the
+// last frame, so `tracer run` can check what it reports as written.
+std::string IncompleteTraceReason(const std::string& path);
+
 // True when bytes start with the stream magic (used by LoadInput to dispatch).
 bool LooksLikeTraceStream(std::string_view first_bytes);
 

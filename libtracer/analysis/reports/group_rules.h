@@ -46,7 +46,7 @@ class NamePattern {
   // characters costs O(segments * n^2) steps whatever the number of
   // placeholders; a pattern that repeats a placeholder can still branch more,
   // so the search stops after kMaxMatchSteps steps and sets *gave_up.
-  static constexpr uint64_t kMaxMatchSteps = 1'000'000;
+  static constexpr uint64_t kMaxMatchSteps = 200'000;
   std::vector<std::map<std::string, std::string>> MatchAll(std::string_view name, size_t limit,
                                                            bool* gave_up) const;
   // The text with placeholders replaced by their bound values (unbound ones

@@ -413,18 +413,20 @@ void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
 #if GOOGLE_PROTOBUF_VERSION < 4022000
   // A payload that does not parse (invalid UTF-8 in a string field, say)
   // makes libprotobuf print its own "[libprotobuf ERROR ...]" line; the
-  // damage warning below already says what was lost, once.
+  // warning below already says what was lost, once.
   google::protobuf::LogSilencer quiet;
 #endif
   proto::Chunk chunk;
   std::string_view payload;
   FrameScanner::Result result;
+  uint64_t unparsed = 0, first_unparsed_at = 0;
   while ((result = scanner->Next(&payload)) == FrameScanner::Result::kFrame) {
     chunk.Clear();
     if (!chunk.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-      scanner->RejectLast("payload does not parse");
-      result = FrameScanner::Result::kDamaged;
-      break;
+      // Its length and CRC are right, so the framing after it is sound:
+      // only this frame is lost, not the rest of the file.
+      if (unparsed++ == 0) first_unparsed_at = scanner->offset() - 8 - payload.size();
+      continue;
     }
     decoder->Add(chunk);
     if (after_frame) after_frame();
@@ -432,6 +434,11 @@ void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
     if (progress && (scanner->frames() & 63) == 0) progress(scanner->offset(), scanner->size());
   }
   if (progress) progress(scanner->size(), scanner->size());
+  if (unparsed > 0) {
+    warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +
+                        " frame(s) whose payload does not parse skipped (the first at byte " +
+                        std::to_string(first_unparsed_at) + "); the frames around them are read");
+  }
   if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
 }
 

@@ -4,9 +4,10 @@
 // counter deltas.
 //
 // Damage handling: a torn or corrupt tail (length out of range, payload cut
-// short, CRC mismatch, payload that does not parse) keeps every record of the
-// frames before it and adds ONE line to trace->warnings naming the file, the
-// byte offset and what was lost. Only "not a trace at all" (missing file,
+// short, CRC mismatch) keeps every record of the frames before it and adds
+// ONE line to trace->warnings naming the file, the byte offset and what was
+// lost. An intact frame (length and CRC right) whose payload does not parse
+// is skipped alone, with one line counting such frames. Only "not a trace at all" (missing file,
 // unreadable, bad magic) fails. Never asserts or crashes on any input.
 //
 // Memory: ReadTraceFile's model holds every record; StreamTraceFile hands

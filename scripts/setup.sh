@@ -10,6 +10,7 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 zlib1g-dev
   clang-format python3-venv
+  clang libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh (tests/fuzz)
 )
 
 missing=()

@@ -272,6 +272,8 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
   for (const std::string& f : files) {
     // nsys exports and Kineto JSON traces have streaming importers.
     if (analysis::IsNsysExport(f) || analysis::IsKinetoTrace(f)) continue;
+    // A file that cannot be opened is no import: reading it says why.
+    if (std::ifstream probe(f, std::ios::binary); !probe) continue;
     if (!IsStreamFile(f)) return f + " is not a trace the bounded path reads";
     if (!analysis::IsRecordedStream(f)) {
       return f + " was written by `tracer import`, not recorded (no launch records)";

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "libtracer/analysis/read/reader.h"
 #include "tools/command.h"
 
 namespace tracer::cli {
@@ -115,8 +116,19 @@ void ReportTraces(const std::string& manifest) {
                  "disabled, or the configuration was rejected: see the lines above)\n");
     return;
   }
-  for (const std::string& f : files)
-    std::fprintf(stderr, "tracer: trace written to %s\n", f.c_str());
+  for (const std::string& f : files) {
+    // A full disk or a kill leaves a file without footer: say so rather than
+    // report success (the tracer logged the write error, if any, above).
+    const std::string incomplete = analysis::IncompleteTraceReason(f);
+    if (incomplete.empty()) {
+      std::fprintf(stderr, "tracer: trace written to %s\n", f.c_str());
+    } else {
+      std::fprintf(stderr,
+                   "tracer: trace %s is incomplete (%s): writing it failed (disk full? see "
+                   "above) or the program was killed; `tracer report` reads what it holds\n",
+                   f.c_str(), incomplete.c_str());
+    }
+  }
 }
 
 // A private, empty manifest file (mkstemp: created exclusively, mode 0600).

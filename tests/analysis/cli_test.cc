@@ -74,6 +74,26 @@ TEST_F(CliTest, DamagedAndMissingInputs) {
   EXPECT_NE(r.out.find("--filter"), std::string::npos) << r.out;
 }
 
+// Issue 12 (9): bad inputs, one clear line each naming what is wrong.
+TEST_F(CliTest, BadInputsSayWhatIsWrong) {
+  // --stream on a missing file said it was an import.
+  Result r = RunTracer("report --stream /nonexistent/x.trace");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("/nonexistent/x.trace: cannot open"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("import"), std::string::npos) << r.out;
+  // A directory as --groups was read as a file with no rules.
+  r = RunTracer("report " + path_ + " --table groups --groups /tmp");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("cannot read /tmp: is a directory"), std::string::npos) << r.out;
+  // A JSON array of numbers is no PyTorch trace.
+  const std::string numbers = testing::TraceFileBuilder::TempPath("numbers.json");
+  std::ofstream(numbers) << "[1,2,3]\n";
+  r = RunTracer("report " + numbers);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find(numbers + ": not a Chrome trace"), std::string::npos) << r.out;
+  std::remove(numbers.c_str());
+}
+
 // A stream in the tracer's own record order: per thread, a launch before the
 // range it names, children before parents.
 std::string WriteRecordedOrder() {

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <random>
 
-#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/export/chrome_export.h"
 #include "libtracer/analysis/importers/load_input.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tests/analysis/trace_file_builder.h"
@@ -315,6 +315,241 @@ TEST(ReaderTest, NonUtf8RangeNameDoesNotLoseTheChunk) {
   ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "latin1.trace", &trace, &error));
   EXPECT_EQ(trace.processes[0].ranges.size(), 2u);
   EXPECT_TRUE(trace.warnings.empty()) << trace.warnings[0];
+}
+
+}  // namespace
+}  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (7): a 108-byte trace with thread, stream and launch-config ids of
+// 2^24 - 1 made the reader allocate 1.6 GB (the ids sized dense vectors).
+// Large ids are renumbered compactly; every reference still resolves.
+TEST(ReaderTest, HugeIdsDoNotSizeVectorsAndStillResolve) {
+  constexpr uint32_t kHuge = (1u << 24) - 1, kMax = UINT32_MAX;
+  TraceFileBuilder b;
+  b.Thread(kHuge, 777, "worker");
+  b.Thread(kMax, 778);
+  b.Thread(1, 779);
+  b.Stream(kHuge, 3, 42);
+  LaunchConfigRecord lc;
+  lc.id = kMax;
+  lc.grid[0] = 9;
+  b.builder().AddLaunchConfig(lc);
+  b.Range(1, 0, kHuge, "outer", 100, 900);
+  b.Range(2, 0, kMax, "other", 100, 900);
+  KernelRecord k;
+  k.name = b.Str("k");
+  k.stream = kHuge;
+  k.launch_config = kMax;
+  k.start_ns = 200;
+  k.end_ns = 300;
+  k.correlation_id = 5;
+  b.builder().AddKernel(k);
+  b.Launch(5, kHuge, 150, 1);
+  const std::string bytes = b.Bytes();
+  ASSERT_LT(bytes.size(), 400u);
+
+  auto check = [&](const ProcessTrace& p, const StringTable& strings) {
+    EXPECT_LE(p.threads.size(), 4100u);
+    EXPECT_LE(p.streams.size(), 4100u);
+    EXPECT_LE(p.launch_configs.size(), 4100u);
+    ASSERT_EQ(p.ranges.size(), 2u);
+    ASSERT_LT(p.ranges[0].thread, p.threads.size());
+    EXPECT_EQ(p.threads[p.ranges[0].thread].os_tid, 777u);
+    EXPECT_EQ(strings.Get(p.threads[p.ranges[0].thread].name), "worker");
+    ASSERT_LT(p.ranges[1].thread, p.threads.size());
+    EXPECT_EQ(p.threads[p.ranges[1].thread].os_tid, 778u);
+    EXPECT_EQ(p.threads[1].os_tid, 779u);  // small ids keep their value
+  };
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(bytes, "ids.trace", &trace, &error)) << error;
+  EXPECT_TRUE(trace.warnings.empty()) << trace.warnings[0];
+  const ProcessTrace& p = trace.processes[0];
+  check(p, trace.strings);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  ASSERT_LT(p.kernels[0].stream, p.streams.size());
+  EXPECT_EQ(p.streams[p.kernels[0].stream].device, 3u);
+  ASSERT_LT(p.kernels[0].launch_config, p.launch_configs.size());
+  EXPECT_EQ(p.launch_configs[p.kernels[0].launch_config].grid[0], 9u);
+  ASSERT_EQ(p.launches.size(), 1u);
+  EXPECT_EQ(p.launches[0].thread, p.ranges[0].thread);
+
+  // The whole report works on it, and the kernel is attributed to its range.
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const std::string text = RenderTable(RangesTable(analyzed, ReportOptions{}), OutputFormat::kText);
+  EXPECT_NE(text.find("777 (worker)"), std::string::npos) << text;
+
+  // Streaming reads the same way, frame by frame.
+  const std::string path = b.WriteTemp("huge_ids.trace");
+  StringTable strings;
+  ProcessTrace streamed;
+  std::vector<std::string> warnings;
+  std::vector<RangeRecord> ranges;
+  ASSERT_TRUE(StreamTraceFile(
+      path, &strings, &streamed,
+      [&](const ProcessTrace& batch) {
+        ranges.insert(ranges.end(), batch.ranges.begin(), batch.ranges.end());
+      },
+      &warnings, &error))
+      << error;
+  streamed.ranges = ranges;
+  check(streamed, strings);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (9): a payload libprotobuf rejects (invalid UTF-8 in a proto3
+// string field) printed a raw "[libprotobuf ERROR ...]" line besides our
+// one warning.
+TEST(ReaderTest, UnparsablePayloadGivesOurWarningOnlyNoLibprotobufLine) {
+  TraceFileBuilder b;
+  b.Range(1, 0, 1, "kept", 0, 10);
+  b.Frame();
+  HeaderInfo h;
+  h.host = "bad\xff\xfe host";  // proto3 `string`: must be UTF-8
+  b.builder().SetHeader(h);
+  b.Range(2, 0, 1, "lost", 20, 30);
+  const size_t second = b.Frame();
+  b.Range(3, 0, 1, "after", 40, 50);
+  const std::string bytes = b.Bytes();
+  Trace trace;
+  std::string error;
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(ReadTraceBytes(bytes, "utf8.trace", &trace, &error)) << error;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.find("libprotobuf"), std::string::npos) << err;
+  // Only the bad frame is lost: the one after it is read.
+  ASSERT_EQ(trace.processes[0].ranges.size(), 2u);
+  ASSERT_EQ(trace.warnings.size(), 1u);
+  EXPECT_EQ(trace.warnings[0],
+            "utf8.trace: 1 frame(s) whose payload does not parse skipped (the first at byte " +
+                std::to_string(second) + "); the frames around them are read");
+}
+
+}  // namespace
+}  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (9): 100 k nested pushes were read as 100 k ranges at depths far
+// past the capture's 256-level stack. The reader applies the same limit:
+// ranges recorded deeper are left out and counted in one warning; GPU work
+// launched inside them counts toward the innermost kept ancestor.
+TEST(ReaderTest, RangesRecordedDeeperThanTheCaptureLimitAreLeftOutAndCounted) {
+  constexpr uint64_t kLevels = 300;
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  b.Stream(1, 0, 7);
+  // The writer's order: the innermost range ends (is written) first.
+  b.Launch(1, 1, 5000, kLevels);  // launched in the deepest range
+  b.Kernel("deep_kernel", 1, 6000, 7000, 1);
+  for (uint64_t d = kLevels; d-- > 0;) {
+    b.Range(d + 1, d, 1, "level", 1000 + d, 100000 - d, static_cast<uint32_t>(d));
+  }
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "deep.trace", &trace, &error)) << error;
+  const ProcessTrace& p = trace.processes[0];
+  EXPECT_EQ(p.ranges.size(), 256u);
+  ASSERT_EQ(trace.warnings.size(), 1u);
+  EXPECT_EQ(trace.warnings[0],
+            "deep.trace: 44 range(s) recorded deeper than 256 levels (the capture's nesting "
+            "limit) left out; GPU work launched inside them counts toward their innermost kept "
+            "ancestor");
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const auto& pa = analyzed.process(0);
+  const auto stack = pa.attribution.Stack(OpKind::kKernel, 0);
+  ASSERT_EQ(stack.size(), 256u);
+  EXPECT_EQ(p.ranges[stack[0]].id, 256u);  // the level-255 range
+  EXPECT_EQ(pa.ranges.Depth(stack[0]), 255u);
+}
+
+// A crafted file can still chain parents deeper than its recorded depths say
+// (imports compute nesting themselves): the range index caps the chain, so
+// attribution, which copies each GPU op's chain, stays bounded.
+TEST(ReaderTest, ParentChainsDeeperThanTheLimitAreFlattenedInTheIndex) {
+  constexpr uint64_t kLevels = 1000;
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  for (uint64_t d = 0; d < kLevels; ++d) b.Range(d + 1, d, 1, "level", 1000 + d, 100000 - d, 0);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "chain.trace", &trace, &error)) << error;
+  ASSERT_EQ(trace.processes[0].ranges.size(), kLevels);
+  const RangeIndex index(trace.processes[0]);
+  EXPECT_EQ(index.flattened(), kLevels - kMaxNestingDepth);
+  uint32_t max_depth = 0;
+  size_t children = 0;
+  for (uint32_t i = 0; i < kLevels; ++i) {
+    max_depth = std::max(max_depth, index.Depth(i));
+    std::vector<uint32_t> chain;
+    index.AppendChain(i, &chain);
+    EXPECT_LE(chain.size(), kMaxNestingDepth);
+    EXPECT_EQ(chain.size(), index.Depth(i) + 1);
+    children += index.Children(i).size();
+  }
+  EXPECT_EQ(max_depth, kMaxNestingDepth - 1);
+  EXPECT_EQ(children, kLevels - 1);  // every range but the root is someone's child
+}
+
+// Issue 12 (9): the summary explains what ring drops do to nesting, and a
+// file without footer no longer blames a kill alone (a full disk ends it the
+// same way).
+TEST(ReaderTest, SummaryNotesForRingDropsAndMissingFooter) {
+  TraceFileBuilder b(5);
+  b.Range(1, 0, 1, "r", 0, 10);
+  b.Counter("dropped.nvtx_ring_full", 3);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "drops.trace", &trace, &error)) << error;
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const Table t = SummaryTable(analyzed, ReportOptions{});
+  std::string notes;
+  for (const auto& n : t.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("pid 5: NVTX events were dropped with a full thread buffer: a range whose "
+                       "push was dropped is missing, and the ranges inside it show one level up"),
+            std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("no footer: the program was killed, its disk filled up"), std::string::npos)
+      << notes;
+}
+
+}  // namespace
+}  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// Issue 12 (9): on a full disk `tracer run` still said "trace written". It
+// now checks that the file ends with its footer frame.
+TEST(ReaderTest, IncompleteTraceReasonTellsAClosedFileFromACutOne) {
+  TraceFileBuilder b;
+  b.Range(1, 0, 1, "r", 0, 10);
+  b.Frame();
+  b.Footer(FooterInfo{});
+  const std::string closed = b.WriteTemp("closed.trace");
+  EXPECT_EQ(IncompleteTraceReason(closed), "");
+  std::ifstream in(closed, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  const std::string cut = TraceFileBuilder::TempPath("cut.trace");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 3);
+  EXPECT_NE(IncompleteTraceReason(cut).find("ends inside a frame"), std::string::npos)
+      << IncompleteTraceReason(cut);
+  TraceFileBuilder open_file;
+  open_file.Range(1, 0, 1, "r", 0, 10);
+  const std::string no_footer = open_file.WriteTemp("nofooter.trace");
+  EXPECT_EQ(IncompleteTraceReason(no_footer), "no footer after 1 frame(s)");
+  EXPECT_NE(IncompleteTraceReason("/nonexistent/x.trace").find("cannot open"), std::string::npos);
+  for (const auto& p : {closed, cut, no_footer}) std::remove(p.c_str());
 }
 
 }  // namespace

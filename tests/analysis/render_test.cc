@@ -9,8 +9,8 @@
 #include <regex>
 #include <sstream>
 
-#include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/read/reader.h"
+#include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tests/analysis/scenario.h"
 
@@ -130,6 +130,40 @@ TEST(RenderTest, MarkdownTable) {
   EXPECT_NE(md.find("| Name | Total | Share | Count |"), std::string::npos) << md;
   EXPECT_NE(md.find("| --- | ---: | ---: | ---: |"), std::string::npos) << md;
   EXPECT_NE(md.find("| plain | 1.500 us | 12.3% | 3 |"), std::string::npos) << md;
+}
+
+// Issue 12 (7): one 1 MiB range name padded every row of its table to 1 MiB
+// (a 1 GB report). Text and Markdown cut long cells, at a UTF-8 boundary,
+// and say so under the table; CSV and JSON keep them whole.
+TEST(RenderTest, LongCellsAreCutWithANoteInHumanFormats) {
+  Table t = Sample();
+  // "é" is two bytes: the cut must not split one.
+  const std::string huge = std::string("xy") + [] {
+    std::string s;
+    for (int i = 0; i < 10000; ++i) s += "\xc3\xa9";
+    return s;
+  }();
+  for (int r = 0; r < 1000; ++r) t.rows.push_back({huge, int64_t{1}, 1.0, int64_t{1}});
+  const std::string text = RenderTable(t, OutputFormat::kText);
+  EXPECT_LT(text.size(), 1000u * 300) << "rows are padded to the long name";
+  EXPECT_NE(text.find("1000 cell(s) longer than 200 characters cut"), std::string::npos);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    ASSERT_LE(line.size(), 400u);
+    if (line.rfind("xy\xc3\xa9", 0) == 0) {
+      const size_t cut = line.find("...");
+      ASSERT_NE(cut, std::string::npos) << line.substr(0, 80);
+      EXPECT_EQ((cut - 2) % 2, 0u) << "cut inside a UTF-8 character";
+    }
+  }
+  const std::string md = RenderTable(t, OutputFormat::kMarkdown);
+  EXPECT_LT(md.size(), 1000u * 300);
+  EXPECT_NE(md.find("- 1000 cell(s) longer than 200 characters cut"), std::string::npos);
+  // Machine formats keep the value.
+  EXPECT_NE(RenderTable(t, OutputFormat::kCsv).find(huge), std::string::npos);
+  // Short tables are untouched: no note.
+  EXPECT_EQ(RenderTable(Sample(), OutputFormat::kText).find("cut"), std::string::npos);
 }
 
 TEST(RenderTest, EveryReportTableRendersInEveryFormat) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "libtracer/analysis/aggregate/duration_accumulator.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/tables/table_util.h"
 #include "tests/analysis/scenario.h"
@@ -276,6 +277,37 @@ TEST(SummaryDroppedTest, CounterDeltasWithoutFooterAndFooterTotals) {
   EXPECT_NEAR(DoubleAt(m, *memset, "bandwidth_gbps"), 4.0, 1e-9);
   // The memset has no correlation id: unattributed.
   EXPECT_EQ(IntAt(t, t.rows[0], "unattributed_ops"), 1);
+}
+
+// Issue 12 (9): three ranges of 2^63 - 1 ns each wrapped the CPU total to
+// -9223372036854775808 (signed overflow, UBSan). Totals saturate.
+TEST(TablesOverflowTest, HugeDurationsSaturateInsteadOfWrapping) {
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  constexpr uint64_t kLong = static_cast<uint64_t>(INT64_MAX);
+  for (uint64_t i = 1; i <= 3; ++i) b.Range(i, 0, 1, "forever", 0, kLong);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "long.trace", &trace, &error)) << error;
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const Table t = RangesTable(analyzed, ReportOptions{});
+  const auto* row = FindRow(t, {{"range", "forever"}});
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(IntAt(t, *row, "cpu_total_ns"), INT64_MAX);
+  EXPECT_EQ(IntAt(t, *row, "cpu_avg_ns"), INT64_MAX);
+
+  // The bounded accumulator, exact and binned, and merged.
+  DurationAccumulator acc;
+  for (int i = 0; i < 3; ++i) acc.Add(INT64_MAX);
+  EXPECT_EQ(acc.total(), INT64_MAX);
+  DurationAccumulator binned;
+  for (size_t i = 0; i <= DurationAccumulator::kExactLimit; ++i) binned.Add(INT64_MAX / 4);
+  EXPECT_FALSE(binned.exact());
+  EXPECT_EQ(binned.Stats().total, INT64_MAX);
+  binned.Merge(acc);
+  EXPECT_EQ(binned.total(), INT64_MAX);
+  std::vector<int64_t> values(3, INT64_MAX);
+  EXPECT_EQ(ComputeStats(&values).total, INT64_MAX);
 }
 
 }  // namespace

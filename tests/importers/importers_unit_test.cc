@@ -525,6 +525,49 @@ TEST(KinetoTokenizerTest, EveryTruncationAndByteFlipFailsCleanly) {
   }
 }
 
+// Issue 12 (9): `[1,2,3]` was imported as an empty trace without a word.
+TEST(KinetoTokenizerTest, ArrayOfNonEventsIsNotATrace) {
+  std::string error;
+  EXPECT_EQ(TokenizeInChunks("[1,2,3]", 64, &error), -1);
+  EXPECT_EQ(error, "not a Chrome trace: its events array holds 3 value(s) and no event object");
+  EXPECT_EQ(TokenizeInChunks(R"({"traceEvents": ["a", [], null]})", 64, &error), -1);
+  EXPECT_NE(error.find("3 value(s) and no event object"), std::string::npos) << error;
+  // An empty trace stays an empty trace; stray values among events are skipped.
+  EXPECT_EQ(TokenizeInChunks("[]", 64, &error), 0) << error;
+  EXPECT_EQ(TokenizeInChunks(R"([1, {"ph": "i", "name": "m", "ts": 1}])", 64, &error), 1) << error;
+  TempFile f(".json");
+  WriteText(f.path(), "[1,2,3]\n");
+  Trace trace;
+  EXPECT_FALSE(ImportFile(f.path(), &trace, &error));
+  EXPECT_NE(error.find(f.path() + ": not a Chrome trace"), std::string::npos) << error;
+  EXPECT_TRUE(trace.processes.empty());
+}
+
+// Issue 12 (7): a 14 MB .json.gz holding a 3 GB string took 4.2 GB. A string
+// past the limit stops the import with the limit named, having read little
+// more than the limit.
+TEST(KinetoTokenizerTest, HugeStringStopsAtTheLimitWithAClearError) {
+  const std::string head = R"({"traceEvents": [{"ph": "X", "name": ")";
+  const uint64_t total = 3ull << 30;  // a 3 GB name, produced on demand
+  uint64_t pos = 0;
+  KinetoTraceInfo info;
+  std::string error;
+  const bool ok = TokenizeKinetoJson(
+      [&](char* out, size_t size) -> size_t {
+        size_t n = 0;
+        while (n < size && pos < total) {
+          out[n++] = pos < head.size() ? head[pos] : 'a';
+          ++pos;
+        }
+        return n;
+      },
+      [](const KinetoEvent&) {}, &info, &error);
+  EXPECT_FALSE(ok);
+  EXPECT_NE(error.find("a string longer than 16 MiB (the importer's limit"), std::string::npos)
+      << error;
+  EXPECT_LT(pos, 20ull << 20) << "read on past the limit";
+}
+
 TEST(KinetoImporterTest, TruncatedPlainFileIsAnError) {
   TempFile f(".json");
   const std::string text = kKinetoTrace;

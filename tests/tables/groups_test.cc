@@ -99,6 +99,58 @@ TEST(GroupRules, MatchAllFindsEverySplit) {
             "f_lora_alpaca");
 }
 
+// Issue 12 (7): a rule with 6-8 placeholders against an 80-part range name
+// ran 30 s and died of bad_alloc (every split was collected). Callers ask for
+// at most two bindings, splits that cannot match are remembered, and a
+// search that still branches too much stops with a clear error.
+std::string EightyParts() {
+  std::string name = "p0";
+  for (int i = 1; i < 80; ++i) name += "_p" + std::to_string(i);
+  return name;
+}
+
+TEST(GroupRules, ManyPlaceholdersOnALongNameAreBounded) {
+  const std::string name = EightyParts();
+  bool gave_up = true;
+  const auto eight = NamePattern::Parse("{a}_{b}_{c}_{d}_{e}_{f}_{g}_{h}").value();
+  EXPECT_EQ(eight.MatchAll(name, 2, &gave_up).size(), 2u);
+  EXPECT_FALSE(gave_up);
+  // No match, C(79, 7) splits to rule out: only remembered failures make it
+  // fit in the step budget.
+  const auto none = NamePattern::Parse("{a}_{b}_{c}_{d}_{e}_{f}_{g}_end").value();
+  EXPECT_TRUE(none.MatchAll(name, 2, &gave_up).empty());
+  EXPECT_FALSE(gave_up);
+  // One split only: found exactly.
+  const auto one = NamePattern::Parse("{a}_p40_{b}").value();
+  const auto m = one.MatchAll(name, 2, &gave_up);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_FALSE(gave_up);
+  EXPECT_EQ(m[0].at("b").substr(0, 3), "p41");
+  // A repeated placeholder cannot be remembered across: the budget ends it.
+  const auto repeated = NamePattern::Parse("{a}_{b}_{c}_{d}_{e}_{f}_{a}_end").value();
+  EXPECT_TRUE(repeated.MatchAll(name, 2, &gave_up).empty());
+  EXPECT_TRUE(gave_up);
+}
+
+TEST(GroupsTable, TooCostlyMatchIsOneClearError) {
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  f.Range(EightyParts(), 0, 10);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  const auto t = GroupsTable(
+      model, ParseGroupRules("g = {a}_{b}_{c}_{d}_{e}_{f}_{a}_end\n", "slow.groups").value());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("slow.groups:1: matching range 'p0_p1_p2"), std::string::npos)
+      << t.status().message();
+  EXPECT_NE(t.status().message().find("stopped after 200000 steps"), std::string::npos);
+  // Eight placeholders that do split it: ambiguous, said at once.
+  const auto amb = GroupsTable(
+      model, ParseGroupRules("g = {a}_{b}_{c}_{d}_{e}_{f}_{g}_{h}\n", "amb.groups").value());
+  ASSERT_FALSE(amb.ok());
+  EXPECT_NE(amb.status().message().find("ambiguous rule"), std::string::npos);
+}
+
 TEST(NaturalOrder, NumbersCompareByValue) {
   EXPECT_TRUE(NaturalLess("layer_2", "layer_10"));
   EXPECT_FALSE(NaturalLess("layer_10", "layer_2"));

@@ -1,6 +1,7 @@
 #include "libtracer/analysis/aggregate/duration_accumulator.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <utility>
 
@@ -29,6 +30,16 @@ int64_t DurationBucketMid(uint32_t bucket) {
   return lo + width / 2;
 }
 
+namespace {
+// Totals saturate at INT64_MAX (292 years) instead of wrapping negative: only
+// a crafted trace gets there, and a negative CPU total would hide it.
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
+}  // namespace
+
 void DurationAccumulator::Add(int64_t v) {
   if (v < 0) v = 0;
   if (count_ == 0) {
@@ -38,7 +49,7 @@ void DurationAccumulator::Add(int64_t v) {
     max_ = std::max(max_, v);
   }
   ++count_;
-  sum_ += v;
+  sum_ = SaturatingAdd(sum_, v);
   sum_sq_ += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v);
   if (!binned_) {
     // Most accumulators (one per range instance and kernel name while
@@ -61,7 +72,7 @@ void DurationAccumulator::Merge(const DurationAccumulator& other) {
     max_ = std::max(max_, other.max_);
   }
   count_ += other.count_;
-  sum_ += other.sum_;
+  sum_ = SaturatingAdd(sum_, other.sum_);
   sum_sq_ += other.sum_sq_;
   if (!binned_ && !other.binned_ && values_.size() + other.values_.size() <= kExactLimit) {
     values_.insert(values_.end(), other.values_.begin(), other.values_.end());

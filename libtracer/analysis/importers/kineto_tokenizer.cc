@@ -44,6 +44,9 @@ using namespace std::literals;
 constexpr size_t kBlock = 1 << 18;
 constexpr int kMaxDepth = 512;
 constexpr size_t kMaxNumber = 64;
+// Longest string kept (names, categories, keys): real ones are a few KiB; a
+// 14 MB .json.gz can hold a 3 GB string, which would be held whole.
+constexpr size_t kMaxString = 16u << 20;
 
 class Parser {
  public:
@@ -134,6 +137,7 @@ class Parser {
   bool eof_ = false;
   std::string error_;
   bool saw_events_ = false;
+  uint64_t elements_ = 0, objects_ = 0;  // of the events array
   std::string key_, scratch_;
   char num_[kMaxNumber + 1];
   size_t num_len_ = 0;
@@ -184,7 +188,17 @@ bool Parser::String(std::string* out) {
     if (p_ == end_ && !Fill()) return Fail("unterminated string");
     const char* start = p_;
     while (p_ < end_ && *p_ != '"' && *p_ != '\\') ++p_;
-    if (out != nullptr) out->append(start, p_);
+    if (out != nullptr) {
+      out->append(start, p_);
+      if (out->size() > kMaxString) {
+        if (error_.empty()) {
+          error_ = "a string longer than " + std::to_string(kMaxString >> 20) +
+                   " MiB (the importer's limit on a name or value) at byte " +
+                   std::to_string(Offset());
+        }
+        return false;
+      }
+    }
     if (p_ == end_) continue;
     if (*p_++ == '"') return true;
     const int c = Get();
@@ -405,7 +419,9 @@ bool Parser::Args() {
 }
 
 bool Parser::Event() {
+  ++elements_;
   if (PeekNonBlank() != '{') return SkipValue(1);  // not an event object
+  ++objects_;
   event_.clear();
   const bool ok = Object(2, [&] {
     const std::string& k = key_;
@@ -487,6 +503,12 @@ bool Parser::Run() {
   if (!ok) return false;
   if (!saw_events_) {
     error_ = "not a Chrome trace: no traceEvents array";
+    return false;
+  }
+  // [1,2,3] is a JSON array but no trace: say so rather than import nothing.
+  if (elements_ > 0 && objects_ == 0) {
+    error_ = "not a Chrome trace: its events array holds " + std::to_string(elements_) +
+             " value(s) and no event object";
     return false;
   }
   return true;

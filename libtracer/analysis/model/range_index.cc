@@ -75,7 +75,15 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
     }
     uint32_t depth = cur == kNoRange ? 0 : depth_[cur] + 1;
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
-      if (parent_[*it] == kNoRange) depth = 0;
+      if (parent_[*it] == kNoRange) {
+        depth = 0;
+      } else if (depth >= kMaxNestingDepth) {
+        // The parent is at the last level: attach to the grandparent (one
+        // step, since the chain above is already capped).
+        parent_[*it] = parent_[parent_[*it]];
+        depth = kMaxNestingDepth - 1;
+        ++flattened_;
+      }
       depth_[*it] = depth++;
       state[*it] = 2;
     }

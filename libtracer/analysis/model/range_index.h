@@ -13,6 +13,12 @@
 // parent_id at 0, or a parent lost before a capture window opened) the
 // enclosing push/pop range on the same thread by time. Start/end ranges have
 // no parent and are never parents.
+//
+// Depth: at most kMaxNestingDepth levels, the capture's own limit (its range
+// stack holds 256). A deeper range (an import, or a crafted parent chain)
+// is attached to its ancestor at level kMaxNestingDepth - 2, so it shows at
+// the last level, kMaxNestingDepth - 1, and every ancestor chain, which
+// attribution copies per GPU op, stays that short; flattened() counts them.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +32,7 @@
 namespace tracer::analysis {
 
 inline constexpr uint32_t kNoRange = UINT32_MAX;
+inline constexpr uint32_t kMaxNestingDepth = 256;
 
 class RangeIndex {
  public:
@@ -33,6 +40,8 @@ class RangeIndex {
 
   const ProcessTrace& process() const { return *process_; }
   size_t size() const { return parent_.size(); }
+  // Ranges nested deeper than kMaxNestingDepth, shown at its last level.
+  uint64_t flattened() const { return flattened_; }
 
   // Index of the range with this instance id, or kNoRange.
   uint32_t Find(uint64_t instance_id) const;
@@ -73,6 +82,7 @@ class RangeIndex {
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread_;  // sorted by start
   std::vector<uint32_t> start_end_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_name_;
+  uint64_t flattened_ = 0;
 };
 
 }  // namespace tracer::analysis

@@ -17,9 +17,34 @@
 namespace tracer::analysis {
 namespace {
 
-// Ids in a file index dense vectors; a larger id can only come from a broken
-// writer, so it is dropped (counted) instead of allocating gigabytes.
-constexpr uint64_t kMaxDenseId = 1u << 24;
+// Thread, stream and launch-config ids index ProcessTrace's dense vectors.
+// The writer hands them out from 1 upwards, so small ids keep their value;
+// a larger one (a broken or hostile writer: one id of 2^24 - 1 cost 1.6 GB)
+// gets the next free slot from kDirectIds on, in order of first use. The
+// vectors then grow with the number of distinct ids, never with their
+// values, and every reference to an id maps the same way: nothing is lost,
+// so nothing needs saying.
+// The capture's range stack holds this many levels (ThreadState::kMaxDepth);
+// deeper pushes are counted, not recorded. A push/pop range recorded deeper
+// (a writer before that rule, or a crafted file: 100 k levels made the
+// report count 199,744 events at depths up to 32,510) is left out the same
+// way and counted; GPU work launched inside it then counts toward its
+// innermost kept ancestor (the range open on its thread at launch time).
+constexpr uint32_t kMaxRecordedDepth = 256;
+
+class CompactIds {
+ public:
+  static constexpr uint32_t kDirectIds = 4096;
+  uint32_t Map(uint64_t file_id) {
+    if (file_id < kDirectIds) return static_cast<uint32_t>(file_id);
+    auto [it, inserted] =
+        remapped_.emplace(file_id, kDirectIds + static_cast<uint32_t>(remapped_.size()));
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, uint32_t> remapped_;
+};
 
 PayloadValue ToPayload(const proto::Payload& p) {
   PayloadValue v;
@@ -69,25 +94,23 @@ class FileDecoder {
       file_strings_[s.id()] = strings_->Intern(s.value());
     }
     for (const auto& t : c.threads()) {
-      if (!Fits(t.id())) continue;
-      ThreadInfo& ti = Slot(p_->threads, t.id());
+      ThreadInfo& ti = Slot(p_->threads, thread_ids_.Map(t.id()));
       ti.defined = true;
       ti.os_tid = t.os_tid();
       ti.pthread_id = t.pthread_id();
       ti.name = t.name();
     }
     for (const auto& s : c.streams()) {
-      if (!Fits(s.id())) continue;
-      StreamInfo& si = Slot(p_->streams, s.id());
+      StreamInfo& si = Slot(p_->streams, stream_ids_.Map(s.id()));
       si.defined = true;
       si.device = s.device();
       si.context = s.context();
       si.stream = s.stream();
     }
     for (const auto& l : c.launch_configs()) {
-      if (!Fits(l.id())) continue;
-      LaunchConfigRecord& r = Slot(p_->launch_configs, l.id());
-      r.id = l.id();
+      const uint32_t id = config_ids_.Map(l.id());
+      LaunchConfigRecord& r = Slot(p_->launch_configs, id);
+      r.id = id;
       r.grid[0] = l.grid_x();
       r.grid[1] = l.grid_y();
       r.grid[2] = l.grid_z();
@@ -102,10 +125,14 @@ class FileDecoder {
     for (const auto& k : c.categories()) p_->category_names[{k.domain(), k.category()}] = k.name();
 
     for (const auto& r : c.ranges()) {
+      if (r.kind() != proto::RANGE_START_END && r.depth() >= kMaxRecordedDepth) {
+        ++too_deep_;
+        continue;
+      }
       RangeRecord x;
       x.id = r.id();
       x.parent_id = r.parent_id();
-      x.thread = r.thread();
+      x.thread = thread_ids_.Map(r.thread());
       x.name = r.name();
       x.domain = r.domain();
       x.category = r.category();
@@ -113,7 +140,7 @@ class FileDecoder {
       x.end_ns = r.end_ns() < r.start_ns() ? r.start_ns() : r.end_ns();
       x.kind = r.kind() == proto::RANGE_START_END ? RangeKind::kStartEnd : RangeKind::kPushPop;
       x.depth = r.depth();
-      x.end_thread = r.end_thread();
+      x.end_thread = thread_ids_.Map(r.end_thread());
       x.flags = r.flags();
       x.color = r.color();
       if (r.has_payload()) x.payload = ToPayload(r.payload());
@@ -122,7 +149,7 @@ class FileDecoder {
     for (const auto& m : c.marks()) {
       MarkRecord x;
       x.time_ns = m.time_ns();
-      x.thread = m.thread();
+      x.thread = thread_ids_.Map(m.thread());
       x.name = m.name();
       x.domain = m.domain();
       x.category = m.category();
@@ -136,20 +163,21 @@ class FileDecoder {
     if (c.has_api_calls()) ReadApis(c.api_calls());
     if (c.has_launches()) ReadLaunches(c.launches());
     for (const auto& s : c.synchronizations()) {
-      p_->syncs.push_back({s.start_ns(), std::max(s.start_ns(), s.end_ns()), s.type(), s.stream(),
-                           s.correlation_id(), s.context(), s.event()});
+      p_->syncs.push_back({s.start_ns(), std::max(s.start_ns(), s.end_ns()), s.type(),
+                           stream_ids_.Map(s.stream()), s.correlation_id(), s.context(),
+                           s.event()});
     }
     for (const auto& o : c.overheads()) {
       p_->overheads.push_back({o.start_ns(), std::max(o.start_ns(), o.end_ns()), o.kind(),
-                               o.thread(), o.correlation_id()});
+                               thread_ids_.Map(o.thread()), o.correlation_id()});
     }
     for (const auto& g : c.graph_nodes()) {
-      p_->graph_nodes.push_back(
-          {g.graph_id(), g.graph_node_id(), g.range_id(), g.thread(), g.time_ns()});
+      p_->graph_nodes.push_back({g.graph_id(), g.graph_node_id(), g.range_id(),
+                                 thread_ids_.Map(g.thread()), g.time_ns()});
     }
     for (const auto& g : c.graph_launches()) {
       p_->graph_launches.push_back({g.start_ns(), std::max(g.start_ns(), g.end_ns()), g.graph_id(),
-                                    g.stream(), g.correlation_id()});
+                                    stream_ids_.Map(g.stream()), g.correlation_id()});
     }
     for (const auto& s : c.pm_samples()) {
       p_->pm_samples.push_back(
@@ -191,15 +219,10 @@ class FileDecoder {
   }
   uint64_t undefined() const { return undefined_; }
 
-  uint64_t dropped_ids() const { return dropped_ids_; }
   uint64_t ragged_batches() const { return ragged_; }
+  uint64_t too_deep() const { return too_deep_; }
 
  private:
-  bool Fits(uint64_t id) {
-    if (id < kMaxDenseId) return true;
-    ++dropped_ids_;
-    return false;
-  }
   template <typename T>
   static T& Slot(std::vector<T>& v, uint32_t id) {
     if (v.size() <= id) v.resize(id + 1);
@@ -255,9 +278,9 @@ class FileDecoder {
       k.start_ns = start;
       k.end_ns = start + At(b.duration(), i);
       k.name = static_cast<uint32_t>(At(b.name(), i));
-      k.stream = static_cast<uint32_t>(At(b.stream(), i));
+      k.stream = stream_ids_.Map(At(b.stream(), i));
       k.correlation_id = corr;
-      k.launch_config = static_cast<uint32_t>(At(b.launch_config(), i));
+      k.launch_config = config_ids_.Map(At(b.launch_config(), i));
     }
     for (const auto& g : b.graph()) {
       if (g.row() >= static_cast<uint32_t>(n)) {
@@ -282,7 +305,7 @@ class FileDecoder {
       m.end_ns = start + At(b.duration(), i);
       m.bytes = At(b.bytes(), i);
       m.copy_kind = static_cast<uint32_t>(At(b.copy_kind(), i));
-      m.stream = static_cast<uint32_t>(At(b.stream(), i));
+      m.stream = stream_ids_.Map(At(b.stream(), i));
       m.correlation_id = corr;
       m.flags = static_cast<uint32_t>(At(b.flags(), i));
       p_->memcpys.push_back(m);
@@ -317,7 +340,7 @@ class FileDecoder {
       m.end_ns = start + At(b.duration(), i);
       m.bytes = At(b.bytes(), i);
       m.value = static_cast<uint32_t>(At(b.value(), i));
-      m.stream = static_cast<uint32_t>(At(b.stream(), i));
+      m.stream = stream_ids_.Map(At(b.stream(), i));
       m.correlation_id = corr;
       m.flags = static_cast<uint32_t>(At(b.flags(), i));
       p_->memsets.push_back(m);
@@ -339,7 +362,7 @@ class FileDecoder {
       a.end_ns = start + At(b.duration(), i);
       a.domain = At(b.domain(), i) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
       a.cbid = static_cast<uint32_t>(At(b.cbid(), i));
-      a.thread = static_cast<uint32_t>(At(b.thread(), i));
+      a.thread = thread_ids_.Map(At(b.thread(), i));
       a.correlation_id = corr;
       a.return_value = static_cast<uint32_t>(At(b.return_value(), i));
       a.name = static_cast<uint32_t>(At(b.name(), i));
@@ -358,7 +381,7 @@ class FileDecoder {
       time += At(b.time_delta(), i);
       l.correlation_id = corr;
       l.time_ns = time;
-      l.thread = static_cast<uint32_t>(At(b.thread(), i));
+      l.thread = thread_ids_.Map(At(b.thread(), i));
       l.range_id = At(b.range_id(), i);
       l.cbid = static_cast<uint32_t>(At(b.cbid(), i));
       l.domain = At(b.domain(), i) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
@@ -368,7 +391,8 @@ class FileDecoder {
   ProcessTrace* p_;
   StringTable* strings_;
   std::unordered_map<uint32_t, uint32_t> file_strings_;
-  uint64_t undefined_ = 0, dropped_ids_ = 0, ragged_ = 0;
+  CompactIds thread_ids_, stream_ids_, config_ids_;
+  uint64_t undefined_ = 0, ragged_ = 0, too_deep_ = 0;
 };
 
 }  // namespace
@@ -386,15 +410,23 @@ namespace {
 void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
                   const std::function<void()>& after_frame, std::vector<std::string>* warnings,
                   const ReadProgress& progress) {
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+  // A payload that does not parse (invalid UTF-8 in a string field, say)
+  // makes libprotobuf print its own "[libprotobuf ERROR ...]" line; the
+  // warning below already says what was lost, once.
+  google::protobuf::LogSilencer quiet;
+#endif
   proto::Chunk chunk;
   std::string_view payload;
   FrameScanner::Result result;
+  uint64_t unparsed = 0, first_unparsed_at = 0;
   while ((result = scanner->Next(&payload)) == FrameScanner::Result::kFrame) {
     chunk.Clear();
     if (!chunk.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-      scanner->RejectLast("payload does not parse");
-      result = FrameScanner::Result::kDamaged;
-      break;
+      // Its length and CRC are right, so the framing after it is sound:
+      // only this frame is lost, not the rest of the file.
+      if (unparsed++ == 0) first_unparsed_at = scanner->offset() - 8 - payload.size();
+      continue;
     }
     decoder->Add(chunk);
     if (after_frame) after_frame();
@@ -402,18 +434,26 @@ void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
     if (progress && (scanner->frames() & 63) == 0) progress(scanner->offset(), scanner->size());
   }
   if (progress) progress(scanner->size(), scanner->size());
+  if (unparsed > 0) {
+    warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +
+                        " frame(s) whose payload does not parse skipped (the first at byte " +
+                        std::to_string(first_unparsed_at) + "); the frames around them are read");
+  }
   if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
 }
 
 void AddDecoderWarnings(const std::string& name, const FileDecoder& decoder,
                         std::vector<std::string>* warnings) {
+  if (decoder.too_deep() > 0) {
+    warnings->push_back(name + ": " + std::to_string(decoder.too_deep()) +
+                        " range(s) recorded deeper than " + std::to_string(kMaxRecordedDepth) +
+                        " levels (the capture's nesting limit) left out; GPU work launched "
+                        "inside them counts toward their innermost kept ancestor");
+  }
+
   if (decoder.undefined() > 0) {
     warnings->push_back(name + ": " + std::to_string(decoder.undefined()) +
                         " reference(s) to undefined string ids shown as empty names");
-  }
-  if (decoder.dropped_ids() > 0) {
-    warnings->push_back(name + ": " + std::to_string(decoder.dropped_ids()) +
-                        " definition(s) with out-of-range ids ignored");
   }
   if (decoder.ragged_batches() > 0) {
     warnings->push_back(name + ": " + std::to_string(decoder.ragged_batches()) +
@@ -479,6 +519,63 @@ bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace
   decoder.MapDefinitionNames();
   AddDecoderWarnings(path, decoder, warnings);
   return true;
+}
+
+std::string IncompleteTraceReason(const std::string& path) {
+  int fd = -1;
+  uint64_t size = 0;
+  std::string error;
+  if (!OpenTraceFile(path, &fd, &size, &error)) return error;
+  auto read_at = [&](uint64_t off, char* out, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(off + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      got += static_cast<size_t>(r);
+    }
+    return true;
+  };
+  std::string why;
+  char magic[sizeof(kTraceMagic)];
+  uint64_t at = sizeof(kTraceMagic), last = 0, frames = 0;
+  uint32_t last_len = 0;
+  if (!read_at(0, magic, sizeof(magic)) || std::memcmp(magic, kTraceMagic, sizeof(magic)) != 0) {
+    why = "not a tracer stream (bad magic)";
+  }
+  while (why.empty() && at < size) {
+    char head[8];
+    if (size - at < 8 || !read_at(at, head, 8)) {
+      why = "ends inside a frame header";
+      break;
+    }
+    uint32_t len;
+    std::memcpy(&len, head, 4);
+    if (len == 0 || len > kMaxFramePayload) {
+      why = "bad frame length at byte " + std::to_string(at);
+    } else if (size - at - 8 < len) {
+      why = "ends inside a frame (" + std::to_string(size - at - 8) + " of " + std::to_string(len) +
+            " bytes)";
+    } else {
+      last = at;
+      last_len = len;
+      at += 8 + uint64_t{len};
+      ++frames;
+    }
+  }
+  if (why.empty()) {
+    std::string payload(last_len, '\0');
+    proto::Chunk chunk;
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+    google::protobuf::LogSilencer quiet;
+#endif
+    if (frames == 0 || !read_at(last + 8, payload.data(), last_len) ||
+        !chunk.ParseFromString(payload) || !chunk.has_footer()) {
+      why = "no footer after " + std::to_string(frames) + " frame(s)";
+    }
+  }
+  ::close(fd);
+  return why;
 }
 
 bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,

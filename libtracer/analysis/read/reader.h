@@ -4,9 +4,10 @@
 // counter deltas.
 //
 // Damage handling: a torn or corrupt tail (length out of range, payload cut
-// short, CRC mismatch, payload that does not parse) keeps every record of the
-// frames before it and adds ONE line to trace->warnings naming the file, the
-// byte offset and what was lost. Only "not a trace at all" (missing file,
+// short, CRC mismatch) keeps every record of the frames before it and adds
+// ONE line to trace->warnings naming the file, the byte offset and what was
+// lost. An intact frame (length and CRC right) whose payload does not parse
+// is skipped alone, with one line counting such frames. Only "not a trace at all" (missing file,
 // unreadable, bad magic) fails. Never asserts or crashes on any input.
 //
 // Memory: ReadTraceFile's model holds every record; StreamTraceFile hands
@@ -48,6 +49,13 @@ using BatchCallback = std::function<void(const ProcessTrace&)>;
 bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace* process,
                      const BatchCallback& on_batch, std::vector<std::string>* warnings,
                      std::string* error, const ReadProgress& progress = {});
+
+// Whether the stream file at path was closed cleanly: "" when its frames run
+// to the end of the file and the last one holds the footer, else why not
+// ("no footer after N frame(s)", "ends inside a frame (B of L bytes)", ...).
+// Walks the frame headers only (one small read per frame) and parses the
+// last frame, so `tracer run` can check what it reports as written.
+std::string IncompleteTraceReason(const std::string& path);
 
 // True when bytes start with the stream magic (used by LoadInput to dispatch).
 bool LooksLikeTraceStream(std::string_view first_bytes);

@@ -1,5 +1,8 @@
 #include "libtracer/analysis/read/regex_rules.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -62,11 +65,36 @@ std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::strin
 }
 
 std::string ReadTextFile(const std::string& path) {
+  // A directory opens fine and reads as empty: it would pass as a file with
+  // no rules. Say what the path is instead.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::is_directory(status)) {
+    throw std::runtime_error("cannot read " + path + ": is a directory, not a rules file");
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (!in) {
+    throw std::runtime_error("cannot read " + path + " (" + std::strerror(errno) + ")");
+  }
+  if (!ec && std::filesystem::is_regular_file(status) &&
+      std::filesystem::file_size(path, ec) > kMaxTextFileBytes) {
+    throw std::runtime_error("cannot read " + path + ": larger than " +
+                             std::to_string(kMaxTextFileBytes >> 20) + " MiB, not a rules file");
+  }
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    // Pipes and devices have no size: the cap holds while reading.
+    if (text.size() > kMaxTextFileBytes) {
+      throw std::runtime_error("cannot read " + path + ": larger than " +
+                               std::to_string(kMaxTextFileBytes >> 20) + " MiB, not a rules file");
+    }
+  }
+  if (in.bad()) {
+    throw std::runtime_error("cannot read " + path + " (" + std::strerror(errno) + ")");
+  }
+  return text;
 }
 
 }  // namespace tracer::analysis

@@ -4,6 +4,7 @@
 // case-insensitive ECMAScript search; the first matching rule wins.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <regex>
 #include <string>
@@ -33,8 +34,10 @@ std::string_view NextLine(std::string_view* text);
 // Index of the first rule whose regex is found in s, or nullopt.
 std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::string_view s);
 
-// Whole file as text; throws std::runtime_error("cannot read <path>") when it
-// cannot be opened.
+// Whole file as text; throws std::runtime_error("cannot read <path> ...")
+// saying why when it cannot be opened or read, is a directory, or is larger
+// than kMaxTextFileBytes (rules files are a few KiB).
+inline constexpr uint64_t kMaxTextFileBytes = 16ull << 20;
 std::string ReadTextFile(const std::string& path);
 
 }  // namespace tracer::analysis

@@ -71,6 +71,17 @@ StatusOr<NamePattern> NamePattern::Parse(std::string_view text) {
       ++i;
     }
   }
+  p.memoizable_.assign(p.segments_.size() + 1, true);
+  for (size_t i = 0; i < p.segments_.size(); ++i) {
+    if (!p.segments_[i].placeholder) continue;
+    for (size_t j = i + 1; j < p.segments_.size(); ++j) {
+      // Segment i's placeholder is bound from i + 1 on: memoizable up to its
+      // last use.
+      if (p.segments_[j].placeholder && p.segments_[j].text == p.segments_[i].text) {
+        for (size_t k = i + 1; k <= j; ++k) p.memoizable_[k] = false;
+      }
+    }
+  }
   return p;
 }
 
@@ -78,38 +89,69 @@ bool NamePattern::Has(std::string_view placeholder) const {
   return std::find(placeholders_.begin(), placeholders_.end(), placeholder) != placeholders_.end();
 }
 
-void NamePattern::MatchFrom(size_t seg, std::string_view rest,
-                            std::map<std::string, std::string>* binding,
-                            std::vector<std::map<std::string, std::string>>* out) const {
-  if (seg == segments_.size()) {
-    if (rest.empty()) out->push_back(*binding);
+struct NamePattern::Search {
+  std::map<std::string, std::string> binding;
+  std::vector<std::map<std::string, std::string>>* out;
+  size_t limit;
+  uint64_t steps = 0;
+  bool gave_up = false;
+  std::set<std::pair<size_t, size_t>> no_match;  // (segment, characters left)
+};
+
+void NamePattern::MatchFrom(size_t seg, std::string_view rest, Search* search) const {
+  if (search->out->size() >= search->limit || search->gave_up) return;
+  if (++search->steps > kMaxMatchSteps) {
+    search->gave_up = true;
     return;
   }
+  if (seg == segments_.size()) {
+    if (rest.empty()) search->out->push_back(search->binding);
+    return;
+  }
+  const std::pair<size_t, size_t> state(seg, rest.size());
+  if (memoizable_[seg] && search->no_match.count(state) > 0) return;
+  const size_t found = search->out->size();
   const Segment& s = segments_[seg];
   if (!s.placeholder) {
     if (rest.substr(0, s.text.size()) == s.text)
-      MatchFrom(seg + 1, rest.substr(s.text.size()), binding, out);
-    return;
+      MatchFrom(seg + 1, rest.substr(s.text.size()), search);
+  } else if (auto bound = search->binding.find(s.text); bound != search->binding.end()) {
+    const std::string v = bound->second;
+    if (rest.substr(0, v.size()) == v) MatchFrom(seg + 1, rest.substr(v.size()), search);
+  } else {
+    // Every non-empty length that the next segment can follow, so that
+    // ambiguity is detected rather than resolved by greediness. Placeholders
+    // are never adjacent: the next segment is literal text, or the end.
+    const bool last = seg + 1 == segments_.size();
+    const std::string_view next = last ? std::string_view() : segments_[seg + 1].text;
+    for (size_t len = last ? rest.size() : rest.find(next, 1);
+         len != std::string_view::npos && len >= 1 && len <= rest.size() && !search->gave_up;
+         len = last ? std::string_view::npos : rest.find(next, len + 1)) {
+      search->binding[s.text] = std::string(rest.substr(0, len));
+      MatchFrom(seg + 1, rest.substr(len), search);
+      if (search->out->size() >= search->limit) break;
+    }
+    search->binding.erase(s.text);
   }
-  auto bound = binding->find(s.text);
-  if (bound != binding->end()) {
-    const std::string& v = bound->second;
-    if (rest.substr(0, v.size()) == v) MatchFrom(seg + 1, rest.substr(v.size()), binding, out);
-    return;
+  if (memoizable_[seg] && !search->gave_up && search->out->size() == found) {
+    search->no_match.insert(state);
   }
-  // Every non-empty length; names are short, and every split is explored so
-  // that ambiguity is detected rather than resolved by greediness.
-  for (size_t len = 1; len <= rest.size(); ++len) {
-    (*binding)[s.text] = std::string(rest.substr(0, len));
-    MatchFrom(seg + 1, rest.substr(len), binding, out);
-  }
-  binding->erase(s.text);
 }
 
 std::vector<std::map<std::string, std::string>> NamePattern::MatchAll(std::string_view name) const {
+  bool gave_up = false;
+  return MatchAll(name, SIZE_MAX, &gave_up);
+}
+
+std::vector<std::map<std::string, std::string>> NamePattern::MatchAll(std::string_view name,
+                                                                      size_t limit,
+                                                                      bool* gave_up) const {
   std::vector<std::map<std::string, std::string>> out;
-  std::map<std::string, std::string> binding;
-  MatchFrom(0, name, &binding, &out);
+  Search search;
+  search.out = &out;
+  search.limit = limit;
+  MatchFrom(0, name, &search);
+  *gave_up = search.gave_up;
   return out;
 }
 
@@ -137,11 +179,18 @@ bool SplitLayerSuffix(std::string_view name, std::string_view* base, std::string
 
 std::vector<std::map<std::string, std::string>> MatchTerm(const NamePattern& term,
                                                           std::string_view range_name) {
+  bool gave_up = false;
+  return MatchTerm(term, range_name, SIZE_MAX, &gave_up);
+}
+
+std::vector<std::map<std::string, std::string>> MatchTerm(const NamePattern& term,
+                                                          std::string_view range_name, size_t limit,
+                                                          bool* gave_up) {
   std::string_view base, layer;
   if (term.Has(kLayerId) || !SplitLayerSuffix(range_name, &base, &layer)) {
-    return term.MatchAll(range_name);
+    return term.MatchAll(range_name, limit, gave_up);
   }
-  auto out = term.MatchAll(base);
+  auto out = term.MatchAll(base, limit, gave_up);
   for (auto& b : out) b[kLayerId] = std::string(layer);
   return out;
 }

@@ -16,6 +16,7 @@
 // matching, no trace.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -40,6 +41,14 @@ class NamePattern {
   // Every way `name` matches as a whole (placeholder -> value); a repeated
   // placeholder must bind the same value each time.
   std::vector<std::map<std::string, std::string>> MatchAll(std::string_view name) const;
+  // The first `limit` ways (callers that only tell "none, one or ambiguous"
+  // ask for 2). Splits that cannot match are remembered, so a name of n
+  // characters costs O(segments * n^2) steps whatever the number of
+  // placeholders; a pattern that repeats a placeholder can still branch more,
+  // so the search stops after kMaxMatchSteps steps and sets *gave_up.
+  static constexpr uint64_t kMaxMatchSteps = 200'000;
+  std::vector<std::map<std::string, std::string>> MatchAll(std::string_view name, size_t limit,
+                                                           bool* gave_up) const;
   // The text with placeholders replaced by their bound values (unbound ones
   // stay as "{name}").
   std::string Substitute(const std::map<std::string, std::string>& binding) const;
@@ -49,12 +58,16 @@ class NamePattern {
     bool placeholder = false;
     std::string text;  // literal text or placeholder name
   };
-  void MatchFrom(size_t seg, std::string_view rest, std::map<std::string, std::string>* binding,
-                 std::vector<std::map<std::string, std::string>>* out) const;
+  struct Search;
+  void MatchFrom(size_t seg, std::string_view rest, Search* search) const;
 
   std::string text_;
   std::vector<Segment> segments_;
   std::vector<std::string> placeholders_;  // distinct, in order of appearance
+  // memoizable_[i]: no placeholder of segments i.. appears before i, so
+  // whether the rest of a name matches from segment i depends on nothing
+  // bound so far.
+  std::vector<bool> memoizable_;
 };
 
 // "f_w1_3" -> base "f_w1", layer "3"; false when there is no "_<digits>"
@@ -65,6 +78,10 @@ bool SplitLayerSuffix(std::string_view name, std::string_view* base, std::string
 // the header comment): every binding, layer_id included when present.
 std::vector<std::map<std::string, std::string>> MatchTerm(const NamePattern& term,
                                                           std::string_view range_name);
+// Same, at most `limit` bindings, *gave_up as for NamePattern::MatchAll.
+std::vector<std::map<std::string, std::string>> MatchTerm(const NamePattern& term,
+                                                          std::string_view range_name, size_t limit,
+                                                          bool* gave_up);
 
 struct GroupRule {
   NamePattern group;

@@ -75,18 +75,32 @@ Status Ambiguous(const GroupRule& rule, std::string_view name, const std::string
                        what + " as " + Describe(a) + " and as " + Describe(b));
 }
 
+Status TooCostly(const GroupRule& rule, std::string_view name, const NamePattern& term) {
+  const std::string shown =
+      name.size() > 80 ? std::string(name.substr(0, 77)) + "..." : std::string(name);
+  return Status::Error(rule.where + ": matching range '" + shown + "' (" +
+                       std::to_string(name.size()) + " characters) against '" + term.text() +
+                       "' stopped after " + std::to_string(NamePattern::kMaxMatchSteps) +
+                       " steps (too many ways to split it); use fewer placeholders or more "
+                       "literal text between them");
+}
+
 // The row one range name falls into under a rule (none: *row stays empty),
-// marking the terms it matched.
+// marking the terms it matched. Two bindings are enough to call a match
+// ambiguous, so no more are searched for.
 Status RowOfName(const GroupRule& rule, size_t rule_index, std::string_view name,
                  const GroupsOptions& options, std::vector<bool>* term_matched,
                  std::optional<RowKey>* row) {
-  if (std::any_of(rule.excluded.begin(), rule.excluded.end(),
-                  [&](const NamePattern& x) { return !MatchTerm(x, name).empty(); })) {
-    return Status();
+  bool gave_up = false;
+  for (const NamePattern& x : rule.excluded) {
+    const bool excluded = !MatchTerm(x, name, 1, &gave_up).empty();
+    if (gave_up) return TooCostly(rule, name, x);
+    if (excluded) return Status();
   }
   std::map<RowKey, Binding> keys;  // the rows this name falls into
   for (size_t ti = 0; ti < rule.terms.size(); ++ti) {
-    const auto bindings = MatchTerm(rule.terms[ti], name);
+    const auto bindings = MatchTerm(rule.terms[ti], name, 2, &gave_up);
+    if (gave_up) return TooCostly(rule, name, rule.terms[ti]);
     if (bindings.empty()) continue;
     if (bindings.size() > 1) {
       return Ambiguous(rule, name, "term '" + rule.terms[ti].text() + "'", bindings[0],

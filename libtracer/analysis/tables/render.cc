@@ -54,6 +54,28 @@ std::string CsvQuote(const std::string& s) {
   return out + "\"";
 }
 
+// Text and Markdown cells longer than this are cut (a note under the table
+// says how many): one huge range name would otherwise pad every row of its
+// table to its length (a 1 MiB name made a 1 GB report).
+constexpr size_t kMaxCellWidth = 200;
+constexpr char kCutMark[] = "...";
+
+// Cuts *s to kMaxCellWidth bytes, ending with kCutMark, at a UTF-8 character
+// boundary. True when it cut.
+bool CutLongCell(std::string* s) {
+  if (s->size() <= kMaxCellWidth) return false;
+  size_t keep = kMaxCellWidth - (sizeof(kCutMark) - 1);
+  while (keep > 0 && (static_cast<unsigned char>((*s)[keep]) & 0xC0) == 0x80) --keep;
+  s->resize(keep);
+  *s += kCutMark;
+  return true;
+}
+
+std::string CutNote(size_t cut) {
+  return std::to_string(cut) + " cell(s) longer than " + std::to_string(kMaxCellWidth) +
+         " characters cut (ending in \"" + kCutMark + "\"); --format csv or json prints them whole";
+}
+
 std::string Pad(const std::string& s, size_t width, bool right) {
   if (s.size() >= width) return s;
   const std::string fill(width - s.size(), ' ');
@@ -63,12 +85,14 @@ std::string Pad(const std::string& s, size_t width, bool right) {
 std::string RenderText(const Table& t) {
   std::vector<std::vector<std::string>> cells(t.rows.size());
   std::vector<size_t> width(t.columns.size());
+  size_t cut = 0;
   for (size_t c = 0; c < t.columns.size(); ++c) width[c] = Title(t.columns[c]).size();
   for (size_t r = 0; r < t.rows.size(); ++r) {
     cells[r].resize(t.columns.size());
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const Cell& cell = c < t.rows[r].size() ? t.rows[r][c] : kEmptyCell;
       cells[r][c] = FormatCell(cell, t.columns[c].kind);
+      cut += CutLongCell(&cells[r][c]) ? 1 : 0;
       width[c] = std::max(width[c], cells[r][c].size());
     }
   }
@@ -93,6 +117,7 @@ std::string RenderText(const Table& t) {
   for (const auto& row : cells) line(row);
   if (t.rows.empty()) out += "(no rows)\n";
   for (const auto& n : t.notes) out += "  " + n + "\n";
+  if (cut > 0) out += "  " + CutNote(cut) + "\n";
   return out;
 }
 
@@ -134,17 +159,20 @@ std::string RenderMarkdown(const Table& t) {
   out += "\n|";
   for (const auto& c : t.columns) out += IsNumeric(c.kind) ? " ---: |" : " --- |";
   out += "\n";
+  size_t cut = 0;
   for (const auto& row : t.rows) {
     out += "|";
     for (size_t c = 0; c < t.columns.size(); ++c) {
-      out += " " + MdEscape(FormatCell(c < row.size() ? row[c] : kEmptyCell, t.columns[c].kind)) +
-             " |";
+      std::string text = FormatCell(c < row.size() ? row[c] : kEmptyCell, t.columns[c].kind);
+      cut += CutLongCell(&text) ? 1 : 0;
+      out += " " + MdEscape(std::move(text)) + " |";
     }
     out += "\n";
   }
-  if (!t.notes.empty()) {
+  if (!t.notes.empty() || cut > 0) {
     out += "\n";
     for (const auto& n : t.notes) out += "- " + MdEscape(n) + "\n";
+    if (cut > 0) out += "- " + MdEscape(CutNote(cut)) + "\n";
   }
   return out;
 }

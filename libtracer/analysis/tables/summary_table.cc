@@ -51,11 +51,22 @@ SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes) 
   }
   const std::string who = row.process + ": ";
   if (!p.footer && p.header.source == "tracer") {
+    // A full disk ends a file the same way as a kill: the writer logged which
+    // when it happened; the file cannot tell.
     notes->push_back(who +
-                     "no footer: the program was killed or is still running; every "
-                     "record up to the last complete chunk is used");
+                     "no footer: the program was killed, its disk filled up (see the "
+                     "tracer's log), or it is still running; every record up to the last "
+                     "complete chunk is used");
   }
   if (!causes.empty()) notes->push_back(who + "dropped records by cause: " + causes);
+  // The writer nests a range under the innermost range it saw open: a
+  // dropped push leaves the ranges inside it one level up.
+  if (causes.find("nvtx_ring_full") != std::string::npos) {
+    notes->push_back(who +
+                     "NVTX events were dropped with a full thread buffer: a range whose push "
+                     "was dropped is missing, and the ranges inside it show one level up "
+                     "(at depth 0 under a lost top-level range)");
+  }
   return row;
 }
 

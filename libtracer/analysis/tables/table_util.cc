@@ -21,7 +21,9 @@ DurationStats ComputeStats(std::vector<int64_t>* values) {
     s.min = std::min(s.min, x);
     s.max = std::max(s.max, x);
   }
-  s.total = static_cast<int64_t>(sum);
+  // Saturated, as DurationAccumulator's total: converting a sum beyond
+  // int64 would be undefined.
+  s.total = sum >= 0x1p63L ? INT64_MAX : static_cast<int64_t>(sum);
   s.avg = static_cast<int64_t>(std::llround(sum / s.count));
   // Median by selection, not a full sort (tables aggregate millions of ops).
   const size_t mid = v.size() / 2;

@@ -310,5 +310,32 @@ TEST(TablesOverflowTest, HugeDurationsSaturateInsteadOfWrapping) {
   EXPECT_EQ(ComputeStats(&values).total, INT64_MAX);
 }
 
+// The GPU sums of a range (kernel time, busy) and the kernels' share base
+// saturate too: three kernels of 2^63 - 1 ns in one range.
+TEST(TablesOverflowTest, HugeKernelTimesSaturate) {
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  b.Stream(1, 0, 7);
+  b.Stream(2, 0, 8);
+  b.Stream(3, 0, 9);
+  constexpr uint64_t kLong = static_cast<uint64_t>(INT64_MAX);
+  for (uint64_t i = 1; i <= 3; ++i) {
+    b.Launch(i, 1, 10, 1);
+    b.Kernel("k", static_cast<uint32_t>(i), 0, kLong, i);
+  }
+  b.Range(1, 0, 1, "r", 0, 100);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "gpu_long.trace", &trace, &error)) << error;
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const Table t = RangesTable(analyzed, ReportOptions{});
+  const auto* row = FindRow(t, {{"range", "r"}});
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(IntAt(t, *row, "kernel_ns"), INT64_MAX);
+  EXPECT_GE(IntAt(t, *row, "gpu_busy_ns"), 0);
+  const Table k = KernelsTable(analyzed, ReportOptions{});
+  EXPECT_EQ(IntAt(k, k.rows[0], "total_ns"), INT64_MAX);
+}
+
 }  // namespace
 }  // namespace tracer::analysis

@@ -30,15 +30,11 @@ int64_t DurationBucketMid(uint32_t bucket) {
   return lo + width / 2;
 }
 
-namespace {
-// Totals saturate at INT64_MAX (292 years) instead of wrapping negative: only
-// a crafted trace gets there, and a negative CPU total would hide it.
 int64_t SaturatingAdd(int64_t a, int64_t b) {
   int64_t sum;
   if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
   return sum;
 }
-}  // namespace
 
 void DurationAccumulator::Add(int64_t v) {
   if (v < 0) v = 0;

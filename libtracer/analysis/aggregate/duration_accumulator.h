@@ -45,6 +45,11 @@ class DurationAccumulator {
   std::vector<uint64_t> histogram_;  // count per bucket, grown to the largest
 };
 
+// a + b, saturated at INT64_MAX / INT64_MIN instead of wrapping: totals of
+// 292 years come only from crafted traces, and a negative total would hide
+// that.
+int64_t SaturatingAdd(int64_t a, int64_t b);
+
 // Bucket of v (v >= 0) and the value that stands for a bucket; exposed for
 // tests.
 uint32_t DurationBucket(int64_t v);

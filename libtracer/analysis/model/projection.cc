@@ -1,6 +1,7 @@
 #include "libtracer/analysis/model/projection.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace tracer::analysis {
@@ -9,6 +10,8 @@ namespace {
 // Running projection of one key. Ops arrive in start order, so the union of
 // their intervals grows at the right end only: busy adds the part of each op
 // that lies beyond the furthest end seen so far.
+constexpr uint64_t kMaxNs = static_cast<uint64_t>(INT64_MAX);
+
 struct Acc {
   GpuSpan span;
   uint64_t covered_to = 0;
@@ -26,7 +29,10 @@ struct Acc {
     ++span.op_count;
     if (kernel) {
       ++span.kernel_count;
-      span.kernel_ns += end - start;
+      // Saturated at INT64_MAX (the tables' totals are int64): only crafted
+      // traces get there.
+      const uint64_t d = end - start;
+      span.kernel_ns = d > kMaxNs - span.kernel_ns ? kMaxNs : span.kernel_ns + d;
     }
   }
 };

@@ -24,15 +24,18 @@ void MergeRangeRow(RangeRow&& from, RangeRow* to) {
   to->max_depth = std::max(to->max_depth, from.max_depth);
   to->proj.Merge(from.proj);
   if (to->busy.has_value() && from.busy.has_value()) {
-    *to->busy += *from.busy;
+    *to->busy = SaturatingAdd(*to->busy, *from.busy);
   } else {
     to->busy.reset();
   }
   to->ops += from.ops;
   to->kernel_count += from.kernel_count;
-  to->kernel_ns += from.kernel_ns;
+  to->kernel_ns = SaturatingAdd(to->kernel_ns, from.kernel_ns);
   to->max_streams = std::max(to->max_streams, from.max_streams);
-  for (const auto& [kernel, ns] : from.kernel_time) to->kernel_time[kernel] += ns;
+  for (const auto& [kernel, ns] : from.kernel_time) {
+    int64_t& t = to->kernel_time[kernel];
+    t = SaturatingAdd(t, ns);
+  }
 }
 
 }  // namespace
@@ -76,10 +79,12 @@ void RowBuilder::AddCpu(RangeRef r, uint32_t thread, uint64_t cpu_ns, uint32_t d
 void RowBuilder::AddGpu(RangeRef r, const InstanceGpu& gpu) {
   RangeRow& row = ranges_[r].row;
   row.proj.Add(static_cast<int64_t>(gpu.span_ns));
-  *row.busy += static_cast<int64_t>(gpu.busy_ns);
+  // Sums saturate (aggregate/duration_accumulator.h SaturatingAdd).
+  *row.busy =
+      SaturatingAdd(*row.busy, static_cast<int64_t>(std::min<uint64_t>(gpu.busy_ns, INT64_MAX)));
   row.ops += gpu.ops;
   row.kernel_count += gpu.kernels;
-  row.kernel_ns += gpu.kernel_ns;
+  row.kernel_ns = SaturatingAdd(row.kernel_ns, gpu.kernel_ns);
   row.max_streams = std::max(row.max_streams, gpu.streams);
 }
 
@@ -113,7 +118,7 @@ void RowBuilder::AddKernel(uint32_t kernel, int64_t duration_ns) {
   DurationAccumulator*& row = kernel_rows_[kernel];
   if (row == nullptr) row = &rows_->kernels[{row_process_, kernel}];
   row->Add(duration_ns);
-  rows_->all_kernel_ns += duration_ns;
+  rows_->all_kernel_ns = SaturatingAdd(rows_->all_kernel_ns, duration_ns);
 }
 
 void RowBuilder::AddApi(const ApiRecord& a) {
@@ -170,7 +175,8 @@ void RowBuilder::EndProcess(const ProcessTrace& p, const Trace& trace,
     const RangeRef r = static_cast<RangeRef>(c.key >> 32);
     const uint32_t kernel = static_cast<uint32_t>(c.key);
     if (row_of[r] == nullptr) continue;
-    row_of[r]->kernel_time[kernel] += c.row.durations.total();
+    int64_t& kernel_time = row_of[r]->kernel_time[kernel];
+    kernel_time = SaturatingAdd(kernel_time, c.row.durations.total());
     RangeKernelRow& out = rows_->range_kernels[{row_process_, name_of[r]}][kernel];
     out.durations.Merge(c.row.durations);
     out.instances += c.row.instances;

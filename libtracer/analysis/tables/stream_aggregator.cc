@@ -493,7 +493,7 @@ void StreamAggregator::AddOpToNode(const Op& op, Node* node) {
   if (op.kind == OpKind::kKernel) {
     const int64_t d = static_cast<int64_t>(op.end_ns - op.start_ns);
     ++n.kernels;
-    n.kernel_ns += d;
+    n.kernel_ns = SaturatingAdd(n.kernel_ns, d);
     n.KernelDurations(op.name).Add(d);
   }
 }
@@ -527,7 +527,7 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
       parent.last_end = std::max(parent.last_end, n.last_end);
       parent.ops += n.ops;
       parent.kernels += n.kernels;
-      parent.kernel_ns += n.kernel_ns;
+      parent.kernel_ns = SaturatingAdd(parent.kernel_ns, n.kernel_ns);
       for (uint32_t s : n.streams) {
         if (std::find(parent.streams.begin(), parent.streams.end(), s) == parent.streams.end())
           parent.streams.push_back(s);

@@ -15,6 +15,7 @@
 #include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
+#include "tools/groups_files.h"
 
 namespace tracer::cli {
 namespace {
@@ -22,8 +23,8 @@ namespace {
 constexpr const char* kHelpFooter = R"(
 Examples:
   tracer diff mlora.trace peft.trace                       per range name
-  tracer diff mlora.trace peft.trace --table groups --groups data/groups/peft.groups
-  tracer diff a.trace b.trace --table groups --groups lora.groups --by layer_id
+  tracer diff mlora.trace peft.trace --groups peft     per group (shipped peft.groups)
+  tracer diff a.trace b.trace --groups lora.groups --by layer_id
   tracer diff before.trace after.trace --table kernels --format csv
 
 Tables:
@@ -32,6 +33,9 @@ Tables:
   groups    key: group (and --by keys); compares instances, CPU, GPU
             projected, GPU busy, kernel time (see `tracer report --help`).
   kernels   key: kernel name; compares count and total time.
+
+--groups NAME|FILE: a groups file, or the name of a shipped one (mlora, peft;
+installed in share/tracer/groups); it makes groups the default table.
 
 Columns: <value>_a, <value>_b, <value>_delta (B-A), <value>_ratio (B/A, empty
 when A is 0 or missing), and 'In': both, A only or B only. Rows found in one
@@ -44,7 +48,7 @@ are one row; --raw-names compares the names as recorded).
 
 struct DiffArgs {
   std::string a, b;
-  std::string table = "ranges";
+  std::string table;  // "" = groups with --groups, else ranges
   std::string format = "text";
   std::string main_thread = "auto";
   std::string output;
@@ -79,7 +83,13 @@ StatusOr<analysis::Table> BuildSide(const analysis::AnalyzedTrace& analyzed, con
   return analysis::RangesTable(analyzed, options);
 }
 
-int RunDiff(const DiffArgs& args) {
+int RunDiff(DiffArgs args) {
+  if (!args.extra.groups_file.empty()) {
+    std::string error;
+    args.extra.groups_file = ResolveGroupsFile(args.extra.groups_file, &error);
+    if (args.extra.groups_file.empty()) return Fail(error);
+  }
+  if (args.table.empty()) args.table = args.extra.groups_file.empty() ? "ranges" : "groups";
   analysis::OutputFormat format;
   if (!analysis::ParseOutputFormat(args.format, &format)) {
     return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
@@ -132,7 +142,8 @@ const Registrar kDiff{Command{
       sub.add_option("A", args->a, "Baseline trace")->required();
       sub.add_option("B", args->b, "Trace compared with A")->required();
       sub.add_option("--table,-t", args->table, "ranges (default), groups or kernels");
-      sub.add_option("--groups", args->extra.groups_file, "Groups file for --table groups");
+      sub.add_option("--groups", args->extra.groups_file,
+                     "Groups file or shipped name (mlora, peft); alone, it shows the groups table");
       sub.add_option("--by", args->extra.by,
                      "groups: placeholders kept apart, comma separated (layer_id, adapter)");
       sub.add_option("--format,-f", args->format, "text (default), csv, md or json");

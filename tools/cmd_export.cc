@@ -11,8 +11,11 @@
 #include "libtracer/analysis/export/chrome_export.h"
 #include "libtracer/analysis/export/export_registry.h"
 #include "libtracer/analysis/importers/load_input.h"
+#include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/reports/report_tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
+#include "tools/groups_files.h"
 
 namespace tracer::cli {
 namespace {
@@ -22,16 +25,18 @@ struct ExportArgs {
   std::string format = "chrome";
   std::string output;
   NameOptions names;
+  analysis::reports::ExtraTableOptions extra;  // --groups, --by
 };
 
-bool WriteChrome(const analysis::Trace& trace, const std::string& path, std::string* error) {
-  if (path == "-") return analysis::WriteChromeTrace(trace, std::cout, error);
+bool WriteChrome(const analysis::Trace& trace, const std::string& path,
+                 const std::vector<analysis::Table>& tables, std::string* error) {
+  if (path == "-") return analysis::WriteChromeTrace(trace, std::cout, error, tables);
   std::ofstream out(path, std::ios::binary);
   if (!out) {
     *error = path + ": cannot open for writing";
     return false;
   }
-  if (!analysis::WriteChromeTrace(trace, out, error)) {
+  if (!analysis::WriteChromeTrace(trace, out, error, tables)) {
     *error = path + ": " + *error;
     return false;
   }
@@ -52,7 +57,7 @@ std::string FormatList() {
   return names;
 }
 
-int RunExport(const ExportArgs& args) {
+int RunExport(ExportArgs args) {
   const analysis::ExportFormat* format = nullptr;
   for (const auto& f : analysis::ExportFormats()) {
     if (f.name == args.format) format = &f;
@@ -60,11 +65,23 @@ int RunExport(const ExportArgs& args) {
   if (format == nullptr) {
     return Fail("--format: unknown format '" + args.format + "' (" + FormatList() + ")");
   }
+  if (!args.extra.groups_file.empty()) {
+    std::string error;
+    args.extra.groups_file = ResolveGroupsFile(args.extra.groups_file, &error);
+    if (args.extra.groups_file.empty()) return Fail(error);
+  }
   analysis::RangeNameRules names;
   if (!BuildNameRules("export", args.names, &names)) return 1;
   analysis::Trace trace;
   if (LoadInputs("export", args.files, &trace) == 0) return Fail("nothing could be read");
   analysis::NormalizeRangeNames(&trace, names);
+  std::vector<analysis::Table> tables;
+  if (!args.extra.groups_file.empty()) {
+    const analysis::AnalyzedTrace analyzed(trace, {});
+    auto groups = analysis::reports::BuildExtraTables(analyzed, {"groups"}, args.extra);
+    if (!groups.ok()) return Fail("error: " + groups.status().message());
+    tables = std::move(*groups);
+  }
   std::string output = args.output;
   if (output.empty()) {
     output = args.files.front();
@@ -76,7 +93,7 @@ int RunExport(const ExportArgs& args) {
     output += format->extension;
   }
   std::string error;
-  if (!format->write(trace, output, &error)) return Fail(error);
+  if (!format->write(trace, output, tables, &error)) return Fail(error);
   if (output != "-") std::fprintf(stderr, "tracer export: wrote %s\n", output.c_str());
   return 0;
 }
@@ -90,6 +107,11 @@ const Registrar kExport{Command{
       sub.add_option("--output,-o", args->output,
                      "Output file ('-' = stdout; default: the first input with the format's "
                      "extension)");
+      sub.add_option("--groups", args->extra.groups_file,
+                     "Groups file, or the name of a shipped one (mlora, peft): adds the groups "
+                     "table (csv: groups.csv; sqlite: TRACER_GROUPS; chrome: tracerTables.groups)");
+      sub.add_option("--by", args->extra.by,
+                     "groups: placeholders kept apart, comma separated (layer_id, adapter)");
       AddNameOptions(sub, &args->names);
       std::string formats = "\nFormats:\n";
       for (const auto& f : analysis::ExportFormats()) {
@@ -100,6 +122,7 @@ const Registrar kExport{Command{
           "\nExamples:\n"
           "  tracer export run.trace --format chrome -o run.json   (open in ui.perfetto.dev)\n"
           "  tracer export rank0.trace rank1.trace -o both.json\n"
+          "  tracer export run.trace --format csv --groups peft   (adds groups.csv)\n"
           "\nRange names are normalized as in `tracer report` (see its --help); the "
           "recorded\nname of a renamed range is kept: SQLite TRACER_NVTX_RAW_TEXT, Chrome "
           "args.raw_name.\n";

@@ -24,6 +24,7 @@
 #include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
+#include "tools/groups_files.h"
 
 namespace tracer::cli {
 namespace {
@@ -37,6 +38,7 @@ Examples:
   tracer report run.trace --table range-kernels --filter '^f_lora'
   tracer report rank0.trace rank1.trace --by-process
   tracer report run.trace --table all --format csv -o report.csv
+  tracer report run.trace --groups peft        default tables + the groups table
   tracer report nsys_export.sqlite --main-thread off   (nsys-identical attribution)
 
 Tables (--table, comma separated, or 'all'):
@@ -307,7 +309,12 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
   return 0;
 }
 
-int RunReport(const ReportArgs& args) {
+int RunReport(ReportArgs args) {
+  if (!args.extra.groups_file.empty()) {
+    std::string error;
+    args.extra.groups_file = ResolveGroupsFile(args.extra.groups_file, &error);
+    if (args.extra.groups_file.empty()) return Fail(error);
+  }
   analysis::OutputFormat format;
   if (!analysis::ParseOutputFormat(args.format, &format)) {
     return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
@@ -369,6 +376,11 @@ int RunReport(const ReportArgs& args) {
     }
     tables.push_back(t);
   }
+  // --groups asks for the groups table: it comes after the tables shown
+  // anyway (the default ones or --table's) unless --table places it.
+  const bool add_groups = !args.extra.groups_file.empty() &&
+                          std::find(tables.begin(), tables.end(), "groups") == tables.end();
+  if (add_groups) tables.push_back("groups");
 
   if (args.stream && args.no_stream) return Fail("--stream and --no-stream exclude each other");
   uint64_t stream_above = 0;
@@ -432,6 +444,7 @@ int RunReport(const ReportArgs& args) {
     if (kernels) tables.insert(tables.end(), {"kernels", "gpu"});
     if (memory) tables.push_back("memory");
     if (api) tables.push_back("api");
+    if (add_groups) tables.push_back("groups");
   }
 
   const analysis::AnalyzedTrace analyzed(trace, attribution);
@@ -472,7 +485,7 @@ const Registrar kReport{Command{
           ->required();
       sub.add_option("--table,-t", args->tables,
                      "Tables, comma separated: summary,ranges,kernels,range-kernels,gpu,memory,"
-                     "api or all (the core tables); groups (needs --groups), timeline, phases, "
+                     "api or all (the core tables); groups (--groups alone adds it), timeline, phases, "
                      "categories, gaps, top (default: summary,ranges + GPU tables when the "
                      "trace has GPU data)");
       sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
@@ -505,8 +518,10 @@ const Registrar kReport{Command{
                      "(default), 512M; inputs too large to read whole in half the available "
                      "memory are streamed whatever this says");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
-      sub.add_option("--groups", args->extra.groups_file,
-                     "Groups file for --table groups (e.g. data/groups/mlora.groups)");
+      sub.add_option(
+          "--groups", args->extra.groups_file,
+          "Groups file, or the name of a shipped one (mlora, peft); adds the groups table "
+          "after the default tables (or --table's)");
       sub.add_option("--by", args->extra.by,
                      "groups: placeholders kept apart, comma separated (layer_id, adapter, ...); "
                      "rank (or process): one row per process in every table");

@@ -18,6 +18,8 @@ stand-in for an NVTX client, see there).
 import importlib.util
 import json
 import os
+import re
+import subprocess
 import sys
 import threading
 import unittest
@@ -384,6 +386,29 @@ class TracedLoraTest(unittest.TestCase):
                 layer = self.by_id[layer.parent_id]
             self.assertEqual(r.depth, layer.depth + 3)
             self.assertTrue(layer.start_ns <= r.start_ns and r.end_ns <= layer.end_ns)
+
+    def test_shipped_peft_groups_bind_the_adapter(self):
+        # `tracer report --groups peft` on this trace (data/groups/peft.groups):
+        # q_proj.lora_A.default is the adapter "default", not "A_default".
+        if not tracer_testing.CLI:
+            self.skipTest("TRACER_CLI not given")
+        proc = subprocess.run([tracer_testing.CLI, "report", self.trace_path, "--groups", "peft",
+                               "--table", "groups", "--format", "json"],
+                              cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        rows = {r["group"]: r for r in json.loads(proc.stdout)["groups"]}
+        names = {r.name for r in self.trace.ranges}
+        for prefix in ("f_", "b_"):
+            adapter = re.compile(prefix + r"((q|v)_proj_)?lora_(A|B|dropout)_default_\d+$")
+            base = re.compile(prefix + r"((q|v)_proj_)?base_layer_\d+$")
+            self.assertEqual(rows[prefix + "lora_default"]["members"],
+                             len([n for n in names if adapter.match(n)]))
+            self.assertGreaterEqual(rows[prefix + "lora_default"]["members"], 2 * LAYERS)
+            if prefix == "f_":
+                self.assertEqual(rows["f_linear"]["members"],
+                                 len([n for n in names if base.match(n)]))
+        self.assertFalse([g for g in rows if "lora_A" in g or "lora_B" in g], list(rows))
 
     def test_first_layer_backward_is_not_instant(self):
         children = defaultdict(list)

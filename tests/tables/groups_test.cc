@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "libtracer/analysis/reports/group_rules.h"
@@ -270,15 +272,24 @@ TEST(GroupsTable, NestedMembersCountOnceAndAmbiguityIsAnError) {
       << amb.status().message();
 }
 
-TEST(GroupsTable, NameMatchingTwoTermsDifferentlyIsAmbiguous) {
+TEST(GroupsTable, MostSpecificTermBindsAndEqualOnesAreAmbiguous) {
   Trace trace;
   testing::TraceFixture f(&trace);
   f.Range("x_y_z", 0, 10);
   AnalyzedTrace analyzed(trace, {});
   ReportModel model(analyzed);
-  // x_{a} binds a=y_z, x_y_{a} binds a=z: two rows of one rule.
+  // x_{a} binds a=y_z, x_y_{a} binds a=z: the longer literal text wins.
+  const Table t =
+      GroupsTable(model, ParseGroupRules("g_{a} = x_{a} + x_y_{a}\n", "t.groups").value()).value();
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(S(t.rows[0][0]), "g_z");
+  // Only the winning term matched: x_{a} is listed as matching nothing.
+  bool x_unmatched = false;
+  for (const auto& n : t.notes) x_unmatched |= n.find("g_{a} (line 1): x_{a}") != std::string::npos;
+  EXPECT_TRUE(x_unmatched);
+  // {a}_z binds a=x_y, x_{a} binds a=y_z, both with two literal characters.
   const auto two =
-      GroupsTable(model, ParseGroupRules("g_{a} = x_{a} + x_y_{a}\n", "two.groups").value());
+      GroupsTable(model, ParseGroupRules("g_{a} = {a}_z + x_{a}\n", "two.groups").value());
   ASSERT_FALSE(two.ok());
   EXPECT_NE(two.status().message().find("two.groups:1: ambiguous rule: range 'x_y_z'"),
             std::string::npos)
@@ -302,6 +313,60 @@ TEST(GroupsTable, ExcludedTermsLeaveNamesOut) {
   EXPECT_EQ(I(t.rows[0][6]), 10);
   EXPECT_EQ(S(t.rows[1][0]), "f_lora_add_x");
   EXPECT_EQ(I(t.rows[1][6]), 30);
+}
+
+// The names tracer.torch.annotate gives a peft model (python/tracer/_naming.py):
+// q_proj.lora_A.<adapter> is f_q_proj_lora_A_<adapter>_<layer> where q_proj
+// and v_proj both have adapters, f_lora_A_<adapter>_<layer> where only one
+// does; and the hand-placed ranges of a PEFT-style trainer (f_lora_<adapter>).
+TEST(GroupsFiles, PeftBindsTheAdapterOfAnnotatedModules) {
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  uint64_t t = 0;
+  const auto range = [&](const std::string& name, uint64_t kernel_ns) {
+    const uint64_t r = f.Range(name, t, t + 100);
+    f.Kernel("k_" + name, t + 10, t + 10 + kernel_ns, r, t + 5);
+    t += 1000;
+  };
+  for (const char* proj : {"q_proj", "v_proj"}) {
+    const std::string p = std::string("f_") + proj;
+    range(p + "_base_layer_0", 1000);
+    range(p + "_lora_dropout_default_0", 1);
+    range(p + "_lora_A_default_0", 10);
+    range(p + "_lora_B_default_0", 20);
+    range(p + "_lora_A_chat_0", 100);
+    range(p + "_lora_B_chat_0", 200);
+  }
+  range("f_base_layer_1", 2000);  // layer 1: only q_proj has adapters
+  range("f_lora_A_chat_1", 300);
+  range("f_lora_B_chat_1", 400);
+  range("b_q_proj_lora_B_chat_1", 7);
+  range("f_lora_alpaca", 5000);  // a trainer's own range
+  range("f_lora_add_alpaca", 6000);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  const std::string path = TRACER_SOURCE_DIR "/data/groups/peft.groups";
+  const auto rules = ParseGroupRules(ReadTextFile(path), path).value();
+  const Table table = GroupsTable(model, rules).value();
+  std::map<std::string, std::pair<int64_t, int64_t>> rows;  // group -> members, kernel ns
+  for (const auto& row : table.rows) rows[S(row[0])] = {I(row[1]), I(row[6])};
+  EXPECT_EQ(rows["f_lora_default"], std::make_pair(int64_t{6}, int64_t{2 * 31}));
+  EXPECT_EQ(rows["f_lora_chat"], std::make_pair(int64_t{6}, int64_t{2 * 300 + 700}));
+  EXPECT_EQ(rows["f_lora_alpaca"], std::make_pair(int64_t{1}, int64_t{5000}));
+  EXPECT_EQ(rows["f_lora_add_alpaca"], std::make_pair(int64_t{1}, int64_t{6000}));
+  EXPECT_EQ(rows["f_linear"], std::make_pair(int64_t{3}, int64_t{4000}));
+  EXPECT_EQ(rows["b_lora_chat"], std::make_pair(int64_t{1}, int64_t{7}));
+  for (const auto& [group, _] : rows) {
+    EXPECT_EQ(group.find("lora_A"), std::string::npos) << group;
+    EXPECT_EQ(group.find("lora_B"), std::string::npos) << group;
+  }
+  // --by adapter keeps the adapters apart with the bound value.
+  const Table by = GroupsTable(model, rules, {{"adapter"}}).value();
+  std::set<std::string> adapters;
+  for (const auto& row : by.rows) {
+    if (S(row[0]).rfind("f_lora_", 0) == 0) adapters.insert(S(row[1]));
+  }
+  EXPECT_EQ(adapters, (std::set<std::string>{"alpaca", "chat", "default"}));
 }
 
 TEST(GroupsFiles, ShippedFilesParse) {

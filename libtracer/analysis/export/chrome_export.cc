@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "libtracer/analysis/tables/demangle.h"
+#include "libtracer/analysis/tables/render.h"
 
 namespace tracer::analysis {
 namespace {
@@ -376,7 +377,8 @@ void ProcessEvents::WritePmSamples() {
 
 }  // namespace
 
-bool WriteChromeTrace(const Trace& trace, std::ostream& out, std::string* error) {
+bool WriteChromeTrace(const Trace& trace, std::ostream& out, std::string* error,
+                      const std::vector<Table>& tables) {
   out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   EventWriter w(out);
   std::set<uint64_t> used_pids;
@@ -388,7 +390,9 @@ bool WriteChromeTrace(const Trace& trace, std::ostream& out, std::string* error)
     ProcessEvents(trace, p, pid, i, w).Write();
     if (!out) break;
   }
-  out << "\n]}\n";
+  out << "\n]";
+  if (!tables.empty()) out << ",\"tracerTables\":" << RenderTables(tables, OutputFormat::kJson);
+  out << "}\n";
   out.flush();
   if (!out) {
     *error = "write failed";

@@ -6,18 +6,24 @@
 //     (a pseudo pid per device, tid = stream), named "GPU n" / "stream s";
 //   - flow arrows ("s" on the launching API call or launch point, "f" with
 //     bp "e" on the op; id = correlation id);
-//   - marks as instant "i" events, PM samples as counter "C" events.
+//   - marks as instant "i" events, PM samples as counter "C" events;
+//   - `tables` (report tables such as groups, from --groups) under the
+//     top-level key "tracerTables", as `tracer report --format json` writes
+//     them ({"groups": [rows], "groups_notes": [...]}); viewers ignore it.
 // Timestamps in microseconds with ns precision (fractional ts).
 #pragma once
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "libtracer/analysis/read/trace_model.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis {
 
 // Returns false with *error when the stream fails while writing.
-bool WriteChromeTrace(const Trace& trace, std::ostream& out, std::string* error);
+bool WriteChromeTrace(const Trace& trace, std::ostream& out, std::string* error,
+                      const std::vector<Table>& tables = {});
 
 }  // namespace tracer::analysis

@@ -50,9 +50,12 @@ bool WriteCsvTables(const std::vector<Table>& tables, const std::string& dir, st
   return true;
 }
 
-bool WriteCsv(const Trace& trace, const std::string& dir, std::string* error) {
+bool WriteCsv(const Trace& trace, const std::string& dir, std::string* error,
+              const std::vector<Table>& extra) {
   try {
-    return WriteCsvTables(AllTables(trace), dir, error);
+    std::vector<Table> tables = AllTables(trace);
+    tables.insert(tables.end(), extra.begin(), extra.end());
+    return WriteCsvTables(tables, dir, error);
   } catch (const std::exception& e) {
     *error = e.what();
     return false;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "libtracer/analysis/tables/table.h"
 #include "libtracer/analysis/read/trace_model.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis::exporters {
 
@@ -20,7 +20,9 @@ std::vector<Table> AllTables(const Trace& trace);
 // one-line *error naming the path on failure.
 bool WriteCsvTables(const std::vector<Table>& tables, const std::string& dir, std::string* error);
 
-// Both of the above: the `--format csv` writer.
-bool WriteCsv(const Trace& trace, const std::string& dir, std::string* error);
+// Both of the above, plus `extra` (tables the command built from its
+// options, e.g. groups.csv for --groups): the `--format csv` writer.
+bool WriteCsv(const Trace& trace, const std::string& dir, std::string* error,
+              const std::vector<Table>& extra = {});
 
 }  // namespace tracer::analysis::exporters

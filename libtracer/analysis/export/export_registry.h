@@ -5,6 +5,7 @@
 //   static tracer::analysis::ExportFormatRegistrar reg({
 //       "sqlite", "nsys-compatible SQLite database", ".sqlite",
 //       [](const tracer::analysis::Trace& t, const std::string& out_path,
+//          const std::vector<tracer::analysis::Table>& tables,
 //          std::string* error) { return WriteSqlite(t, out_path, error); }});
 //
 // (Registering from inside the static analysis library would be dropped by
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "libtracer/analysis/read/trace_model.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis {
 
@@ -23,8 +25,12 @@ struct ExportFormat {
   std::string name;         // value of --format
   std::string description;  // one line for --help
   std::string extension;    // default output suffix, e.g. ".json"
-  // Writes trace to out_path ("-" = stdout where the format allows it).
-  std::function<bool(const Trace&, const std::string& out_path, std::string* error)> write;
+  // Writes trace to out_path ("-" = stdout where the format allows it),
+  // with `tables`: report tables the command built from its options (the
+  // groups table of --groups), carried beside the format's own data.
+  std::function<bool(const Trace&, const std::string& out_path, const std::vector<Table>& tables,
+                     std::string* error)>
+      write;
 };
 
 inline std::vector<ExportFormat>& ExportFormats() {

@@ -10,7 +10,10 @@
 // ignored. {name} is a placeholder that binds a non-empty part of a range
 // name; every term must use each placeholder of the group name (all terms
 // of a row bind the same values); placeholders only in terms are summed
-// over. The layer suffix: a range name ending in "_<digits>" (f_w1_3) is
+// over. A name that terms of one group put in different rows goes where the
+// most specific term (most characters outside placeholders) says:
+// f_lora_{adapter} + f_lora_A_{adapter} reads f_lora_A_chat as adapter chat.
+// The layer suffix: a range name ending in "_<digits>" (f_w1_3) is
 // matched without it and the digits bind the implicit {layer_id}, unless a
 // term spells {layer_id} itself. This is the pure part: parsing and name
 // matching, no trace.

@@ -85,9 +85,25 @@ Status TooCostly(const GroupRule& rule, std::string_view name, const NamePattern
                        "literal text between them");
 }
 
+// Characters of a pattern outside its placeholders: f_lora_A_{adapter} has
+// 9, f_lora_{adapter} 7.
+size_t LiteralLength(const NamePattern& p) {
+  size_t n = 0;
+  bool inside = false;
+  for (char c : p.text()) {
+    if (c == '{') inside = true;
+    if (!inside) ++n;
+    if (c == '}') inside = false;
+  }
+  return n;
+}
+
 // The row one range name falls into under a rule (none: *row stays empty),
-// marking the terms it matched. Two bindings are enough to call a match
-// ambiguous, so no more are searched for.
+// marking the terms it matched. When terms put the name in different rows,
+// the most specific term (most literal characters) decides: with
+// f_lora_{adapter} + f_lora_A_{adapter}, f_lora_A_chat is adapter chat, not
+// A_chat. Equally specific terms that disagree are an ambiguity. Two bindings of
+// one term are enough to call it ambiguous, so no more are searched for.
 Status RowOfName(const GroupRule& rule, size_t rule_index, std::string_view name,
                  const GroupsOptions& options, std::vector<bool>* term_matched,
                  std::optional<RowKey>* row) {
@@ -97,7 +113,13 @@ Status RowOfName(const GroupRule& rule, size_t rule_index, std::string_view name
     if (gave_up) return TooCostly(rule, name, x);
     if (excluded) return Status();
   }
-  std::map<RowKey, Binding> keys;  // the rows this name falls into
+  struct Candidate {
+    size_t term;
+    RowKey key;
+    Binding binding;
+    size_t literal;
+  };
+  std::vector<Candidate> candidates;
   for (size_t ti = 0; ti < rule.terms.size(); ++ti) {
     const auto bindings = MatchTerm(rule.terms[ti], name, 2, &gave_up);
     if (gave_up) return TooCostly(rule, name, rule.terms[ti]);
@@ -106,20 +128,29 @@ Status RowOfName(const GroupRule& rule, size_t rule_index, std::string_view name
       return Ambiguous(rule, name, "term '" + rule.terms[ti].text() + "'", bindings[0],
                        bindings[1]);
     }
-    (*term_matched)[ti] = true;
     RowKey key{rule_index, rule.group.Substitute(bindings[0]), {}};
     for (const auto& b : options.by) {
       auto v = bindings[0].find(b);
       key.by.push_back(v == bindings[0].end() ? "" : v->second);
     }
-    keys.emplace(key, bindings[0]);
+    candidates.push_back({ti, std::move(key), bindings[0], LiteralLength(rule.terms[ti])});
   }
-  if (keys.size() > 1) {
-    auto first = keys.begin(), second = std::next(first);
-    return Ambiguous(rule, name, "terms of '" + rule.group.text() + "'", first->second,
-                     second->second);
+  if (candidates.empty()) return Status();
+  const Candidate* best = &candidates.front();
+  for (const Candidate& c : candidates) {
+    if (c.literal > best->literal) best = &c;
   }
-  if (!keys.empty()) *row = keys.begin()->first;
+  for (const Candidate& c : candidates) {
+    const bool same_row = !(c.key < best->key) && !(best->key < c.key);
+    if (!same_row && c.literal == best->literal) {
+      return Ambiguous(rule, name, "terms of '" + rule.group.text() + "'", best->binding,
+                       c.binding);
+    }
+  }
+  for (const Candidate& c : candidates) {
+    if (!(c.key < best->key) && !(best->key < c.key)) (*term_matched)[c.term] = true;
+  }
+  *row = best->key;
   return Status();
 }
 

@@ -32,7 +32,8 @@ struct GroupsOptions {
 // A member instance nested inside another member instance of the same row
 // is not counted again (its time is already inside its ancestor's).
 // An error "file:line: ambiguous ..." when a range name matches a rule in
-// more than one way. A rule that matches no range is not
+// more than one way (a term with two splits, or equally specific terms
+// giving different rows; see group_rules.h). A rule that matches no range is not
 // an error (one groups file serves several trainers): it is listed in the
 // notes.
 StatusOr<Table> GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,

@@ -43,7 +43,7 @@ namespace {
 
 StatusOr<Table> BuildGroupsTable(const ReportModel& model, const ExtraTableOptions& options) {
   if (options.groups_file.empty()) {
-    return Status::Error("--table groups needs --groups FILE (e.g. data/groups/mlora.groups)");
+    return Status::Error("--table groups needs --groups FILE or a shipped name (mlora, peft)");
   }
   auto rules = ParseGroupRules(ReadTextFile(options.groups_file), options.groups_file);
   if (!rules.ok()) return rules.status();
@@ -110,11 +110,14 @@ StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
 std::string_view ExtraTablesHelp() {
   return R"(
 More tables (--table groups,timeline,phases,categories,gaps,top,ranks,comm):
-  groups         sums over range names from a groups file (--groups FILE; the
+  groups         sums over range names from a groups file (--groups FILE, or
+                 the name of a shipped one: mlora, peft (tracer.torch.annotate
+                 names of a peft model), installed in share/tracer/groups; the
                  notation of mLoRA metric groups: f_lora_{adapter} = f_dropout_{adapter}
-                 + f_lora_a_{adapter} + ...; see data/groups/*.groups). A
-                 _<digits> suffix is the layer ({layer_id}), summed unless
-                 --by layer_id; --by adapter,... keeps placeholders apart.
+                 + f_lora_a_{adapter} + ...). --groups alone adds this table
+                 after the default tables. A _<digits> suffix is the layer
+                 ({layer_id}), summed unless --by layer_id; --by adapter,...
+                 keeps placeholders apart; the most specific term binds a name.
                  Columns: CPU, GPU projected, GPU busy, kernel time (each
                  kernel once per group), defined under the table.
   timeline       the ranges of one step in order, with depth, start offset,

@@ -56,6 +56,15 @@ SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes) 
                      "record up to the last complete chunk is used");
   }
   if (!causes.empty()) notes->push_back(who + "dropped records by cause: " + causes);
+  if (p.header.world_size > 0 || p.header.local_rank >= 0 || !p.header.device.empty()) {
+    const HeaderInfo& h = p.header;
+    std::string where = "rank " + (h.rank >= 0 ? std::to_string(h.rank) : std::string("?"));
+    if (h.world_size > 0) where += " of " + std::to_string(h.world_size);
+    if (h.local_rank >= 0) where += ", local rank " + std::to_string(h.local_rank);
+    if (!h.host.empty()) where += ", host " + h.host;
+    if (!h.device.empty()) where += ", device " + h.device;
+    notes->push_back(who + where);
+  }
   return row;
 }
 

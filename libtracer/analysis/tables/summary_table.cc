@@ -56,7 +56,9 @@ SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes) 
                      "record up to the last complete chunk is used");
   }
   if (!causes.empty()) notes->push_back(who + "dropped records by cause: " + causes);
-  if (p.header.world_size > 0 || p.header.local_rank >= 0 || !p.header.device.empty()) {
+  // Only for a process of a multi-process job: a single process's device
+  // (CUDA_VISIBLE_DEVICES) alone says nothing worth a line.
+  if (p.header.world_size > 0 || p.header.local_rank >= 0) {
     const HeaderInfo& h = p.header;
     std::string where = "rank " + (h.rank >= 0 ? std::to_string(h.rank) : std::string("?"));
     if (h.world_size > 0) where += " of " + std::to_string(h.world_size);

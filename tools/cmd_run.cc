@@ -249,15 +249,24 @@ const Registrar kRun{Command{
           "Examples:\n"
           "  tracer run -- ./build/samples/lora_step\n"
           "  tracer run -o run.trace -- python train.py --epochs 1\n"
+          "  tracer run -- torchrun --nproc-per-node 8 train.py   (tracer-rank<R>-<pid>.trace)\n"
           "  tracer run -o 'rank%r-%h-%p.trace' -- torchrun --nproc-per-node 8 train.py\n"
           "  tracer run --capture-range step --capture-start 10 --capture-stop 12 -- python "
           "train.py\n"
           "  tracer run --domains-exclude NCCL --preload -- ./app\n"
-          "then: tracer report run.trace");
+          "then: tracer report run.trace\n\n"
+          "Many ranks: under torchrun, srun or mpirun (or around them) each process writes\n"
+          "its own file. Its rank is RANK, else SLURM_PROCID / OMPI_COMM_WORLD_RANK /\n"
+          "PMI_RANK, else LOCAL_RANK; with a rank and no -o the file is\n"
+          "tracer-rank<R>-<pid>.trace. The header records rank, world size (WORLD_SIZE /\n"
+          "SLURM_NTASKS / OMPI_COMM_WORLD_SIZE / PMI_SIZE), local rank (LOCAL_RANK /\n"
+          "SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK), host, CUDA_VISIBLE_DEVICES and the\n"
+          "expected device (the local rank's entry among the visible devices).");
       sub.add_option("-o,--output", args->output,
-                     "output path template (TRACER_OUTPUT): %p pid, %h host, %r rank (RANK, "
-                     "then LOCAL_RANK), %q{VAR} environment variable, %% a percent sign. "
-                     "Default: tracer-%p.trace in the current directory. Every process writes "
+                     "output path template (TRACER_OUTPUT): %p pid, %h host, %r rank (see "
+                     "Many ranks above; 0 when unknown), %q{VAR} environment variable, %% a "
+                     "percent sign. Default: tracer-%p.trace in the current directory, "
+                     "tracer-rank%r-%p.trace when a rank is known. Every process writes "
                      "its own file: a forked or exec'ed child whose name is taken writes "
                      "NAME-<pid>.EXT. The file is created without following symbolic links; a "
                      "link, a non-regular file or another user's file there is refused");

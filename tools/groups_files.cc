@@ -48,6 +48,11 @@ std::vector<std::string> GroupsDirs() {
 
 std::string ResolveGroupsFile(const std::string& arg, std::string* error) {
   if (IsRegularFile(arg)) return arg;
+  std::error_code dir_ec;
+  if (fs::is_directory(arg, dir_ec)) {
+    *error = "--groups: cannot read " + arg + ": is a directory, not a groups file";
+    return "";
+  }
   // A name, not a path: a missing path is reported as such below.
   const bool is_name = !arg.empty() && arg.find('/') == std::string::npos;
   const std::string file = EndsWith(arg, kSuffix) ? arg : arg + kSuffix;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <initializer_list>
 
 #include "libtracer/core/status.h"
 
@@ -117,13 +118,53 @@ bool Config::DomainEnabled(std::string_view domain) const {
   return !has(domains_exclude);
 }
 
-int32_t RankFromEnv(const GetEnvFn& getenv_fn) {
-  for (const char* var : {"RANK", "LOCAL_RANK"}) {
+namespace {
+
+// The first of vars set to a number in 0..INT32_MAX, else -1. A variable set
+// to something else (empty, "abc") is skipped, as if unset.
+int32_t FirstNumber(const GetEnvFn& getenv_fn, std::initializer_list<const char*> vars) {
+  for (const char* var : vars) {
     const char* v = getenv_fn(var);
     uint64_t r = 0;
     if (v && ParseUint(v, &r) && r <= 0x7fffffff) return static_cast<int32_t>(r);
   }
   return -1;
+}
+
+// The device a process with this local rank uses among CUDA_VISIBLE_DEVICES
+// (as the driver names it outside the list), or by index when the list is
+// unset; empty when it cannot be told.
+std::string ExpectedDevice(const char* visible, int32_t local_rank) {
+  if (!visible) return local_rank >= 0 ? std::to_string(local_rank) : std::string();
+  std::vector<std::string> list = SplitList(visible);
+  if (list.size() == 1) return list[0];
+  if (local_rank >= 0 && static_cast<size_t>(local_rank) < list.size()) return list[local_rank];
+  return std::string();
+}
+
+}  // namespace
+
+// torchrun sets RANK/WORLD_SIZE/LOCAL_RANK, srun SLURM_PROCID/SLURM_NTASKS/
+// SLURM_LOCALID, Open MPI's mpirun OMPI_COMM_WORLD_*, MPICH/Hydra PMI_*.
+// RANK first: torchrun launched by srun or mpirun sees both, and RANK is
+// the rank its program uses.
+int32_t RankFromEnv(const GetEnvFn& getenv_fn) {
+  return FirstNumber(getenv_fn,
+                     {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK"});
+}
+
+RankInfo RankInfoFromEnv(const GetEnvFn& getenv_fn) {
+  RankInfo r;
+  r.rank = RankFromEnv(getenv_fn);
+  r.world_size = std::max(
+      FirstNumber(getenv_fn, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}),
+      0);
+  r.local_rank =
+      FirstNumber(getenv_fn, {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"});
+  const char* visible = getenv_fn("CUDA_VISIBLE_DEVICES");
+  if (visible) r.cuda_visible_devices = visible;
+  r.device = ExpectedDevice(visible, r.local_rank);
+  return r;
 }
 
 bool ExpandOutputTemplate(std::string_view tmpl, uint32_t pid, std::string_view host,
@@ -207,6 +248,10 @@ Status ParseOutputAndBuffers(const GetEnvFn& get, Config* c) {
       return Status::Error(Bad("TRACER_OUTPUT", v, why));
     }
     c->output_template = v;
+  } else if (RankFromEnv(get) >= 0) {
+    // One of several ranks: the ranks of a job often share a directory and
+    // the name tells the files apart; the pid keeps a restarted rank's file.
+    c->output_template = kDefaultRankOutput;
   }
   if (const char* v = get("TRACER_BUFFER_SIZE")) {
     if (!ParseSize(v, &c->buffer_size)) {

@@ -36,10 +36,15 @@ inline constexpr uint64_t kDefaultBufferLimit = uint64_t{512} << 20;  // all thr
 inline constexpr uint64_t kMinBufferLimit = uint64_t{64} << 10;
 inline constexpr uint64_t kMaxBufferLimit = uint64_t{64} << 30;
 
+// The default TRACER_OUTPUT, and the default when a rank is known
+// (RankFromEnv): tracer-rank<R>-<pid>.trace.
+inline constexpr const char* kDefaultOutput = "tracer-%p.trace";
+inline constexpr const char* kDefaultRankOutput = "tracer-rank%r-%p.trace";
+
 struct Config {
-  bool enabled = true;                              // TRACER_ENABLE
-  std::string output_template = "tracer-%p.trace";  // TRACER_OUTPUT
-  uint64_t buffer_size = 1u << 20;                  // TRACER_BUFFER_SIZE, per-thread ring bytes
+  bool enabled = true;                           // TRACER_ENABLE
+  std::string output_template = kDefaultOutput;  // TRACER_OUTPUT; see kDefaultRankOutput
+  uint64_t buffer_size = 1u << 20;               // TRACER_BUFFER_SIZE, per-thread ring bytes
   // TRACER_BUFFER_LIMIT: all threads' rings together (ring_budget.h); by
   // default kDefaultBufferLimit, or half the machine's memory when less.
   uint64_t buffer_limit = kDefaultBufferLimit;
@@ -91,14 +96,28 @@ ConfigResult ParseConfig(const GetEnvFn& getenv_fn);
 // buffer bound may not exceed half of it.
 ConfigResult ParseConfig(const GetEnvFn& getenv_fn, uint64_t physical_memory);
 
-// Expands %p (pid), %h (host), %r (rank from RANK, then LOCAL_RANK, else 0),
+// Expands %p (pid), %h (host), %r (RankFromEnv, 0 when unknown),
 // %q{VAR} (environment variable, empty when unset) and %% in an output path
 // template. Returns false and sets *error on an unknown placeholder.
 bool ExpandOutputTemplate(std::string_view tmpl, uint32_t pid, std::string_view host,
                           const GetEnvFn& getenv_fn, std::string* out, std::string* error);
 
-// Rank from RANK, then LOCAL_RANK; -1 when neither is a number.
+// Rank from RANK, then SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK, then
+// LOCAL_RANK (the first set to a number); -1 when none is.
 int32_t RankFromEnv(const GetEnvFn& getenv_fn);
+
+// Where this process stands in a multi-process job, from the variables
+// torchrun, srun, mpirun (Open MPI) and MPICH launchers set; for the header.
+struct RankInfo {
+  int32_t rank = -1;        // RankFromEnv
+  int32_t world_size = 0;   // WORLD_SIZE, SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE; 0 = unknown
+  int32_t local_rank = -1;  // LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK; -1 = unknown
+  // The GPU it is expected to use: entry local_rank of CUDA_VISIBLE_DEVICES
+  // (or its only entry), or local_rank itself when the list is unset.
+  std::string device;
+  std::string cuda_visible_devices;  // raw; empty when unset
+};
+RankInfo RankInfoFromEnv(const GetEnvFn& getenv_fn);
 
 // Parses sizes such as "4096", "64K", "4M", "1G" (binary units).
 bool ParseSize(std::string_view text, uint64_t* out);

@@ -144,7 +144,12 @@ bool Session::Open() {
   header.tracer_version = TRACER_VERSION;
   header.host = HostName();
   header.pid = static_cast<uint32_t>(getpid());
-  header.rank = RankFromEnv(RealGetenv);
+  RankInfo rank = RankInfoFromEnv(RealGetenv);
+  header.rank = rank.rank;
+  header.world_size = rank.world_size;
+  header.local_rank = rank.local_rank;
+  header.device = std::move(rank.device);
+  header.cuda_visible_devices = std::move(rank.cuda_visible_devices);
   header.clock_description = ClockDescription();
   header.session_start_trace_ns = NowNs();
   header.session_start_wall_ns = WallNowNs();

@@ -163,6 +163,13 @@ void ChunkBuilder::SetHeader(const HeaderInfo& h) {
   for (const auto& arg : h.command_line) AppendBytes(&m, f::Header::kCommandLine, arg);
   AppendUint(&m, f::Header::kParentPid, h.parent_pid);
   wire::AppendNonEmptyBytes(&m, f::Header::kSource, h.source);
+  wire::AppendInt32(&m, f::Header::kWorldSize, h.world_size);
+  if (h.local_rank >= 0) {  // written even when 0: the field has presence
+    wire::AppendTag(&m, f::Header::kLocalRank, wire::kVarint);
+    wire::AppendVarint(&m, static_cast<uint64_t>(h.local_rank));
+  }
+  wire::AppendNonEmptyBytes(&m, f::Header::kDevice, h.device);
+  wire::AppendNonEmptyBytes(&m, f::Header::kCudaVisibleDevices, h.cuda_visible_devices);
   ++items_;
 }
 

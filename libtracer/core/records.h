@@ -205,6 +205,10 @@ struct HeaderInfo {
   std::vector<std::string> command_line;
   uint32_t parent_pid = 0;
   std::string source = "tracer";
+  int32_t world_size = 0;   // 0 = unknown
+  int32_t local_rank = -1;  // -1 = unknown
+  std::string device;       // expected GPU (trace.proto Header.device); empty = unknown
+  std::string cuda_visible_devices;
 };
 
 struct FooterInfo {

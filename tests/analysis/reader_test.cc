@@ -14,6 +14,7 @@
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/tables.h"
+#include "proto/trace.pb.h"
 #include "tests/analysis/trace_file_builder.h"
 
 namespace tracer::analysis {
@@ -243,6 +244,70 @@ std::string Frame(const std::string& payload) {
   std::memcpy(out.data(), &len, 4);
   std::memcpy(out.data() + 4, &crc, 4);
   return out + payload;
+}
+
+// Where the process stands in a multi-process job (rank, world size, local
+// rank, device) reads back as written; local rank 0 is a rank, not "unset".
+TEST(ReaderTest, RankWorldSizeAndDeviceAreRead) {
+  TraceFileBuilder b(7);
+  HeaderInfo h;
+  h.pid = 7;
+  h.host = "node3";
+  h.rank = 5;
+  h.world_size = 8;
+  h.local_rank = 0;
+  h.device = "4";
+  h.cuda_visible_devices = "4,5";
+  b.Header(h);
+  b.Range(1, 0, 1, "step", 0, 10);
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(b.Bytes(), "ranked", &trace, &error)) << error;
+  ASSERT_EQ(trace.processes.size(), 1u);
+  const HeaderInfo& x = trace.processes[0].header;
+  EXPECT_EQ(x.host, "node3");
+  EXPECT_EQ(x.rank, 5);
+  EXPECT_EQ(x.world_size, 8);
+  EXPECT_EQ(x.local_rank, 0);
+  EXPECT_EQ(x.device, "4");
+  EXPECT_EQ(x.cuda_visible_devices, "4,5");
+  // The summary says where the process stood.
+  const AnalyzedTrace analyzed(trace, AttributionOptions{});
+  const Table summary = SummaryTable(analyzed, ReportOptions{});
+  bool found = false;
+  for (const auto& n : summary.notes) {
+    found |= n == "rank 5 (pid 7): rank 5 of 8, local rank 0, host node3, device 4";
+  }
+  EXPECT_TRUE(found) << RenderTable(summary, OutputFormat::kText);
+}
+
+// A file written before world size, local rank and device were recorded: a
+// header holding fields 1-12 only (built with the protobuf classes, as the
+// old writer's bytes decode) reads with them unknown, and the rest intact.
+TEST(ReaderTest, OldHeaderWithoutRankFieldsReadsAsUnknown) {
+  proto::Header old;
+  old.set_format_version(1);
+  old.set_host("oldhost");
+  old.set_pid(99);
+  old.set_rank(1);
+  old.set_session_start_trace_ns(5);
+  proto::Chunk chunk;
+  *chunk.mutable_header() = old;
+  std::string bytes;
+  AppendFileMagic(&bytes);
+  bytes += Frame(chunk.SerializeAsString());
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(bytes, "old", &trace, &error)) << error;
+  ASSERT_EQ(trace.processes.size(), 1u);
+  const HeaderInfo& x = trace.processes[0].header;
+  EXPECT_EQ(x.host, "oldhost");
+  EXPECT_EQ(x.pid, 99u);
+  EXPECT_EQ(x.rank, 1);
+  EXPECT_EQ(x.world_size, 0);
+  EXPECT_EQ(x.local_rank, -1);
+  EXPECT_EQ(x.device, "");
+  EXPECT_EQ(x.cuda_visible_devices, "");
 }
 
 TEST(ReaderFuzzTest, RandomTruncationsFlipsAndPayloadsNeverCrash) {

@@ -26,6 +26,9 @@ class TraceFileBuilder {
     b_.SetHeader(h);
   }
 
+  // Replaces the header (before the first Frame()).
+  void Header(const HeaderInfo& h) { b_.SetHeader(h); }
+
   // File-local string id of s (defined in the current chunk on first use).
   uint32_t Str(const std::string& s) {
     auto it = ids_.find(s);

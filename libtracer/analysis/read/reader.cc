@@ -263,6 +263,11 @@ class FileDecoder {
     x.command_line.assign(h.command_line().begin(), h.command_line().end());
     x.parent_pid = h.parent_pid();
     x.source = h.source().empty() ? "tracer" : h.source();
+    // Absent in files written before these fields existed: unknown.
+    x.world_size = std::max(h.world_size(), 0);
+    x.local_rank = h.has_local_rank() && h.local_rank() >= 0 ? h.local_rank() : -1;
+    x.device = h.device();
+    x.cuda_visible_devices = h.cuda_visible_devices();
   }
 
   void ReadKernels(const proto::KernelBatch& b) {

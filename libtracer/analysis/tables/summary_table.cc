@@ -67,6 +67,17 @@ SummaryRow SummaryRowOf(const ProcessTrace& p, std::vector<std::string>* notes) 
                      "was dropped is missing, and the ranges inside it show one level up "
                      "(at depth 0 under a lost top-level range)");
   }
+  // Only for a process of a multi-process job: a single process's device
+  // (CUDA_VISIBLE_DEVICES) alone says nothing worth a line.
+  if (p.header.world_size > 0 || p.header.local_rank >= 0) {
+    const HeaderInfo& h = p.header;
+    std::string where = "rank " + (h.rank >= 0 ? std::to_string(h.rank) : std::string("?"));
+    if (h.world_size > 0) where += " of " + std::to_string(h.world_size);
+    if (h.local_rank >= 0) where += ", local rank " + std::to_string(h.local_rank);
+    if (!h.host.empty()) where += ", host " + h.host;
+    if (!h.device.empty()) where += ", device " + h.device;
+    notes->push_back(who + where);
+  }
   return row;
 }
 

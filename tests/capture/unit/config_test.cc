@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 namespace tracer {
 namespace {
@@ -248,6 +249,118 @@ TEST(ConfigTest, OutputTemplateExpansion) {
   EXPECT_FALSE(ExpandOutputTemplate("%y", 1, "h", none.fn(), &out, &err));
   EXPECT_NE(err.find("%y"), std::string::npos);
   EXPECT_FALSE(ExpandOutputTemplate("%q{}", 1, "h", none.fn(), &out, &err));
+}
+
+// Each launcher's rank variable alone gives the rank: torchrun (RANK), srun
+// (SLURM_PROCID), Open MPI (OMPI_COMM_WORLD_RANK), MPICH/Hydra (PMI_RANK),
+// and LOCAL_RANK as the last resort.
+TEST(ConfigTest, RankFromEachLauncherVariable) {
+  for (const char* var :
+       {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "LOCAL_RANK"}) {
+    FakeEnv env;
+    env.vars = {{var, "6"}};
+    EXPECT_EQ(RankFromEnv(env.fn()), 6) << var;
+    EXPECT_EQ(RankInfoFromEnv(env.fn()).rank, 6) << var;
+  }
+}
+
+TEST(ConfigTest, RankPrecedence) {
+  // torchrun under srun: RANK (the program's rank) wins over SLURM_PROCID.
+  FakeEnv env;
+  env.vars = {{"RANK", "3"},
+              {"SLURM_PROCID", "1"},
+              {"OMPI_COMM_WORLD_RANK", "2"},
+              {"PMI_RANK", "4"},
+              {"LOCAL_RANK", "0"}};
+  EXPECT_EQ(RankFromEnv(env.fn()), 3);
+  env.vars.erase("RANK");
+  EXPECT_EQ(RankFromEnv(env.fn()), 1);
+  env.vars.erase("SLURM_PROCID");
+  EXPECT_EQ(RankFromEnv(env.fn()), 2);
+  env.vars.erase("OMPI_COMM_WORLD_RANK");
+  EXPECT_EQ(RankFromEnv(env.fn()), 4);
+  env.vars.erase("PMI_RANK");
+  EXPECT_EQ(RankFromEnv(env.fn()), 0);  // LOCAL_RANK, last
+  // A value that is not a rank is skipped, as if unset.
+  env.vars = {{"RANK", "x"}, {"SLURM_PROCID", "-1"}, {"PMI_RANK", "9"}};
+  EXPECT_EQ(RankFromEnv(env.fn()), 9);
+  env.vars = {{"RANK", "4294967296"}};
+  EXPECT_EQ(RankFromEnv(env.fn()), -1);
+}
+
+TEST(ConfigTest, WorldSizeAndLocalRankPrecedence) {
+  FakeEnv none;
+  RankInfo r = RankInfoFromEnv(none.fn());
+  EXPECT_EQ(r.rank, -1);
+  EXPECT_EQ(r.world_size, 0);
+  EXPECT_EQ(r.local_rank, -1);
+  EXPECT_EQ(r.device, "");
+  EXPECT_EQ(r.cuda_visible_devices, "");
+
+  FakeEnv env;
+  env.vars = {{"WORLD_SIZE", "8"},
+              {"SLURM_NTASKS", "16"},
+              {"OMPI_COMM_WORLD_SIZE", "32"},
+              {"PMI_SIZE", "64"},
+              {"LOCAL_RANK", "1"},
+              {"SLURM_LOCALID", "2"},
+              {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}};
+  const std::pair<const char*, const char*> size_then_local[] = {
+      {"WORLD_SIZE", "LOCAL_RANK"},
+      {"SLURM_NTASKS", "SLURM_LOCALID"},
+      {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"}};
+  const int sizes[] = {8, 16, 32};
+  const int locals[] = {1, 2, 3};
+  for (int i = 0; i < 3; ++i) {
+    r = RankInfoFromEnv(env.fn());
+    EXPECT_EQ(r.world_size, sizes[i]) << size_then_local[i].first;
+    EXPECT_EQ(r.local_rank, locals[i]) << size_then_local[i].second;
+    env.vars.erase(size_then_local[i].first);
+    env.vars.erase(size_then_local[i].second);
+  }
+  r = RankInfoFromEnv(env.fn());
+  EXPECT_EQ(r.world_size, 64);  // PMI_SIZE
+  EXPECT_EQ(r.local_rank, -1);
+}
+
+TEST(ConfigTest, ExpectedDeviceFromVisibleDevicesAndLocalRank) {
+  FakeEnv env;
+  env.vars = {{"LOCAL_RANK", "1"}};
+  EXPECT_EQ(RankInfoFromEnv(env.fn()).device, "1");  // cuda:LOCAL_RANK, all GPUs visible
+  env.vars["CUDA_VISIBLE_DEVICES"] = "4,5,6";
+  RankInfo r = RankInfoFromEnv(env.fn());
+  EXPECT_EQ(r.device, "5");  // entry 1 of the visible list
+  EXPECT_EQ(r.cuda_visible_devices, "4,5,6");
+  env.vars["CUDA_VISIBLE_DEVICES"] = "GPU-8a1b";  // one GPU per rank (srun --gpus-per-task)
+  EXPECT_EQ(RankInfoFromEnv(env.fn()).device, "GPU-8a1b");
+  env.vars["LOCAL_RANK"] = "7";  // past the list: unknown
+  env.vars["CUDA_VISIBLE_DEVICES"] = "0,1";
+  EXPECT_EQ(RankInfoFromEnv(env.fn()).device, "");
+  env.vars.erase("LOCAL_RANK");  // several visible, no local rank: unknown
+  EXPECT_EQ(RankInfoFromEnv(env.fn()).device, "");
+}
+
+TEST(ConfigTest, DefaultOutputIsNamedByRankWhenARankIsKnown) {
+  FakeEnv env;
+  env.vars = {{"SLURM_PROCID", "5"}};
+  ConfigResult r = ParseConfig(env.fn());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.output_template, "tracer-rank%r-%p.trace");
+  EXPECT_EQ(EffectiveValue(r.config, "TRACER_OUTPUT"), "tracer-rank%r-%p.trace");
+  std::string out, err;
+  ASSERT_TRUE(ExpandOutputTemplate(r.config.output_template, 42, "h", env.fn(), &out, &err));
+  EXPECT_EQ(out, "tracer-rank5-42.trace");
+  // The user's name is kept as given.
+  env.vars["TRACER_OUTPUT"] = "mine-%p.trace";
+  r = ParseConfig(env.fn());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.output_template, "mine-%p.trace");
+  // No rank: the single-process default.
+  FakeEnv none;
+  none.vars = {{"WORLD_SIZE", "2"}};
+  r = ParseConfig(none.fn());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config.output_template, "tracer-%p.trace");
 }
 
 }  // namespace

@@ -51,6 +51,10 @@ HeaderInfo TestHeader() {
   h.config = {{"TRACER_OUTPUT", "x.trace"}, {"TRACER_BUFFER_SIZE", "4096"}};
   h.command_line = {"prog", "--flag"};
   h.parent_pid = 77;
+  h.world_size = 4;
+  h.local_rank = 0;  // 0 is a rank: written, with presence
+  h.device = "GPU-8a1b";
+  h.cuda_visible_devices = "GPU-8a1b";
   return h;
 }
 
@@ -216,6 +220,11 @@ TEST(WriterTest, EveryRecordParsesBackFieldForField) {
   EXPECT_EQ(h.host(), "testhost");
   EXPECT_EQ(h.pid(), 4242u);
   EXPECT_EQ(h.rank(), 3);
+  EXPECT_EQ(h.world_size(), 4);
+  ASSERT_TRUE(h.has_local_rank());
+  EXPECT_EQ(h.local_rank(), 0);
+  EXPECT_EQ(h.device(), "GPU-8a1b");
+  EXPECT_EQ(h.cuda_visible_devices(), "GPU-8a1b");
   EXPECT_EQ(h.clock().description(), "test clock");
   EXPECT_EQ(h.session_start_wall_ns(), 1700000000000000000ull);
   EXPECT_EQ(h.session_start_trace_ns(), 1000u);

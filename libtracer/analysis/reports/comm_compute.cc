@@ -6,31 +6,13 @@
 #include <regex>
 #include <vector>
 
+#include "libtracer/analysis/aggregate/intervals.h"
 #include "libtracer/analysis/reports/steps.h"
 #include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/tables/table_util.h"
 
 namespace tracer::analysis::reports {
 namespace {
-
-using Interval = std::pair<uint64_t, uint64_t>;
-
-// Sorts and merges in place; returns the union's length.
-uint64_t Merge(std::vector<Interval>* v) {
-  std::sort(v->begin(), v->end());
-  size_t out = 0;
-  for (const Interval& cur : *v) {
-    if (out > 0 && cur.first <= (*v)[out - 1].second) {
-      (*v)[out - 1].second = std::max((*v)[out - 1].second, cur.second);
-    } else {
-      (*v)[out++] = cur;
-    }
-  }
-  v->resize(out);
-  uint64_t total = 0;
-  for (const Interval& i : *v) total += i.second - i.first;
-  return total;
-}
 
 // Length of the intersection of two merged interval lists.
 uint64_t Intersection(const std::vector<Interval>& a, const std::vector<Interval>& b) {
@@ -122,10 +104,10 @@ CommCompute BreakdownOf(const ReportModel& model, std::span<const uint32_t> ops,
   }
   c.ops = ops.size();
   c.span = last - first;
-  c.busy = Merge(&all);
-  c.compute = Merge(&compute);
-  c.comm = Merge(&comm);
-  c.memory = Merge(&memory);
+  c.busy = MergeIntervals(&all);
+  c.compute = MergeIntervals(&compute);
+  c.comm = MergeIntervals(&comm);
+  c.memory = MergeIntervals(&memory);
   c.overlap = Intersection(comm, compute);
   return c;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "libtracer/analysis/aggregate/intervals.h"
 #include "libtracer/analysis/tables/table_util.h"
 
 namespace tracer::analysis {
@@ -9,26 +10,6 @@ namespace {
 
 bool PopOrder(const RangeRecord& a, const RangeRecord& b) {
   return a.end_ns != b.end_ns ? a.end_ns < b.end_ns : a.depth > b.depth;
-}
-
-// Sorts and merges overlapping or touching intervals in place; returns the
-// length of their union.
-uint64_t MergeIntervals(std::vector<std::pair<uint64_t, uint64_t>>* v) {
-  // Ops of one stream mostly arrive in start order: skip the sort then.
-  if (!std::is_sorted(v->begin(), v->end())) std::sort(v->begin(), v->end());
-  size_t out = 0;
-  uint64_t total = 0;
-  for (size_t i = 0; i < v->size(); ++i) {
-    const auto cur = (*v)[i];
-    if (out > 0 && cur.first <= (*v)[out - 1].second) {
-      (*v)[out - 1].second = std::max((*v)[out - 1].second, cur.second);
-    } else {
-      (*v)[out++] = cur;
-    }
-  }
-  v->resize(out);
-  for (const auto& [s, e] : *v) total += e - s;
-  return total;
 }
 
 }  // namespace

@@ -39,6 +39,7 @@ struct RunArgs {
   std::string activities;
   std::string log_level;
   std::string fork_mode;
+  std::string clock;
   std::string pm_metrics;
   std::string pm_interval;
   bool preload = false;
@@ -169,6 +170,7 @@ int RunCommand(const RunArgs& args) {
   SetIf("TRACER_ACTIVITIES", args.activities);
   SetIf("TRACER_LOG_LEVEL", args.log_level);
   SetIf("TRACER_FORK", args.fork_mode);
+  SetIf("TRACER_CLOCK", args.clock);
   SetIf("TRACER_PM_METRICS", args.pm_metrics);
   SetIf("TRACER_PM_INTERVAL_NS", args.pm_interval);
   setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
@@ -309,6 +311,13 @@ const Registrar kRun{Command{
       sub.add_option("--fork", args->fork_mode,
                      "child: a forked child writes its own trace; none: it traces nothing "
                      "(TRACER_FORK, default child)");
+      sub.add_option("--clock", args->clock,
+                     "auto|tsc|monotonic: what the trace clock reads (TRACER_CLOCK, default "
+                     "auto). Timestamps are CLOCK_MONOTONIC ns in every mode; auto reads the "
+                     "TSC (cheaper) when the CPU says it is invariant and the kernel keeps "
+                     "time with it, calibrated and re-calibrated against CLOCK_MONOTONIC; tsc "
+                     "reads it whenever it is invariant; monotonic always calls "
+                     "clock_gettime");
       sub.add_flag("--preload", args->preload,
                    "also set LD_PRELOAD (for programs that load NVTX/CUDA in unusual ways)");
       sub.add_flag("--no-cuda", args->no_cuda,

@@ -1,15 +1,18 @@
 // The floor of docs/design.md section 7: the least any NVTX tool can do for a
 // push+pop, i.e. read the (same) trace clock twice and store to a
-// thread-local ring. Built as an NVTX injection library so it is called
-// exactly like libtracer.so. For a like-for-like memory footprint its slots
-// are 32 bytes (the tracer's Event size) and its ring has the tracer's
-// TRACER_BUFFER_SIZE bytes, so the ratio measures the tracer's logic, not
-// cache effects of different ring sizes.
+// thread-local ring. Same clock means the same source too: it chooses it from
+// TRACER_CLOCK as the tracer does (the TSC on this kind of machine), so the
+// ratio never credits or charges the tracer for its clock. Built as an NVTX injection library so it
+// is called exactly like libtracer.so. For a like-for-like memory footprint its slots are 32 bytes
+// (the tracer's Event size) and its ring has the tracer's TRACER_BUFFER_SIZE bytes, so the ratio
+// measures the tracer's logic, not cache effects of different ring sizes.
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "libtracer/core/clock.h"
 
@@ -76,6 +79,12 @@ int NVTX_API Pop() {
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     NvtxGetExportTableFunc_t get_export_table) {
+  const char* mode = getenv("TRACER_CLOCK");
+  std::string note;
+  tracer::InitTraceClock(mode && !strcmp(mode, "monotonic") ? tracer::ClockMode::kMonotonic
+                         : mode && !strcmp(mode, "tsc")     ? tracer::ClockMode::kTsc
+                                                            : tracer::ClockMode::kAuto,
+                         &note);
   auto* cb = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (!cb) return 0;
   NvtxFunctionTable core = nullptr;

@@ -379,6 +379,17 @@ Status ParseProcessSettings(const GetEnvFn& get, Config* c) {
     else
       return Status::Error(Bad("TRACER_FORK", v, "is not child or none"));
   }
+  if (const char* v = get("TRACER_CLOCK")) {
+    std::string s = Lower(Trim(v));
+    if (s == "auto")
+      c->clock = ClockMode::kAuto;
+    else if (s == "tsc")
+      c->clock = ClockMode::kTsc;
+    else if (s == "monotonic")
+      c->clock = ClockMode::kMonotonic;
+    else
+      return Status::Error(Bad("TRACER_CLOCK", v, "is not one of auto|tsc|monotonic"));
+  }
   if (const char* v = get("TRACER_ROOT_PID")) {
     if (!ParseUint(Trim(v), &c->root_pid)) {
       return Status::Error(Bad("TRACER_ROOT_PID", v, "is not a process id"));
@@ -466,6 +477,9 @@ std::vector<std::pair<std::string, std::string>> EffectiveSettings(const Config&
       {"TRACER_CAPTURE_STOP", std::to_string(c.capture_stop)},
       {"TRACER_LOG_LEVEL", LogLevelName(c.log_level)},
       {"TRACER_FORK", c.fork == ForkMode::kChild ? "child" : "none"},
+      {"TRACER_CLOCK", c.clock == ClockMode::kTsc         ? "tsc"
+                       : c.clock == ClockMode::kMonotonic ? "monotonic"
+                                                          : "auto"},
       {"TRACER_ACTIVITIES", activities},
       {"TRACER_CUPTI_BUFFER_SIZE", std::to_string(c.cupti_buffer_size)},
       {"TRACER_CUPTI_BUFFER_COUNT", std::to_string(c.cupti_buffer_count)},

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "libtracer/core/clock.h"
+
 namespace tracer {
 
 enum class LogLevel : uint8_t { kDebug, kInfo, kWarn, kError, kOff };
@@ -56,6 +58,7 @@ struct Config {
   uint64_t capture_stop = 1;  // TRACER_CAPTURE_STOP; 0 = never stop; defaults to capture_start
   LogLevel log_level = LogLevel::kWarn;  // TRACER_LOG_LEVEL
   ForkMode fork = ForkMode::kChild;      // TRACER_FORK
+  ClockMode clock = ClockMode::kAuto;    // TRACER_CLOCK: auto|tsc|monotonic (core/clock.h)
   // TRACER_ROOT_PID: the pid of the traced program, set by `tracer run` and
   // by the LD_PRELOAD constructor. A process with another pid that starts a
   // session without having inherited one (it forked before the library was

@@ -228,6 +228,18 @@ Session* Session::EnsureStarted() {
       g_state.store(kDisabled, std::memory_order_release);
       return nullptr;
     }
+    if (!g_inherited_config) {
+      // Before anything is recorded: the clock never changes source under a
+      // running session. A forked child keeps its parent's (same TSC, same
+      // calibration).
+      std::string note;
+      InitTraceClock(config.clock, &note);
+      if (!note.empty()) {
+        Log(config.clock == ClockMode::kTsc ? LogLevel::kWarn : LogLevel::kInfo,
+            "TRACER_CLOCK=" + std::string(config.clock == ClockMode::kTsc ? "tsc" : "auto") + ": " +
+                note);
+      }
+    }
     s = StartNew(config, parent_pid);
     if (!s) {
       g_state.store(kDisabled, std::memory_order_release);

@@ -158,6 +158,9 @@ void Writer::Loop() {
       last_requested_drain_ns_ = SteadyNs();
     }
     DrainOnce(stopping);
+    // Here, not on an application thread: the TSC clock's drift correction
+    // (a no-op until its interval has passed, or without the TSC).
+    RecalibrateTraceClock();
     last_drain_ns = SteadyNs();
     std::lock_guard<std::mutex> lock(mu_);
     if (target > flush_done_) flush_done_ = target;

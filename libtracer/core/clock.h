@@ -1,15 +1,49 @@
 // The trace clock: one base for NVTX and GPU activity timestamps (docs/design.md
 // section 3). It is registered with CUPTI (cuptiActivityRegisterTimestampCallback)
 // so activity records use it too.
+//
+// Its timeline is CLOCK_MONOTONIC in nanoseconds, whatever it reads: on
+// x86-64 with an invariant TSC it reads the TSC (rdtsc, about a third of a
+// vDSO clock_gettime here) and turns ticks into ns with one multiply and
+// shift against a calibration to CLOCK_MONOTONIC; otherwise, or when asked
+// (TRACER_CLOCK=monotonic), it calls clock_gettime. Every caller (NVTX
+// events, CUPTI's timestamp callback, launch records, the header) gets ns on
+// that one timeline, so GPU records and NVTX ranges line up as before and
+// traces of different processes on one host stay comparable.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace tracer {
 
-// Nanoseconds on the trace clock. Monotonic, cheap (no syscall on the common
-// path), safe to call from any thread and from signal-free C callbacks.
+// TRACER_CLOCK: auto = the TSC when cpuid says it is invariant and the kernel
+// itself keeps time with it (clocksource "tsc": it checked the TSC is in step
+// across CPUs), else clock_gettime; tsc = the TSC whenever it is invariant;
+// monotonic = always clock_gettime.
+enum class ClockMode : uint8_t { kAuto, kTsc, kMonotonic };
+
+// Nanoseconds on the trace clock. Monotonic per thread, cheap (no syscall,
+// no lock), safe to call from any thread and from signal-free C callbacks.
 uint64_t NowNs() noexcept;
+
+// Chooses what NowNs reads and, for the TSC, calibrates it (about 2 ms of
+// spinning, once). Called by the session before it records anything; until
+// then NowNs reads clock_gettime. Returns true when the TSC is used; *note
+// says why it is not when the TSC was asked for or expected (auto on an
+// invariant TSC) but cannot be used. Calling it again re-chooses (tests).
+bool InitTraceClock(ClockMode mode, std::string* note) noexcept;
+
+// Re-calibrates the TSC against CLOCK_MONOTONIC when at least
+// kRecalibrateIntervalNs passed since the last time (else does nothing):
+// rates drift (temperature, NTP slewing CLOCK_MONOTONIC), and this steers the
+// conversion back without a step, so NowNs stays monotonic. Called by the
+// writer thread on each wake; never by an application thread.
+void RecalibrateTraceClock() noexcept;
+inline constexpr uint64_t kRecalibrateIntervalNs = 100'000'000;
+
+// Whether NowNs reads the TSC.
+bool TraceClockUsesTsc() noexcept;
 
 // Human-readable description written into the stream header.
 const char* ClockDescription() noexcept;

@@ -1,11 +1,10 @@
 // NVTX push+pop cost with libtracer.so against the floor of docs/design.md
-// section 7 (floor_injection.cc: two clock reads and two thread-local
-// stores) and against no tool, at 1, 8, 16, 32 and 64 threads. NVTX binds its
-// tool once per process, so each measurement runs in a child process of this
-// binary. Cost per push+pop = the threads' summed CPU time / pairs, which
-// stays meaningful when 64 threads share 2 cores. Each cell is the best of
-// several runs (shared, noisy machines). Prints ns per push+pop and the
-// ratio tracer/floor (target <= 1.25, flat across thread counts).
+// section 7 (floor_injection.cc: two reads of the tracer's own clock, the
+// TSC where the tracer uses it, and two thread-local stores) and against no tool, at 1, 8, 16, 32
+// and 64 threads. NVTX binds its tool once per process, so each measurement runs in a child process
+// of this binary. Cost per push+pop = the threads' summed CPU time / pairs, which stays meaningful
+// when 64 threads share 2 cores. Each cell is the best of several runs (shared, noisy machines).
+// Prints ns per push+pop and the ratio tracer/floor (target <= 1.25, flat across thread counts).
 //
 // Name modes (--modes, each a table):
 //   one          one name, the common case;
@@ -43,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "libtracer/core/clock.h"
 #include "libtracer/core/intern_cache.h"
 
 namespace {
@@ -224,6 +224,18 @@ int main(int argc, char** argv) {
   const char* tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   std::string trace = std::string(tmp) + "/nvtx_bench_" + std::to_string(getpid()) + ".trace";
 
+  {
+    // What both the floor and the tracer read (each chooses it the same way,
+    // from TRACER_CLOCK, in its child).
+    std::string note;
+    const char* c = getenv("TRACER_CLOCK");
+    tracer::InitTraceClock(c && !strcmp(c, "monotonic") ? tracer::ClockMode::kMonotonic
+                           : c && !strcmp(c, "tsc")     ? tracer::ClockMode::kTsc
+                                                        : tracer::ClockMode::kAuto,
+                           &note);
+    std::printf("trace clock: %s%s%s\n", tracer::ClockDescription(), note.empty() ? "" : "; ",
+                note.c_str());
+  }
   int status = 0;
   for (const std::string& mode : modes) {
     const size_t names = NamesFor(mode).size();

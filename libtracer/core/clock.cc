@@ -292,6 +292,15 @@ void RecalibrateTraceClock() noexcept {
   Publish(start, base, MultOf(rate * (1.0 + steer)));
 }
 
+void SkewTraceClockRateForTest(double fraction) noexcept {
+  std::lock_guard<std::mutex> lock(g_cal_mu);
+  if (!g_use_tsc.load(std::memory_order_relaxed)) return;
+  const Sample s = TakeSample();
+  const uint64_t start = s.tsc + static_cast<uint64_t>(kLeadNs / g_cal.rate);
+  Publish(start, Apply(g_cal.start, g_cal.base, g_cal.mult, start),
+          MultOf(g_cal.rate * (1.0 + fraction)));
+}
+
 bool TraceClockUsesTsc() noexcept { return g_use_tsc.load(std::memory_order_acquire); }
 
 const char* ClockDescription() noexcept {

@@ -42,6 +42,11 @@ bool InitTraceClock(ClockMode mode, std::string* note) noexcept;
 void RecalibrateTraceClock() noexcept;
 inline constexpr uint64_t kRecalibrateIntervalNs = 100'000'000;
 
+// Tests: bends the TSC conversion's rate by `fraction` (3e-4 = 300 ppm fast)
+// from now on, as a drifting oscillator would, for re-calibration to steer
+// out. Not exported from the injected library (exports.map).
+void SkewTraceClockRateForTest(double fraction) noexcept;
+
 // Whether NowNs reads the TSC.
 bool TraceClockUsesTsc() noexcept;
 

@@ -64,6 +64,7 @@ TEST(ConfigTest, ParsesEveryVariable) {
               {"TRACER_CAPTURE_STOP", "5"},
               {"TRACER_LOG_LEVEL", "DEBUG"},
               {"TRACER_FORK", "none"},
+              {"TRACER_CLOCK", " Monotonic "},
               {"TRACER_ACTIVITIES", "kernel,graph"},
               {"TRACER_CUPTI_BUFFER_SIZE", "16M"},
               {"TRACER_CUPTI_BUFFER_COUNT", "8"},
@@ -86,6 +87,7 @@ TEST(ConfigTest, ParsesEveryVariable) {
   EXPECT_EQ(c.capture_stop, 5u);
   EXPECT_EQ(c.log_level, LogLevel::kDebug);
   EXPECT_EQ(c.fork, ForkMode::kNone);
+  EXPECT_EQ(c.clock, ClockMode::kMonotonic);
   EXPECT_EQ(c.activities, kActivityKernel | kActivityGraph);
   EXPECT_EQ(c.cupti_buffer_size, 16u << 20);
   EXPECT_EQ(c.cupti_buffer_count, 8u);
@@ -94,6 +96,21 @@ TEST(ConfigTest, ParsesEveryVariable) {
   EXPECT_EQ(c.pm_interval_ns, 50000u);
   EXPECT_EQ(EffectiveValue(c, "TRACER_DOMAINS_INCLUDE"), "a,b,default");
   EXPECT_EQ(EffectiveValue(c, "TRACER_FORK"), "none");
+  EXPECT_EQ(EffectiveValue(c, "TRACER_CLOCK"), "monotonic");
+}
+
+TEST(ConfigTest, ClockModes) {
+  for (const auto& [text, mode] : {std::pair<const char*, ClockMode>{"auto", ClockMode::kAuto},
+                                   {"TSC", ClockMode::kTsc},
+                                   {"monotonic", ClockMode::kMonotonic}}) {
+    FakeEnv env;
+    env.vars = {{"TRACER_CLOCK", text}};
+    ConfigResult r = ParseConfig(env.fn());
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_EQ(r.config.clock, mode) << text;
+  }
+  FakeEnv none;
+  EXPECT_EQ(ParseConfig(none.fn()).config.clock, ClockMode::kAuto);
 }
 
 TEST(ConfigTest, CaptureStopDefaultsToStartAndZeroMeansNever) {
@@ -151,6 +168,8 @@ TEST(ConfigTest, EveryBadValueNamesTheVariableAndValue) {
        {{"TRACER_CAPTURE_RANGE", "step"}, {"TRACER_CAPTURE_START", "5"}}},
       {"TRACER_LOG_LEVEL", "loud", {}},
       {"TRACER_FORK", "parent", {}},
+      {"TRACER_CLOCK", "rdtsc", {}},
+      {"TRACER_CLOCK", "", {}},
       {"TRACER_ROOT_PID", "12ab", {}},
       {"TRACER_ACTIVITIES", "kernel,gpu", {}},
       {"TRACER_CUPTI_BUFFER_SIZE", "1K", {}},

@@ -73,15 +73,20 @@ struct TextKey {
   __attribute__((always_inline)) TextKey(const char* s, size_t n) noexcept {
     if (n <= kShort) {
       Words(s, n, w);
-      hash = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xff51afd7ed558ccdull) ^
-             (w[2] * 0xc4ceb9fe1a85ec53ull) ^ w[3] ^ n;
-      hash ^= hash >> 29;
+      hash = HashOfWords(w, n);
     } else {
       hash = HashLong(s, n);
       w[0] = hash;
     }
   }
   explicit TextKey(std::string_view t) noexcept : TextKey(t.data(), t.size()) {}
+
+  // The hash of a short text (n <= kShort) from its words.
+  static __attribute__((always_inline)) uint64_t HashOfWords(const uint64_t* w, size_t n) noexcept {
+    uint64_t h = (w[0] * 0x9E3779B97F4A7C15ull) ^ (w[1] * 0xff51afd7ed558ccdull) ^
+                 (w[2] * 0xc4ceb9fe1a85ec53ull) ^ w[3] ^ n;
+    return h ^ (h >> 29);
+  }
 
  private:
   static uint64_t Load4(const char* p) {

@@ -2,6 +2,7 @@
 // lora_step sample, the Python nvtx package) run under libtracer.so through
 // both load paths; the trace is read with the generated protobuf classes.
 #include <gtest/gtest.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -123,6 +124,43 @@ INSTANTIATE_TEST_SUITE_P(BothLoadPaths, LoadPathTest,
                            return info.param == LoadPath::kPreload ? "LdPreload"
                                                                    : "NvtxInjectionPath";
                          });
+
+// TRACER_CLOCK: whatever the clock reads (the TSC by default where it is
+// invariant, clock_gettime when forced), every timestamp is CLOCK_MONOTONIC
+// ns: the client's ranges lie between CLOCK_MONOTONIC read before it started
+// and after it ended, and the header says what was read.
+TEST(CaptureE2E, EveryClockModeRecordsOnTheClockMonotonicTimeline) {
+  auto mono = [] {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  };
+  for (const char* mode : {"monotonic", "auto", "tsc"}) {
+    TempDir dir;
+    const uint64_t before = mono();
+    RunResult r = RunProgram({NVTX_CLIENT, "basic"},
+                             {{"TRACER_OUTPUT", dir.File("t.trace")}, {"TRACER_CLOCK", mode}},
+                             LoadPath::kNvtxInjectionEnv);
+    const uint64_t after = mono();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
+    ExpectWellFormed(t);
+    const std::string described = t.header.clock().description();
+    EXPECT_EQ(described.rfind("CLOCK_MONOTONIC, ns", 0), 0u) << described;
+    if (std::string(mode) == "monotonic") {
+      EXPECT_EQ(described, "CLOCK_MONOTONIC, ns");
+    } else if (std::string(mode) == "tsc" && described == "CLOCK_MONOTONIC, ns") {
+      // No invariant TSC here: the fallback says so in one line.
+      EXPECT_NE(r.err.find("TRACER_CLOCK=tsc"), std::string::npos) << r.err;
+    }
+    ASSERT_FALSE(t.ranges.empty());
+    for (const proto::Range& range : t.ranges) {
+      EXPECT_GE(range.start_ns(), before) << mode;
+      EXPECT_LE(range.start_ns(), range.end_ns()) << mode;
+      EXPECT_LE(range.end_ns(), after) << mode;
+    }
+  }
+}
 
 TEST(CaptureE2E, RingFullDropsAreCountedAndConsistent) {
   TempDir dir;

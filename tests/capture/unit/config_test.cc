@@ -46,7 +46,8 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_TRUE(c.cuda);
   EXPECT_TRUE(c.DomainEnabled("default"));
   // Every variable is listed in the header's effective configuration.
-  EXPECT_EQ(c.effective.size(), 18u);
+  EXPECT_EQ(c.effective.size(), 19u);
+  EXPECT_EQ(EffectiveValue(c, "TRACER_CLOCK"), "auto");
   EXPECT_EQ(EffectiveValue(c, "TRACER_BUFFER_SIZE"), "1048576");
   EXPECT_EQ(EffectiveValue(c, "TRACER_ACTIVITIES"),
             "kernel,memcpy,memset,runtime,driver,sync,overhead");

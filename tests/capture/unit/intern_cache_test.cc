@@ -110,6 +110,35 @@ TEST(InternCacheTest, ThousandsOfNamesCyclingTakeTheLockOnlyOncePerName) {
   for (size_t i = 0; i < names.size(); i += 997) EXPECT_EQ(table.Text(ids[i]), names[i]);
 }
 
+// A thread cycling through 5,000 names (more than the initial 1,024 slots)
+// grows its cache, bounded by kMaxSlots, until most lookups hit: the misses
+// of a later pass are a fraction of the first pass's, ids never change, and
+// a thread with few names stays at the initial size.
+TEST(InternCacheTest, CyclingManyNamesGrowsTheCacheBoundedly) {
+  StringTable table;
+  InternCache cache(&table), small(&table);
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) {
+    names.push_back((i % 2 ? "b_model.layers." : "f_model.layers.") + std::to_string(i / 24) +
+                    ".self_attn.q_proj." + std::to_string(i % 24));
+  }
+  std::vector<uint32_t> ids;
+  for (const auto& n : names) ids.push_back(cache.Lookup(n));
+  for (int pass = 0; pass < 20; ++pass) {
+    for (size_t i = 0; i < names.size(); ++i) ASSERT_EQ(cache.Lookup(names[i]), ids[i]);
+  }
+  EXPECT_GT(cache.slots(), InternCache::kSlots);
+  EXPECT_LE(cache.slots(), InternCache::kMaxSlots);
+  const uint64_t before = cache.misses();
+  for (size_t i = 0; i < names.size(); ++i) ASSERT_EQ(cache.Lookup(names[i]), ids[i]);
+  const uint64_t pass_misses = cache.misses() - before;
+  EXPECT_LT(pass_misses, names.size() / 4) << "misses in one pass of " << names.size();
+  for (int pass = 0; pass < 100; ++pass) {
+    for (int i = 0; i < 10; ++i) small.Lookup(names[i]);
+  }
+  EXPECT_EQ(small.slots(), InternCache::kSlots);
+}
+
 // Texts that differ only past 32 bytes (hashed, not keyed by their words)
 // and texts with embedded NULs stay distinct.
 TEST(InternCacheTest, LongAndBinaryTextsStayDistinct) {

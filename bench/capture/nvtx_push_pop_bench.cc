@@ -10,10 +10,12 @@
 //   one          one name, the common case;
 //   names:N      N distinct names cycling, like a large model's per-module
 //                ranges (f_model.layers.17.self_attn.q_proj ...): far more
-//                names than a thread's 1,024-slot intern cache holds;
+//                names than a thread's intern cache holds at first (1,024
+//                slots; it grows to at most 16,384 when it keeps missing);
 //   collide:K    K names that share one set of the per-thread intern cache
-//                (InternCache::SetOf; two ways), pushed in turn: 2 both
-//                stay cached, more evict each other on every push.
+//                at its initial size (InternCache::SetOf; two ways), pushed
+//                in turn: 2 both stay cached, more evict each other until the
+//                cache grows and spreads them.
 // The floor stores the name pointer and never reads the text; the tracer
 // interns it by content, so these modes charge the tracer for its whole name
 // lookup.

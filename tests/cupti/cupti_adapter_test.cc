@@ -308,6 +308,34 @@ TEST_F(CuptiAdapterTest, ModuleUnloadNeverWaitsForAStalledWriterAndMislabelsNoth
   EXPECT_EQ(a->pool().outstanding(), 0u);
 }
 
+// A buffer being read at a module unload (pinned) that the writer finishes
+// with meanwhile is not handed back to CUPTI, which would overwrite it,
+// until the unload is done reading it.
+TEST(CuptiBufferPoolTest, APinnedBufferReleasedMeanwhileIsHandedOutOnlyAfterUnpin) {
+  CuptiBufferPool pool(4096, 1);
+  uint8_t* b = pool.Acquire();
+  ASSERT_NE(b, nullptr);
+  pool.Complete(b, 100);
+  std::vector<CuptiBufferPool::Completed> taken, pinned;
+  pool.TakeCompleted(&taken);  // the writer is decoding it
+  pool.PinUndecoded(&pinned);
+  ASSERT_EQ(pinned.size(), 1u);
+  EXPECT_EQ(pinned[0].buffer, b);
+  EXPECT_EQ(pinned[0].valid_bytes, 100u);
+  pool.Release(b);  // the writer is done with it
+  EXPECT_EQ(pool.Acquire(), nullptr);
+  pool.Unpin(pinned);
+  EXPECT_EQ(pool.Acquire(), b);
+  // Released and not pinned: nothing left to pin.
+  pool.Complete(b, 10);
+  taken.clear();
+  pool.TakeCompleted(&taken);
+  pool.Release(b);
+  pinned.clear();
+  pool.PinUndecoded(&pinned);
+  EXPECT_TRUE(pinned.empty());
+}
+
 TEST_F(CuptiAdapterTest, PoolExhaustionDeclinesCountsAndRecovers) {
   auto o = Options();
   o.buffer_count = 2;

@@ -553,17 +553,28 @@ void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceDat
     case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
       FlushFromCallback();
       return;
-    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
-      // The module's kernel names may be freed and their addresses reused by
-      // a later module: kernels starting after now get names cached afresh
-      // (CuptiDecoder::ModuleUnloaded), and the module's own records, done by
-      // now, are flushed and decoded while their names are intact. Not a
-      // forced flush: other modules' kernels may still be running.
-      decoder_.ModuleUnloaded(NowNs());
-      if (!activity_enabled_ || stopped_.load(std::memory_order_relaxed)) return;
-      FlushFromCallback(/*forced=*/false);
-      if (options_.on_module_unload) options_.on_module_unload();
+    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
+      // The module's kernel names may be freed once this returns and their
+      // addresses reused by a later module (the rule: CuptiDecoder::
+      // ModuleUnloaded). Its records, done by now, are flushed into the pool
+      // (not forced: other modules' kernels may still be running), and the
+      // names of every buffer not yet decoded are copied here, on this
+      // thread, while they are intact; the writer is never waited for.
+      const uint64_t now = NowNs();
+      if (activity_enabled_ && !stopped_.load(std::memory_order_relaxed)) {
+        FlushFromCallback(/*forced=*/false);
+      }
+      std::vector<CuptiBufferPool::Completed> undecoded;
+      pool_.PinUndecoded(&undecoded);
+      try {
+        decoder_.ModuleUnloaded(now, undecoded);
+      } catch (...) {
+        pool_.Unpin(undecoded);
+        throw;
+      }
+      pool_.Unpin(undecoded);
       return;
+    }
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: {
       const auto* g = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);

@@ -54,10 +54,6 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
     // After a flush inside a callback: ask the writer to drain soon. Must not
     // block.
     std::function<void()> on_flushed;
-    // At a module unload, after the flush: have the writer decode what was
-    // flushed, so kernel records are read while their names are still
-    // valid. May block (bounded); may be empty.
-    std::function<void()> on_module_unload;
   };
 
   CuptiAdapter(CuptiApi* api, Options options);

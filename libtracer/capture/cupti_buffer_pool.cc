@@ -17,6 +17,8 @@ CuptiBufferPool::CuptiBufferPool(size_t buffer_size, uint32_t count)
   all_.reserve(count_);
   free_.reserve(count_);
   completed_.reserve(count_);
+  undecoded_.reserve(count_);
+  held_.reserve(count_);
 }
 
 CuptiBufferPool::~CuptiBufferPool() {
@@ -56,6 +58,7 @@ void CuptiBufferPool::Complete(uint8_t* buffer, size_t valid_bytes) {
   // Capacity is count_ and a buffer is queued at most once, so this never
   // allocates.
   completed_.push_back({buffer, std::min(valid_bytes, size_)});
+  undecoded_.push_back(completed_.back());
 }
 
 void CuptiBufferPool::TakeCompleted(std::vector<Completed>* out) {
@@ -67,7 +70,38 @@ void CuptiBufferPool::TakeCompleted(std::vector<Completed>* out) {
 void CuptiBufferPool::Release(uint8_t* buffer) {
   if (buffer == nullptr) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (Owns(buffer)) free_.push_back(buffer);
+  if (!Owns(buffer)) return;
+  auto it = std::find_if(undecoded_.begin(), undecoded_.end(),
+                         [buffer](const Completed& c) { return c.buffer == buffer; });
+  if (it != undecoded_.end()) undecoded_.erase(it);
+  if (std::find(pinned_.begin(), pinned_.end(), buffer) != pinned_.end()) {
+    held_.push_back(buffer);  // to the free list at its last Unpin
+  } else {
+    free_.push_back(buffer);
+  }
+}
+
+void CuptiBufferPool::PinUndecoded(std::vector<Completed>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Completed& c : undecoded_) {
+    out->push_back(c);
+    pinned_.push_back(c.buffer);
+  }
+}
+
+void CuptiBufferPool::Unpin(const std::vector<Completed>& pinned) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Completed& c : pinned) {
+    auto pin = std::find(pinned_.begin(), pinned_.end(), c.buffer);
+    if (pin == pinned_.end()) continue;
+    pinned_.erase(pin);
+    if (std::find(pinned_.begin(), pinned_.end(), c.buffer) != pinned_.end()) continue;
+    auto held = std::find(held_.begin(), held_.end(), c.buffer);
+    if (held != held_.end()) {
+      held_.erase(held);
+      free_.push_back(c.buffer);
+    }
+  }
 }
 
 uint32_t CuptiBufferPool::allocated() const {

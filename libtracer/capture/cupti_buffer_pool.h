@@ -37,6 +37,12 @@ class CuptiBufferPool {
   // Moves every queued buffer into *out (appended); the caller Releases each.
   void TakeCompleted(std::vector<Completed>* out);
   void Release(uint8_t* buffer);
+  // Every buffer handed back and not yet Released (queued or being decoded),
+  // appended to *out and pinned: one Released meanwhile stays out of the
+  // free list (CUPTI cannot refill it) until Unpin, so another thread may
+  // read it alongside the writer. Only a few pointer moves under the lock.
+  void PinUndecoded(std::vector<Completed>* out);
+  void Unpin(const std::vector<Completed>& pinned);
 
   // Buffer requests declined because the pool was empty (cumulative).
   uint64_t exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
@@ -56,6 +62,9 @@ class CuptiBufferPool {
   std::vector<uint8_t*> all_;   // every buffer allocated, for Owns and the destructor
   std::vector<uint8_t*> free_;  // reserved to count_: pushes never allocate
   std::vector<Completed> completed_;
+  std::vector<Completed> undecoded_;  // completed, not yet Released
+  std::vector<uint8_t*> pinned_;      // one entry per pin (PinUndecoded)
+  std::vector<uint8_t*> held_;        // Released while pinned
   uint32_t outstanding_ = 0;
   std::atomic<uint64_t> exhausted_{0};
   std::atomic<uint64_t> foreign_{0};

@@ -35,8 +35,6 @@ void StartOnce() {
   options.initially_open = session->capture_active();
   options.log = [](const std::string& line) { Log(LogLevel::kWarn, line); };
   options.on_profiler_active = [session](bool on) { session->SetProfilerActive(on); };
-  // Bounded (the session's flush timeout): module unloads are rare.
-  options.on_module_unload = [session] { session->Flush(); };
   auto* adapter = new CuptiAdapter(api.release(), std::move(options));
   if (!adapter->Start()) return;  // logged; the adapter stays inert
   session->AddSource(adapter);

@@ -36,10 +36,73 @@ size_t CuptiDecoder::ConfigKeyHash::operator()(const ConfigKey& k) const {
 CuptiDecoder::CuptiDecoder(CuptiApi* api, CuptiCaptureWindow* window)
     : api_(api), window_(window) {}
 
-void CuptiDecoder::ModuleUnloaded(uint64_t time_ns) {
+// Kernel names and module unloads, the rule this follows:
+//  - CUPTI says only that a kernel record's `name` is "shared across all
+//    activity records representing the same kernel, and so should not be
+//    modified" (cupti_activity.h, CUpti_ActivityKernel10). Nothing says it
+//    outlives the kernel's module, so it is taken to be valid until the
+//    module's MODULE_UNLOAD_STARTING callback returns, and freed (its
+//    address free for a later module's name) after.
+//  - The module's kernels have finished when it is unloaded, so its records
+//    start before the unload, later modules' kernels after: a record's name
+//    epoch (the unloads before its start) says which module's name its
+//    address held.
+// So: the unload callback flushes the completed buffers into the pool and,
+// on its own thread, copies the names their current-epoch kernel records
+// point to (this call); the writer reads a name from CUPTI's memory only
+// when no known unload follows the record's start, under the lock an
+// unload takes before returning, else takes the copy. A record of an
+// unloaded module that reaches us only later (its buffer still held by
+// CUPTI at the unload) and whose name was never seen is named
+// kUnloadedKernelName and counted: never a read of freed memory, never a
+// later module's name. Nothing here waits for the writer.
+void CuptiDecoder::ModuleUnloaded(uint64_t time_ns,
+                                  const std::vector<CuptiBufferPool::Completed>& undecoded) {
   std::lock_guard<std::mutex> lock(unload_mu_);
+  const uint32_t epoch = static_cast<uint32_t>(unload_count_);
+  SavedNames saved;
+  saved.epoch = epoch;
+  for (const CuptiBufferPool::Completed& b : undecoded) {
+    if (b.valid_bytes == 0) continue;
+    bool used = false;
+    CUpti_Activity* record = nullptr;
+    // Reads only kernel records, which the writer only reads too.
+    while (api_->ActivityGetNextRecord(b.buffer, b.valid_bytes, &record) == CUPTI_SUCCESS) {
+      if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+          record->kind != CUPTI_ACTIVITY_KIND_KERNEL) {
+        continue;
+      }
+      const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      // Earlier epochs' names may be freed already: copied at their unload.
+      if (k.name == nullptr || k.start < last_unload_ || k.start > time_ns) continue;
+      if (saved.names.count(k.name) == 0) saved.names.emplace(k.name, std::string(k.name));
+      used = true;
+    }
+    if (used) saved.buffers.push_back(b.buffer);
+  }
+  if (!saved.names.empty()) {
+    saved_.push_back(std::move(saved));
+    has_saved_.store(true, std::memory_order_release);
+  }
   pending_unloads_.push_back(time_ns);
+  ++unload_count_;
+  last_unload_ = std::max(last_unload_, time_ns);
   unloads_changed_.store(true, std::memory_order_release);
+}
+
+size_t CuptiDecoder::saved_names() {
+  std::lock_guard<std::mutex> lock(unload_mu_);
+  size_t n = 0;
+  for (const SavedNames& s : saved_) n += s.names.size();
+  return n;
+}
+
+void CuptiDecoder::SyncUnloadsLocked() {
+  unloads_changed_.store(false, std::memory_order_relaxed);
+  if (pending_unloads_.empty()) return;
+  unloads_.insert(unloads_.end(), pending_unloads_.begin(), pending_unloads_.end());
+  pending_unloads_.clear();
+  std::sort(unloads_.begin(), unloads_.end());
 }
 
 uint32_t CuptiDecoder::NameEpoch(uint64_t start) const {
@@ -51,10 +114,7 @@ uint32_t CuptiDecoder::NameEpoch(uint64_t start) const {
 size_t CuptiDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSink& sink) {
   if (unloads_changed_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(unload_mu_);
-    unloads_changed_.store(false, std::memory_order_relaxed);
-    unloads_.insert(unloads_.end(), pending_unloads_.begin(), pending_unloads_.end());
-    pending_unloads_.clear();
-    std::sort(unloads_.begin(), unloads_.end());
+    SyncUnloadsLocked();
   }
   if (window_ != nullptr) {
     window_->Read(&window_snapshot_);
@@ -124,6 +184,17 @@ size_t CuptiDecoder::DecodeBuffer(uint8_t* buffer, size_t valid_bytes, RecordSin
   report("dropped.cupti_unfinished_at_flush", totals_.unfinished_at_flush,
          &reported_.unfinished_at_flush);
   report("cupti_buffer_errors", totals_.buffer_errors, &reported_.buffer_errors);
+  report("cupti_kernel_names_lost_at_unload", totals_.names_lost_at_unload,
+         &reported_.names_lost_at_unload);
+  if (has_saved_.load(std::memory_order_acquire)) {
+    // This buffer's records no longer need the copies made from it.
+    std::lock_guard<std::mutex> lock(unload_mu_);
+    for (SavedNames& saved : saved_) {
+      std::erase(saved.buffers, buffer);
+    }
+    std::erase_if(saved_, [](const SavedNames& saved) { return saved.buffers.empty(); });
+    has_saved_.store(!saved_.empty(), std::memory_order_release);
+  }
   return handed;
 }
 
@@ -190,19 +261,49 @@ inline size_t PointerHash(const char* p) {
 }
 }  // namespace
 
-inline CuptiDecoder::NameSlot& CuptiDecoder::KernelName(const char* name, uint32_t epoch,
+inline CuptiDecoder::NameSlot& CuptiDecoder::KernelName(const char* name, uint64_t start,
                                                         RecordSink& sink) {
   if (name == nullptr) return no_name_;  // id 0; only its config memo is used
+  const uint32_t epoch = NameEpoch(start);
   const size_t mask = name_table_.size() - 1;
   for (size_t i = PointerHash(name) & mask;; i = (i + 1) & mask) {
     NameSlot& slot = name_table_[i];
     if (slot.name == name && slot.epoch == epoch) return slot;
-    if (slot.name == nullptr) return AddName(name, epoch, sink);
+    if (slot.name == nullptr) return AddName(name, start, sink);
   }
 }
 
-// The first record of a kernel name: out of line, off the common path.
-CuptiDecoder::NameSlot& CuptiDecoder::AddName(const char* name, uint32_t epoch, RecordSink& sink) {
+// The first record of a kernel name in its epoch: out of line, off the
+// common path. Reads the name only as the rule above (ModuleUnloaded) allows.
+CuptiDecoder::NameSlot& CuptiDecoder::AddName(const char* name, uint64_t start, RecordSink& sink) {
+  std::string text;
+  uint32_t epoch = 0;
+  {
+    std::lock_guard<std::mutex> lock(unload_mu_);
+    SyncUnloadsLocked();
+    epoch = NameEpoch(start);
+    if (epoch == unloads_.size()) {
+      text = name;  // its module is loaded: an unload waits for this lock
+    } else {
+      const std::string* copy = nullptr;
+      for (const SavedNames& saved : saved_) {
+        if (saved.epoch != epoch) continue;
+        auto it = saved.names.find(name);
+        if (it != saved.names.end()) copy = &it->second;
+      }
+      if (copy != nullptr) {
+        text = *copy;
+      } else {
+        text = kUnloadedKernelName;
+        ++totals_.names_lost_at_unload;
+      }
+    }
+  }
+  // A (name, epoch) seen before: the caller missed it with a stale epoch.
+  const size_t mask0 = name_table_.size() - 1;
+  for (size_t i = PointerHash(name) & mask0; name_table_[i].name != nullptr; i = (i + 1) & mask0) {
+    if (name_table_[i].name == name && name_table_[i].epoch == epoch) return name_table_[i];
+  }
   if ((names_used_ + 1) * 2 > name_table_.size()) GrowNameTable();
   const size_t mask = name_table_.size() - 1;
   size_t i = PointerHash(name) & mask;
@@ -210,7 +311,7 @@ CuptiDecoder::NameSlot& CuptiDecoder::AddName(const char* name, uint32_t epoch, 
   NameSlot& slot = name_table_[i];
   slot.name = name;
   slot.epoch = epoch;
-  slot.id = sink.InternString(name);
+  slot.id = sink.InternString(text.c_str());
   ++names_used_;
   return slot;
 }
@@ -268,7 +369,7 @@ void CuptiDecoder::Kernel(const CUpti_ActivityKernel10& r, RecordSink& sink) {
   KernelRecord k;
   k.start_ns = r.start;
   k.end_ns = r.end;
-  NameSlot& name = KernelName(r.name, NameEpoch(r.start), sink);
+  NameSlot& name = KernelName(r.name, r.start, sink);
   k.name = name.id;
   k.stream = Stream(r.deviceId, r.contextId, r.streamId, sink);
   k.correlation_id = r.correlationId;

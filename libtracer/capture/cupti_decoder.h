@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "libtracer/capture/cupti_buffer_pool.h"
 #include "libtracer/capture/cupti_capture_window.h"
 #include "libtracer/capture/record_sink.h"
 #include "libtracer/cupti_api/cupti_api.h"
@@ -32,7 +34,11 @@ class CuptiDecoder {
     // forced flush: CUPTI never delivers them again (docs/cupti.md section 4).
     uint64_t unfinished_at_flush = 0;
     uint64_t buffer_errors = 0;  // buffers cut short by an iterator error
+    // First seen after their module was unloaded, with no copy made at the
+    // unload: named kUnloadedKernelName rather than read from freed memory.
+    uint64_t names_lost_at_unload = 0;
   };
+  static constexpr const char* kUnloadedKernelName = "(kernel of an unloaded module)";
 
   // window may be null (everything captured). Both must outlive the decoder.
   CuptiDecoder(CuptiApi* api, CuptiCaptureWindow* window);
@@ -43,10 +49,17 @@ class CuptiDecoder {
 
   const Totals& totals() const { return totals_; }
 
-  // A module is being unloaded at time_ns (trace clock; any thread): its
-  // kernel names may be freed and their addresses reused by a later module,
-  // so a kernel starting after it never takes a name cached before it.
-  void ModuleUnloaded(uint64_t time_ns);
+  // A module is being unloaded at time_ns (trace clock), called on the
+  // unloading thread inside MODULE_UNLOAD_STARTING, while its names are
+  // still valid. undecoded: the buffers handed back and not yet decoded
+  // (pinned by the caller). Copies the names their kernel records point to,
+  // so that decoding them later never reads the module's memory, and starts
+  // a new name epoch so that a kernel starting after it never takes a name
+  // cached before it. Never waits for the writer (see the rule in
+  // cupti_decoder.cc).
+  void ModuleUnloaded(uint64_t time_ns, const std::vector<CuptiBufferPool::Completed>& undecoded);
+  // Copies made at unloads and not yet let go (tests: bounded).
+  size_t saved_names();
   // Any thread, before cuptiActivityFlushAll(FLUSH_FORCED): from then on a
   // GPU record without an end time is work the forced flush cut short, not
   // a record spoiled by device-buffer exhaustion.
@@ -90,8 +103,10 @@ class CuptiDecoder {
   bool KeepLaunched(uint32_t correlation_id, uint64_t start, uint64_t end);
   bool ValidTimes(uint64_t start, uint64_t end);
   uint32_t Stream(uint32_t device, uint32_t context, uint32_t stream, RecordSink& sink);
-  NameSlot& KernelName(const char* name, uint32_t epoch, RecordSink& sink);
-  NameSlot& AddName(const char* name, uint32_t epoch, RecordSink& sink);
+  NameSlot& KernelName(const char* name, uint64_t start, RecordSink& sink);
+  NameSlot& AddName(const char* name, uint64_t start, RecordSink& sink);
+  // Under unload_mu_: moves pending_unloads_ into unloads_.
+  void SyncUnloadsLocked();
   // Module unloads before `start`: names are cached per (address, epoch).
   uint32_t NameEpoch(uint64_t start) const;
   uint32_t ApiName(bool driver, uint32_t cbid, RecordSink& sink);
@@ -111,7 +126,9 @@ class CuptiDecoder {
   // says they outlive the module: a module unload starts a new epoch, and a
   // name is cached per (address, epoch), the epoch of a record being the
   // number of unloads before its start (a module's kernels finish before it
-  // is unloaded, later kernels start after).
+  // is unloaded, later kernels start after). A name is read from CUPTI's
+  // memory only while its module is loaded; see the rule in
+  // cupti_decoder.cc (ModuleUnloaded).
   std::unordered_map<StreamKey, uint32_t, StreamKeyHash> streams_;
   std::unordered_map<ConfigKey, uint32_t, ConfigKeyHash> configs_;
   std::unordered_map<uint32_t, uint32_t> context_device_;  // sync records lack a device
@@ -147,11 +164,26 @@ class CuptiDecoder {
   void GrowNameTable();
 
   // Unload times: appended by ModuleUnloaded (any thread), copied into
-  // unloads_ at the start of each buffer (writer thread), sorted.
+  // unloads_ at the start of each buffer and at each new name (writer
+  // thread), sorted. unload_mu_ also guards saved_ and is what makes a name
+  // read safe: the writer reads a name under it only when no known unload
+  // follows the record's start, and an unload takes it before its callback
+  // returns (and the module is freed). Held for a string copy at most.
   std::mutex unload_mu_;
   std::vector<uint64_t> pending_unloads_;
   std::atomic<bool> unloads_changed_{false};
   std::vector<uint64_t> unloads_;
+  size_t unload_count_ = 0;   // unloads_ + pending_unloads_ (under unload_mu_)
+  uint64_t last_unload_ = 0;  // the latest of them
+  // Names copied at one unload, keyed by (address, epoch), kept until every
+  // buffer they were copied from has been decoded.
+  struct SavedNames {
+    std::unordered_map<const char*, std::string> names;
+    uint32_t epoch = 0;
+    std::vector<const uint8_t*> buffers;  // not yet decoded
+  };
+  std::vector<SavedNames> saved_;
+  std::atomic<bool> has_saved_{false};
 };
 
 }  // namespace tracer

@@ -654,6 +654,200 @@ TEST(StreamingReport, WorkerLaunchArrivingAfterTheMainRangeWasFoldedIsLeftToTheW
   std::remove(f.c_str());
 }
 
+// CUDA graphs replayed from a worker thread (an inference or autograd
+// thread): the worker captures a three-node graph (two kernels and a memset)
+// in its own "capture" range, then launches it each step while the main
+// thread (os tid == pid) is inside "step" > "backward". Each graph launch
+// writes its launch-time snapshot (exec id, node 0) and its launch record on
+// the worker; its three GPU records carry the launch's correlation id and
+// come from a frame before the launch record to three after. Some launches
+// happen while the main thread has no range open. With inheritance on, the
+// graph's ops count toward their node's range and toward the main thread's
+// ranges open at the launch, in memory as on the bounded path.
+struct WorkerGraphProgram {
+  int steps = 8;
+  uint32_t seed = 1;
+  // The main thread's "train" range holds every step, closing last.
+  bool main_range = false;
+  // Capture on the main thread (inside "setup") instead of the worker.
+  bool capture_on_main = false;
+};
+
+std::string WriteWorkerGraphProgram(const WorkerGraphProgram& prog, const std::string& stem) {
+  std::mt19937 rng(prog.seed);
+  TraceFileBuilder b(700);
+  b.Thread(1, 700, "main");
+  b.Thread(2, 701, "worker");
+  b.Stream(1, 0, 1);
+  b.Stream(2, 0, 2);
+  std::vector<std::vector<std::function<void()>>> frames(1);
+  auto now = [&]() -> std::vector<std::function<void()>>& { return frames.back(); };
+  auto at = [&](int delta) -> std::vector<std::function<void()>>& {
+    const int i = std::max(0, static_cast<int>(frames.size()) - 1 + delta);
+    while (static_cast<int>(frames.size()) <= i) frames.emplace_back();
+    return frames[static_cast<size_t>(i)];
+  };
+  uint64_t t = 1000, corr = 0, id = 0;
+  const uint64_t train = prog.main_range ? ++id : 0;
+  const uint32_t base = train != 0 ? 1 : 0;
+  const uint64_t kGraph = 5, kExec = 6;  // CUDA's distinct graph and exec ids
+  {
+    // Nodes 11..13 made in "capture", cloned into the exec as 21..23 (the
+    // clones take their original's range, as the adapter records them).
+    const uint32_t th = prog.capture_on_main ? 1 : 2;
+    const uint64_t cap = ++id;
+    for (uint64_t n = 0; n < 3; ++n) {
+      now().push_back([&b, n, cap, th, t] {
+        b.GraphSnapshot(kGraph, 11 + n, cap, th, t + n);
+        b.GraphSnapshot(kExec, 21 + n, cap, th, t + 10 + n);
+      });
+    }
+    const uint64_t parent = th == 1 ? train : 0;
+    const uint32_t depth = th == 1 ? base : 0;
+    now().push_back([&b, cap, parent, th, t, depth] {
+      b.Range(cap, parent, th, th == 1 ? "setup" : "capture", t, t + 50, depth);
+    });
+    t += 100;
+  }
+  for (int step = 0; step < prog.steps; ++step) {
+    const bool main_busy = step % 4 != 3;  // every fourth step the main thread idles
+    const uint64_t step_id = main_busy ? ++id : 0, bwd = main_busy ? ++id : 0;
+    const uint64_t step_start = t;
+    const uint64_t worker_range = ++id;
+    const uint64_t w = t + 20;
+    // One to three graph launches per step, inside the worker's range or not.
+    const int launches = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < launches; ++i) {
+      const uint64_t c = ++corr;
+      const uint64_t launch = w + 5 + static_cast<uint64_t>(i) * 10;
+      const uint64_t own = i == 2 ? 0 : worker_range;
+      now().push_back([&b, c, launch, own] {
+        b.GraphSnapshot(kExec, 0, own, 2, launch);
+        b.Launch(c, 2, launch, own);
+      });
+      const int delay = static_cast<int>(rng() % 5) - 1;  // -1: before the launch record
+      for (uint64_t n = 0; n < 3; ++n) {
+        const uint64_t start = launch + 2000 + n * 300 + rng() % 100;
+        const uint64_t end = start + 50 + rng() % 200;
+        const uint32_t stream = 1 + static_cast<uint32_t>(rng() % 2);
+        const int d = delay + static_cast<int>(n == 2 && rng() % 2);
+        if (n == 2) {
+          at(d).push_back([&b, stream, start, end, c] {
+            MemsetRecord m;
+            m.bytes = 256;
+            m.stream = stream;
+            m.start_ns = start;
+            m.end_ns = end;
+            m.correlation_id = c;
+            m.graph_id = kExec;
+            m.graph_node_id = 23;
+            b.builder().AddMemset(m);
+          });
+        } else {
+          const std::string k = n == 0 ? "graph_gemm" : "graph_relu";
+          at(d).push_back([&b, k, stream, start, end, c, n] {
+            b.Kernel(k, stream, start, end, c, kExec, 21 + n);
+          });
+        }
+      }
+    }
+    now().push_back(
+        [&b, worker_range, w] { b.Range(worker_range, 0, 2, "autograd::engine", w, w + 60); });
+    t += 100;
+    if (main_busy) {
+      const uint64_t step_end = t + 5;
+      now().push_back([&b, bwd, step_id, step_start, t, base] {
+        b.Range(bwd, step_id, 1, "backward", step_start + 10, t, base + 1);
+      });
+      now().push_back([&b, step_id, train, step_start, step_end, base] {
+        b.Range(step_id, train, 1, "step", step_start, step_end, base);
+      });
+    }
+    t += 200;
+    if (rng() % 2 == 0) frames.emplace_back();
+  }
+  if (train != 0) {
+    frames.emplace_back();
+    now().push_back([&b, train, t] { b.Range(train, 0, 1, "train", 900, t + 10, 0); });
+  }
+  for (auto& f : frames) {
+    for (auto& add : f) add();
+    if (b.builder().pending_items() > 0) b.Frame();
+  }
+  return b.WriteTemp(stem);
+}
+
+int64_t SummaryInt(const StreamingResult& got, const std::string& column) {
+  const auto* summary = testing::FindRow(got.tables[0], {{"source", "tracer"}});
+  EXPECT_NE(summary, nullptr);
+  return summary == nullptr ? -1 : testing::IntAt(got.tables[0], *summary, column);
+}
+
+TEST(StreamingReport, WorkerThreadGraphLaunchesInheritMainThreadRangesAsInMemory) {
+  for (bool main_range : {false, true}) {
+    for (uint32_t seed : {1u, 2u, 3u, 4u}) {
+      SCOPED_TRACE(std::to_string(seed) + (main_range ? " train" : ""));
+      WorkerGraphProgram p;
+      p.seed = seed;
+      p.main_range = main_range;
+      const std::string f = WriteWorkerGraphProgram(p, "worker_graph" + std::to_string(seed));
+      // Stays on the bounded path (no decline) with every column equal.
+      ExpectSameTables({f}, {}, {}, false);
+      const StreamingResult got = Streamed({f}, {});
+      ASSERT_TRUE(got.inexact.empty());
+      // The graph's kernels count toward the worker's capture range and, by
+      // inheritance, toward "backward" (busy steps only).
+      const auto* own =
+          testing::FindRow(got.tables[3], {{"range", "capture"}, {"kernel", "graph_gemm"}});
+      const auto* inherited =
+          testing::FindRow(got.tables[3], {{"range", "backward"}, {"kernel", "graph_gemm"}});
+      ASSERT_NE(own, nullptr);
+      ASSERT_NE(inherited, nullptr);
+      const int64_t all = testing::IntAt(got.tables[3], *own, "count");
+      const int64_t in_backward = testing::IntAt(got.tables[3], *inherited, "count");
+      EXPECT_GT(in_backward, 0);
+      EXPECT_LT(in_backward, all);  // idle steps' launches are not inherited
+      EXPECT_EQ(SummaryInt(got, "inherited_ops"),
+                3 * (main_range ? all : in_backward));  // two kernels and a memset each
+      // With inheritance off, exact too, and nothing inherited.
+      AttributionOptions off;
+      off.main_thread = MainThreadMode::kOff;
+      ExpectSameTables({f}, {}, off, false);
+      std::remove(f.c_str());
+    }
+  }
+}
+
+TEST(StreamingReport, WorkerGraphLaunchesOutlivingTheRecentWindowStayExact) {
+  // More graph launches than the window of recent ones (4096) while the main
+  // thread's "train" range stays open: the tickets stop taking ops before
+  // any main-thread range claims them, and are claimed at the end.
+  WorkerGraphProgram p;
+  p.steps = 2400;
+  p.main_range = true;
+  const std::string f = WriteWorkerGraphProgram(p, "worker_graph_long");
+  ExpectSameTables({f}, {}, {}, false);
+  const StreamingResult got = Streamed({f}, {});
+  ASSERT_TRUE(got.inexact.empty());
+  EXPECT_GT(SummaryInt(got, "inherited_ops"), 3 * 4096);
+  std::remove(f.c_str());
+}
+
+TEST(StreamingReport, GraphCapturedOnTheMainThreadAndLaunchedOnAWorkerIsLeftToTheWholePath) {
+  // The node's own range chain and the inherited one are both the main
+  // thread's and share "train": counted once in memory, which the tree
+  // reduction cannot do; it says so instead of counting twice.
+  WorkerGraphProgram p;
+  p.main_range = true;
+  p.capture_on_main = true;
+  const std::string f = WriteWorkerGraphProgram(p, "main_captured_graph");
+  const StreamingResult got = Streamed({f}, {});
+  ASSERT_EQ(got.inexact.size(), 1u);
+  EXPECT_NE(got.inexact[0].find("captured in main-thread ranges"), std::string::npos)
+      << got.inexact[0];
+  std::remove(f.c_str());
+}
+
 TEST(StreamingReport, RangesNestedWithoutParentIdsAreLeftToTheWholeTracePath) {
   // Written without parent ids (not by the tracer): in memory the inner
   // range's parent is the enclosing one by time, so the outer gets its

@@ -8,7 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "libtracer/capture/config.h"
 #include "tests/cupti/activity_records.h"
@@ -237,6 +241,99 @@ TEST_F(CuptiAdapterTest, BuffersAreDecodedOnDrainNotInTheCallback) {
   EXPECT_EQ(sink.kernels.size(), 2u);
   EXPECT_EQ(sink.counters["dropped.cupti_dropped"], 9u);
   EXPECT_EQ(a->pool().outstanding(), 0u);
+}
+
+// A writer that stops inside the first kernel it is handed (a slow disk, a
+// descheduled thread) until released.
+class StallingSink : public RecordingSink {
+ public:
+  void Kernel(const KernelRecord& r) override {
+    RecordingSink::Kernel(r);
+    if (kernels.size() != 1) return;
+    stalled.store(true);
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::atomic<bool> stalled{false}, release{false};
+};
+
+// MODULE_UNLOAD_STARTING arrives on the application thread that unloads the
+// module (cuModuleUnload), which must not wait for the writer: the callback
+// returns promptly while the writer is stalled in the middle of the
+// module's records. The module's name is then freed and its address taken
+// by the next module's kernel name (as a reused allocation would); every
+// record still gets its own module's name.
+TEST_F(CuptiAdapterTest, ModuleUnloadNeverWaitsForAStalledWriterAndMislabelsNothing) {
+  auto a = Make(Options());
+  ASSERT_TRUE(a->Start());
+  char name[64] = "_Z12first_kernelv";  // the module's copy of its kernel name
+  static const char kPlain[] = "other_module_kernel";
+  ASSERT_TRUE(api_.DeliverBuffer([&](fake_cupti::BufferWriter& w) {
+    w.Append(MakeKernel(kPlain, 10, 20, 1, 1));
+    w.Append(MakeKernel(name, 30, 40, 1, 2));
+  }));
+  ASSERT_TRUE(api_.DeliverBuffer(
+      [&](fake_cupti::BufferWriter& w) { w.Append(MakeKernel(name, 50, 60, 1, 3)); }));
+  StallingSink sink;
+  std::thread writer([&] { a->Drain(sink, false); });
+  while (!sink.stalled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  CUpti_ModuleResourceData module;
+  std::memset(&module, 0, sizeof(module));
+  module.moduleId = 1;
+  CUpti_ResourceData r;
+  std::memset(&r, 0, sizeof(r));
+  r.resourceDescriptor = &module;
+  const auto t0 = std::chrono::steady_clock::now();
+  api_.callback(api_.userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+                &r);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, std::chrono::milliseconds(500));
+  EXPECT_TRUE(sink.stalled.load());
+  EXPECT_EQ(sink.kernels.size(), 1u);  // the writer has not moved meanwhile
+
+  // The module is freed; the next one's name lands at the same address.
+  std::snprintf(name, sizeof(name), "%s", "_Z13second_kernelv");
+  const uint64_t later = CuptiAdapter::TimestampNs() + 1000;
+  ASSERT_TRUE(api_.DeliverBuffer(
+      [&](fake_cupti::BufferWriter& w) { w.Append(MakeKernel(name, later, later + 10, 1, 4)); }));
+  sink.release.store(true);
+  writer.join();
+  a->Drain(sink, false);
+  ASSERT_EQ(sink.kernels.size(), 4u);
+  std::vector<std::string> names;
+  for (const KernelRecord& k : sink.kernels) names.push_back(sink.Text(k.name));
+  EXPECT_EQ(names, (std::vector<std::string>{"other_module_kernel", "_Z12first_kernelv",
+                                             "_Z12first_kernelv", "_Z13second_kernelv"}));
+  EXPECT_EQ(a->decoder().totals().names_lost_at_unload, 0u);
+  EXPECT_EQ(a->pool().outstanding(), 0u);
+}
+
+// A buffer being read at a module unload (pinned) that the writer finishes
+// with meanwhile is not handed back to CUPTI, which would overwrite it,
+// until the unload is done reading it.
+TEST(CuptiBufferPoolTest, APinnedBufferReleasedMeanwhileIsHandedOutOnlyAfterUnpin) {
+  CuptiBufferPool pool(4096, 1);
+  uint8_t* b = pool.Acquire();
+  ASSERT_NE(b, nullptr);
+  pool.Complete(b, 100);
+  std::vector<CuptiBufferPool::Completed> taken, pinned;
+  pool.TakeCompleted(&taken);  // the writer is decoding it
+  pool.PinUndecoded(&pinned);
+  ASSERT_EQ(pinned.size(), 1u);
+  EXPECT_EQ(pinned[0].buffer, b);
+  EXPECT_EQ(pinned[0].valid_bytes, 100u);
+  pool.Release(b);  // the writer is done with it
+  EXPECT_EQ(pool.Acquire(), nullptr);
+  pool.Unpin(pinned);
+  EXPECT_EQ(pool.Acquire(), b);
+  // Released and not pinned: nothing left to pin.
+  pool.Complete(b, 10);
+  taken.clear();
+  pool.TakeCompleted(&taken);
+  pool.Release(b);
+  pinned.clear();
+  pool.PinUndecoded(&pinned);
+  EXPECT_TRUE(pinned.empty());
 }
 
 TEST_F(CuptiAdapterTest, PoolExhaustionDeclinesCountsAndRecovers) {

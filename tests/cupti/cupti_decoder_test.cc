@@ -101,7 +101,7 @@ TEST_F(CuptiDecoderTest, ANameAddressReusedAfterAModuleUnloadGetsItsOwnName) {
   Buffer before;
   before.Add(MakeKernel(name, 100, 200, 7, 1)).Add(MakeKernel(name, 300, 400, 7, 2));
   EXPECT_EQ(Decode(before), 2u);
-  decoder_->ModuleUnloaded(500);
+  decoder_->ModuleUnloaded(500, {});
   std::snprintf(name, sizeof(name), "%s", "second_module_kernel");  // same address
   Buffer after;
   after.Add(MakeKernel(name, 600, 700, 7, 3)).Add(MakeKernel(name, 800, 900, 7, 4));
@@ -111,6 +111,63 @@ TEST_F(CuptiDecoderTest, ANameAddressReusedAfterAModuleUnloadGetsItsOwnName) {
   EXPECT_EQ(sink_.Text(sink_.kernels[2].name), "second_module_kernel");
   EXPECT_EQ(sink_.Text(sink_.kernels[3].name), "second_module_kernel");
   EXPECT_EQ(sink_.intern_calls, 2);  // once per (address, module epoch)
+}
+
+// The unloading module's records still waiting to be decoded when it is
+// unloaded (a stalled writer): their names are copied at the unload, so
+// decoding them after the module's memory was reused by another module's
+// name (same address) still gives the first module's name, and the copies
+// go once those buffers were decoded.
+TEST_F(CuptiDecoderTest, NamesOfUndecodedBuffersAreCopiedAtTheUnload) {
+  char name[32] = "first_module_kernel";
+  static const char kOther[] = "other_module_kernel";
+  Buffer before;
+  before.Add(MakeKernel(name, 100, 200, 7, 1)).Add(MakeKernel(kOther, 150, 250, 8, 2));
+  Buffer before2;
+  before2.Add(MakeKernel(name, 300, 400, 7, 3));
+  decoder_ = std::make_unique<CuptiDecoder>(&api_, nullptr);
+  decoder_->ModuleUnloaded(500, {{before.bytes.data(), before.writer.used()},
+                                 {before2.bytes.data(), before2.writer.used()}});
+  EXPECT_EQ(decoder_->saved_names(), 2u);
+  std::snprintf(name, sizeof(name), "%s", "second_module_kernel");  // freed, reused
+  Buffer after;
+  after.Add(MakeKernel(name, 600, 700, 7, 4));
+  EXPECT_EQ(Decode(before), 2u);
+  EXPECT_EQ(decoder_->saved_names(), 2u);  // kept until before2 is decoded too
+  EXPECT_EQ(Decode(after), 1u);
+  EXPECT_EQ(Decode(before2), 1u);
+  EXPECT_EQ(decoder_->saved_names(), 0u);
+  ASSERT_EQ(sink_.kernels.size(), 4u);
+  EXPECT_EQ(sink_.Text(sink_.kernels[0].name), "first_module_kernel");
+  EXPECT_EQ(sink_.Text(sink_.kernels[1].name), "other_module_kernel");
+  EXPECT_EQ(sink_.Text(sink_.kernels[2].name), "second_module_kernel");
+  EXPECT_EQ(sink_.Text(sink_.kernels[3].name), "first_module_kernel");
+  EXPECT_EQ(sink_.counters.count("cupti_kernel_names_lost_at_unload"), 0u);
+}
+
+// A record of an unloaded module that reaches the decoder only after the
+// unload (its buffer was still inside CUPTI) and whose name was neither seen
+// nor copied: its address may hold another module's name or nothing, so it
+// is never read; the kernel is named as such and counted. One seen before
+// the unload keeps its cached name.
+TEST_F(CuptiDecoderTest, ANameFirstSeenAfterItsModuleWasUnloadedIsNeverRead) {
+  char seen[32] = "seen_kernel";
+  char unseen[32] = "unseen_kernel";
+  Buffer first;
+  first.Add(MakeKernel(seen, 100, 200, 7, 1));
+  EXPECT_EQ(Decode(first), 1u);
+  decoder_->ModuleUnloaded(500, {});
+  std::snprintf(seen, sizeof(seen), "%s", "reused_a");
+  std::snprintf(unseen, sizeof(unseen), "%s", "reused_b");
+  Buffer late;  // records from before the unload, delivered after it
+  late.Add(MakeKernel(seen, 300, 400, 7, 2)).Add(MakeKernel(unseen, 310, 410, 7, 3));
+  late.Add(MakeKernel(unseen, 320, 420, 7, 4));
+  EXPECT_EQ(Decode(late), 3u);
+  ASSERT_EQ(sink_.kernels.size(), 4u);
+  EXPECT_EQ(sink_.Text(sink_.kernels[1].name), "seen_kernel");
+  EXPECT_EQ(sink_.Text(sink_.kernels[2].name), CuptiDecoder::kUnloadedKernelName);
+  EXPECT_EQ(sink_.Text(sink_.kernels[3].name), CuptiDecoder::kUnloadedKernelName);
+  EXPECT_EQ(sink_.counters["cupti_kernel_names_lost_at_unload"], 1u);  // once per name
 }
 
 // Graph ids of memcpy and memset nodes reach the sink like a kernel's.

@@ -92,8 +92,9 @@ void ExpectStreamingAgrees(const OpCounts& expected, const std::string& path) {
   EXPECT_EQ(s.kernels, kernels);
 }
 
-ScenarioRun RunTraced(const std::string& scenario) {
-  ScenarioRun run = RunScenario(scenario, {{"TRACER_ACTIVITIES", "kernel,memcpy,memset,runtime"}});
+ScenarioRun RunTraced(const std::string& scenario, std::map<std::string, std::string> env = {}) {
+  env.emplace("TRACER_ACTIVITIES", "kernel,memcpy,memset,runtime");
+  ScenarioRun run = RunScenario(scenario, env);
   EXPECT_EQ(run.exit_code, 0) << run.stderr_text;
   EXPECT_TRUE(run.trace.ok) << run.trace.error;
   EXPECT_EQ(run.TracerLines(), 0) << run.stderr_text;
@@ -206,6 +207,26 @@ TEST(CuptiKernelNames, AKernelAtAnAddressReusedAfterAModuleUnloadGetsItsOwnName)
   const OpCounts expected = {{{"kernel", "_Z12first_kernelv", "first"}, 1},
                              {{"kernel", "_Z13second_kernelv", "second"}, 2}};
   EXPECT_EQ(InMemory(run.trace_path), expected);
+}
+
+// The same program with a writer that is slow just when the module goes: its
+// first buffer walk after the unload began sleeps 1.5 s (fake_cupti). The
+// unload callback, on the application thread inside cuModuleUnload, must
+// return promptly all the same, and the first module's kernel, decoded after
+// its name's memory was taken by the second module's name, keeps its own.
+TEST(CuptiKernelNames, AModuleUnloadNeverWaitsForAStalledWriter) {
+  ScenarioRun run =
+      RunTraced("module_unload.scn", {{"FAKE_CUPTI_STALL_WALK_AFTER_UNLOAD_MS", "1500"}});
+  const std::string marker = "MODULE_UNLOAD_STARTING callback returned after ";
+  const size_t at = run.stderr_text.find(marker);
+  ASSERT_NE(at, std::string::npos) << run.stderr_text;
+  const long ms = std::stol(run.stderr_text.substr(at + marker.size()));
+  EXPECT_LT(ms, 500) << "the unloading thread waited for the writer";
+  std::map<std::string, int> names;
+  for (const KernelRow& k : run.trace.kernels) ++names[k.name];
+  EXPECT_EQ(names,
+            (std::map<std::string, int>{{"_Z12first_kernelv", 1}, {"_Z13second_kernelv", 2}}));
+  EXPECT_EQ(run.trace.counters.count("cupti_kernel_names_lost_at_unload"), 0u);
 }
 
 }  // namespace

@@ -159,6 +159,8 @@ void StreamAggregator::ResolveRange(const RangeRecord& r) {
   Node& n = NodeFor(r.id);
   if (n.resolved) return;  // a duplicate id (broken writer): first record wins
   n.resolved = true;
+  n.thread = r.thread;
+  if (n.graph_inherits && r.thread == main_thread_) GraphChainsOverlap();
   n.name = r.name;
   n.domain = r.domain;
   n.parent = r.kind == RangeKind::kPushPop && r.parent_id != r.id ? r.parent_id : 0;
@@ -212,7 +214,17 @@ void StreamAggregator::TicketOp(uint64_t corr, const Op& op, bool own_outside) {
   Ticket* t = tickets_.Find(corr);
   if (t == nullptr || t->discarded) {
     if (own_outside) ++outside_ranges_;
-    if (t != nullptr) tickets_.Erase(corr);
+    if (t != nullptr && !t->graph) tickets_.Erase(corr);
+    return;
+  }
+  if (t->graph) {
+    // Stays for the launch's other ops; the claiming range waits for done.
+    if (t->claim != 0) {
+      AddOpToNode(op, &NodeFor(t->claim));
+      ++inherited_ops_;
+    } else {
+      t->graph_ops.push_back({op.kind, op.name, op.stream, op.start_ns, op.end_ns, own_outside});
+    }
     return;
   }
   if (t->claim != 0) {
@@ -232,13 +244,44 @@ void StreamAggregator::TicketOp(uint64_t corr, const Op& op, bool own_outside) {
   t->op_end_ns = op.end_ns;
 }
 
-void StreamAggregator::DropTicket(uint64_t corr) {
+void StreamAggregator::DropTicket(uint64_t corr, bool final) {
   Ticket* t = tickets_.Find(corr);
   if (t == nullptr) return;
-  const uint64_t claim = t->has_op ? 0 : t->claim;
+  if (t->graph && t->claim == 0 && !t->discarded && !final) {
+    // Its ops so far still wait for the main-thread range open at the launch.
+    t->done = true;
+    return;
+  }
+  uint64_t claim = t->has_op ? 0 : t->claim;
   if (t->has_op && t->own_outside) ++outside_ranges_;
+  if (t->graph) {
+    claim = t->claim;
+    for (const TicketedOp& o : t->graph_ops) outside_ranges_ += o.own_outside ? 1 : 0;
+  }
   tickets_.Erase(corr);
   if (claim != 0) ReleaseNode(claim);
+}
+
+void StreamAggregator::GraphTicket(uint64_t corr) {
+  if (Ticket* t = tickets_.Find(corr)) t->graph = true;
+}
+
+void StreamAggregator::GraphChainsOverlap() {
+  exactness_.Fail(
+      "CUDA graph kernels captured in main-thread ranges and launched on worker threads "
+      "(their own and inherited range chains overlap)");
+}
+
+void StreamAggregator::EndGraphLaunches(size_t keep) {
+  std::vector<uint64_t> ended;
+  graph_launches_.EvictTo(keep, [&](uint64_t corr, const Launch& l) {
+    graph_evicted_max_ = std::max(graph_evicted_max_, corr);
+    if (l.ticket) {
+      graph_ticket_evicted_max_ = std::max(graph_ticket_evicted_max_, corr);
+      ended.push_back(corr);
+    }
+  });
+  for (uint64_t corr : ended) DropTicket(corr);
 }
 
 void StreamAggregator::ClaimTickets(const RangeRecord& r) {
@@ -250,7 +293,19 @@ void StreamAggregator::ClaimTickets(const RangeRecord& r) {
   for (auto it = first; it != last; ++it) {
     Ticket* t = tickets_.Find(it->second);
     if (t == nullptr) continue;
-    if (t->has_op) {
+    if (t->graph) {
+      for (const TicketedOp& o : t->graph_ops) {
+        AddOpToNode(Op{o.kind, o.start_ns, o.end_ns, 0, 0, 0, o.name, o.stream}, &range);
+        ++inherited_ops_;
+      }
+      t->graph_ops.clear();
+      if (t->done) {
+        tickets_.Erase(it->second);
+      } else {
+        t->claim = r.id;
+        ++range.waiting;
+      }
+    } else if (t->has_op) {
       AddOpToNode(Op{t->op_kind, t->op_start_ns, t->op_end_ns, 0, 0, 0, t->op_name, t->op_stream},
                   &range);
       ++inherited_ops_;
@@ -268,7 +323,15 @@ void StreamAggregator::ClaimTickets(const RangeRecord& r) {
     for (auto it = unclaimed_.begin(); it != end; ++it) {
       Ticket* t = tickets_.Find(it->second);
       if (t == nullptr) continue;
-      if (t->has_op) {
+      if (t->graph) {
+        for (const TicketedOp& o : t->graph_ops) outside_ranges_ += o.own_outside ? 1 : 0;
+        t->graph_ops.clear();
+        if (t->done) {
+          tickets_.Erase(it->second);
+        } else {
+          t->discarded = true;
+        }
+      } else if (t->has_op) {
         if (t->own_outside) ++outside_ranges_;
         tickets_.Erase(it->second);
       } else {
@@ -301,10 +364,14 @@ void StreamAggregator::AddLaunch(const LaunchRecord& l) {
     // The op came first; the launch needs no waiting entry unless it is a
     // graph launch whose other ops are still to come.
     const bool graph = std::any_of(ops.begin(), ops.end(), [](const Op& o) { return o.graph_id; });
-    if (graph && pending_.Insert(l.correlation_id, Launch{l.range_id, l.time_ns, l.thread, true})) {
-      if (l.range_id != 0) ++Referenced(l.range_id).waiting;
+    const bool ticket = MakeTicket(l.correlation_id, l.thread, l.time_ns);
+    if (graph) {
+      // Its ops take the graph path (AddOp), the ticket with them.
+      Launch launch{l.range_id, l.time_ns, l.thread, true, ticket};
+      if (pending_.Insert(l.correlation_id, launch) && l.range_id != 0) {
+        ++Referenced(l.range_id).waiting;
+      }
     }
-    const bool ticket = !graph && MakeTicket(l.correlation_id, l.thread, l.time_ns);
     for (const Op& op : ops) {
       if (op.graph_id != 0) {
         AddOp(op);  // through the snapshots, as any graph kernel
@@ -332,6 +399,8 @@ void StreamAggregator::EvictLaunches(size_t keep, bool count) {
       ++stats_.evicted_launches;
       exactness_.Fail("launch records waited longer than the streaming window allows");
     }
+    if (l.used) graph_evicted_max_ = std::max(graph_evicted_max_, corr);
+    if (l.ticket && l.used) graph_ticket_evicted_max_ = std::max(graph_ticket_evicted_max_, corr);
     if (l.range_id != 0) released.push_back(l.range_id);
     if (l.ticket) tickets.push_back(corr);
   });
@@ -355,67 +424,42 @@ void StreamAggregator::ReleaseNode(uint64_t range_id) {
 }
 
 void StreamAggregator::EvictOrphans(size_t keep, bool count) {
+  std::vector<Op> graph_ops;
   orphans_.EvictTo(keep, [&](uint64_t id, const std::vector<Op>& ops) {
+    orphan_count_ -= ops.size();
     if (count) {
       stats_.evicted_orphans += ops.size();
       exactness_.Fail("GPU ops waited longer for their launch record than the window allows");
     } else if (api_ids_.Find(id) != nullptr || id <= api_ids_evicted_below_) {
       exactness_.Fail("GPU ops without a launch record (attributed through API records)");
+    } else {
+      // No launch record ever came: in memory a graph op then takes its
+      // snapshot's range, thread and time.
+      for (const Op& op : ops) {
+        if (op.graph_id != 0) {
+          graph_ops.push_back(op);
+        } else {
+          ++unattributed_;
+        }
+      }
+      return;
     }
     unattributed_ += ops.size();
-    orphan_count_ -= ops.size();
   });
+  for (const Op& op : graph_ops) {
+    if (!AttributeGraphOp(op, nullptr, false)) ++unattributed_;
+  }
 }
 
 void StreamAggregator::AddOp(const Op& op) {
   Launch* launch = pending_.Find(op.correlation_id);
   const bool pending = launch != nullptr;
   if (!pending && op.graph_id != 0) launch = graph_launches_.Find(op.correlation_id);
-  if (op.graph_id != 0) {
-    const std::vector<Snapshot>* list = nullptr;
-    if (op.graph_node_id != 0) {
-      auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, op.graph_node_id));
-      if (it != snapshots_.end()) list = &it->second;
-    }
-    if (list == nullptr) {
-      auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, 0));
-      if (it != snapshots_.end()) list = &it->second;
-    }
-    if (list != nullptr) {
-      const uint64_t when = launch != nullptr ? launch->time_ns : op.start_ns;
-      const Snapshot* best = &list->front();
-      for (const Snapshot& s : *list) {
-        if (s.time_ns > when) break;
-        best = &s;
-      }
-      // As in memory: the launch's thread and time, else the snapshot's.
-      uint32_t thread = best->thread;
-      uint64_t launch_ns = best->time_ns;
-      if (launch != nullptr) {
-        thread = launch->thread;
-        launch_ns = launch->time_ns;
-      }
-      if (attribution_.main_thread != MainThreadMode::kOff && main_thread_ != 0 && thread != 0 &&
-          thread != main_thread_) {
-        exactness_.Fail("CUDA graph kernels launched on worker threads inherit main-thread ranges");
-      }
-      if (pending) {
-        // The launch's own range gets none of the graph's kernels: let it
-        // go, and keep only its time and thread for the graph's other
-        // kernels, in a small window of recent graph launches.
-        Launch moved = *launch;
-        moved.used = true;
-        pending_.Erase(op.correlation_id);
-        graph_launches_.Insert(op.correlation_id, moved);
-        graph_launches_.EvictTo(kRecentGraphLaunches, [](uint64_t, const Launch&) {});
-        const bool ticket = moved.ticket;
-        moved.ticket = false;
-        if (moved.range_id != 0) ReleaseNode(moved.range_id);
-        if (ticket) DropTicket(op.correlation_id);
-      }
-      Attribute(op, best->range_id, thread, launch_ns, 0);
-      return;
-    }
+  // Without its launch record a graph op waits for it like any op, unless
+  // that record may have been let go already (then: its snapshot alone).
+  if (op.graph_id != 0 && (launch != nullptr || op.correlation_id <= graph_evicted_max_) &&
+      AttributeGraphOp(op, launch, pending)) {
+    return;
   }
   if (launch == nullptr) {
     // The op came before its launch record (or the launch was lost): wait,
@@ -437,8 +481,66 @@ void StreamAggregator::AddOp(const Op& op) {
     ReleaseLaunchAfter(op, l);
   } else {
     launch->used = true;
-    Attribute(op, l.range_id, l.thread, l.time_ns, 0);
+    if (l.ticket) GraphTicket(op.correlation_id);
+    Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket ? op.correlation_id : 0);
   }
+}
+
+bool StreamAggregator::AttributeGraphOp(const Op& op, Launch* launch, bool pending) {
+  const std::vector<Snapshot>* list = nullptr;
+  if (op.graph_node_id != 0) {
+    auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, op.graph_node_id));
+    if (it != snapshots_.end()) list = &it->second;
+  }
+  if (list == nullptr) {
+    auto it = snapshots_.find(GraphSnapshotKey(op.graph_id, 0));
+    if (it != snapshots_.end()) list = &it->second;
+  }
+  if (list == nullptr) return false;
+  const uint64_t when = launch != nullptr ? launch->time_ns : op.start_ns;
+  const Snapshot* best = &list->front();
+  for (const Snapshot& s : *list) {
+    if (s.time_ns > when) break;
+    best = &s;
+  }
+  // As in memory: the launch's thread and time, else the snapshot's.
+  uint32_t thread = best->thread;
+  uint64_t launch_ns = best->time_ns;
+  bool ticket = false;
+  if (launch != nullptr) {
+    thread = launch->thread;
+    launch_ns = launch->time_ns;
+    ticket = launch->ticket;
+  }
+  const bool inherit =
+      attribution_.main_thread != MainThreadMode::kOff && main_thread_ != 0 && thread != 0;
+  if (inherit && launch == nullptr &&
+      (thread != main_thread_ || op.correlation_id <= graph_ticket_evicted_max_)) {
+    // Its launch (the thread that inherits) is no longer known here.
+    exactness_.Fail(
+        "CUDA graph kernels came after their worker-thread launch left the streaming window");
+  }
+  if (pending) {
+    // The launch's own range gets none of the graph's kernels: let it go,
+    // and keep only its time, thread and ticket for the graph's other
+    // kernels, in a small window of recent graph launches.
+    Launch moved = *launch;
+    moved.used = true;
+    pending_.Erase(op.correlation_id);
+    graph_launches_.Insert(op.correlation_id, moved);
+    if (moved.range_id != 0) ReleaseNode(moved.range_id);
+    EndGraphLaunches(kRecentGraphLaunches);
+  }
+  if (ticket) {
+    GraphTicket(op.correlation_id);
+    if (best->range_id != 0) {
+      Node& own = NodeFor(best->range_id);
+      if (own.resolved && own.thread == main_thread_) GraphChainsOverlap();
+      own.graph_inherits = true;
+    }
+  }
+  Attribute(op, best->range_id, thread, launch_ns, ticket ? op.correlation_id : 0);
+  return true;
 }
 
 void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
@@ -531,12 +633,13 @@ void StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace) {
   // waiting for their op never will: not evictions, they simply never matched.
   EvictOrphans(0, /*count=*/false);
   EvictLaunches(0, /*count=*/false);
+  EndGraphLaunches(0);
   // Graph snapshot targets are final now; then fold whatever can be folded,
   // children first (the cascade in Finalize takes their parents along).
   ReleaseHeld(0);
   // Tickets no main-thread range took: their ops count outside ranges if
   // they had none of their own.
-  for (const auto& [time, corr] : unclaimed_) DropTicket(corr);
+  for (const auto& [time, corr] : unclaimed_) DropTicket(corr, /*final=*/true);
   unclaimed_.clear();
   for (auto& [id, n] : nodes_) n.pinned = false;
   std::vector<uint64_t> ids;

@@ -31,6 +31,16 @@
 // top-level main-thread range closes, tickets before its end that no range
 // claimed never will be (nothing was open on the main thread then).
 //
+// A CUDA graph launch on a worker thread gets a ticket the same way (at its
+// launch record), but every kernel of the launch carries its correlation id,
+// so its ticket takes ops until the launch leaves the window of recent graph
+// launches: the claiming range waits until then, and ops before any claim
+// wait in the ticket. Each graph kernel still goes to its node snapshot's
+// range as its own range; the main thread's chain is added as for any
+// worker op. Only when that snapshot range is itself a main-thread range can
+// the two chains share ranges (counted once in memory, AppendUnique), which
+// a tree reduction cannot subtract: that case is declined.
+//
 // What the tree reduction cannot do (the GPU work of start/end ranges, a
 // launch or parent naming an instance that never appears, a worker launch
 // arriving after its main-thread range was folded, records evicted from the
@@ -101,6 +111,10 @@ class StreamAggregator {
  private:
   struct Node {
     bool resolved = false;
+    // A graph op with a ticket named it as its own range: declined if it
+    // turns out to be a main-thread range (the chains would overlap).
+    bool graph_inherits = false;
+    uint32_t thread = 0;  // once resolved
     bool pinned = false;  // a graph snapshot names it: final at Finish only
     bool held = false;    // a closed main-thread range that may still take tickets
     uint32_t name = 0, domain = 0;
@@ -132,6 +146,13 @@ class StreamAggregator {
     bool used = false;    // an op came (graph launches have several)
     bool ticket = false;  // has an inheritance ticket (tickets_, same id)
   };
+  // A graph launch's op held by its ticket until a main-thread range claims it.
+  struct TicketedOp {
+    OpKind kind;
+    uint32_t name, stream;
+    uint64_t start_ns, end_ns;
+    bool own_outside;
+  };
   // A worker-thread launch's share of the main thread's ranges.
   struct Ticket {
     uint64_t time_ns = 0;
@@ -142,6 +163,11 @@ class StreamAggregator {
     OpKind op_kind = OpKind::kKernel;  // the op's facts a node needs (not its ids)
     uint32_t op_name = 0, op_stream = 0;
     uint64_t op_start_ns = 0, op_end_ns = 0;
+    // A graph launch's ticket: any number of ops (graph_ops before a claim)
+    // until done (the launch left the window: no more ops will be matched).
+    bool graph = false;
+    bool done = false;
+    std::vector<TicketedOp> graph_ops;
   };
   struct Snapshot {
     uint64_t time_ns, range_id;
@@ -151,6 +177,14 @@ class StreamAggregator {
   void ResolveRange(const RangeRecord& r);  // the instance's node, children first
   void AddLaunch(const LaunchRecord& l);
   void AddOp(const Op& op);
+  // A graph op through its node snapshot (launch: its launch record, may be
+  // null; pending: found in pending_). False when no snapshot names it.
+  bool AttributeGraphOp(const Op& op, Launch* launch, bool pending);
+  // The graph launch's ticket stays for its other ops (may be none).
+  void GraphTicket(uint64_t corr);
+  // A graph launch left the recent window: its ticket takes no more ops.
+  void EndGraphLaunches(size_t keep);
+  void GraphChainsOverlap();
   // ticket: the correlation id of the launch's ticket, 0 = none.
   void Attribute(const Op& op, uint64_t range_id, uint32_t thread, uint64_t launch_ns,
                  uint64_t ticket);
@@ -161,8 +195,9 @@ class StreamAggregator {
   bool MakeTicket(uint64_t corr, uint32_t thread, uint64_t time);
   // The op of a launch with a ticket.
   void TicketOp(uint64_t corr, const Op& op, bool own_outside);
-  // The launch will never get its op.
-  void DropTicket(uint64_t corr);
+  // The launch will never get its op (graph: no more ops; final: at
+  // Finish, unclaimed ops are outside every main-thread range).
+  void DropTicket(uint64_t corr, bool final = false);
   // A main-thread push/pop range closed: claims the tickets it covers.
   void ClaimTickets(const RangeRecord& r);
   void ReleaseHeld(size_t keep_batches);
@@ -198,6 +233,9 @@ class StreamAggregator {
   // thread pick the snapshot for the graph's later kernels.
   static constexpr size_t kRecentGraphLaunches = 4096;
   CorrelationWindow<Launch> graph_launches_;
+  // Highest correlation id of a graph launch let go of (any / one with a
+  // ticket): a later op of it cannot find its launch record.
+  uint64_t graph_evicted_max_ = 0, graph_ticket_evicted_max_ = 0;
   size_t orphan_count_ = 0;
   std::map<std::pair<uint64_t, uint64_t>, std::vector<Snapshot>> snapshots_;
   uint32_t main_thread_ = 0;  // the thread whose OS id is the pid

@@ -970,9 +970,32 @@ FAKE_EXPORT CUptiResult cuptiActivityFlushPeriod(uint32_t) {
   INJECT(cuptiActivityFlushPeriod);
   return CUPTI_SUCCESS;
 }
+namespace fake_cupti {
+namespace {
+// FAKE_CUPTI_STALL_WALK_AFTER_UNLOAD_MS=N: the first buffer walk that another
+// thread (the client's writer) begins after a module unload started sleeps N
+// ms first, standing for a client whose decoding thread is slow or
+// descheduled just then. The unload's own thread is never stalled.
+std::atomic<bool> g_stall_next_walk{false};
+std::atomic<pthread_t> g_unloading_thread{};
+uint32_t StallWalkMs() {
+  static const uint32_t ms = [] {
+    const char* v = std::getenv("FAKE_CUPTI_STALL_WALK_AFTER_UNLOAD_MS");
+    return v != nullptr ? static_cast<uint32_t>(std::atoi(v)) : 0u;
+  }();
+  return ms;
+}
+}  // namespace
+}  // namespace fake_cupti
+
 FAKE_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid,
                                                    CUpti_Activity** record) {
   INJECT(cuptiActivityGetNextRecord);
+  if (record != nullptr && *record == nullptr && fake_cupti::g_stall_next_walk.load() &&
+      !pthread_equal(pthread_self(), fake_cupti::g_unloading_thread.load()) &&
+      fake_cupti::g_stall_next_walk.exchange(false)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(fake_cupti::StallWalkMs()));
+  }
   return fake_cupti::NextRecord(buffer, valid, record);
 }
 FAKE_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* n) {
@@ -1499,7 +1522,21 @@ FAKE_EXPORT void fakeCuptiModuleUnload(uint64_t module) {
   CUpti_ModuleResourceData data;
   std::memset(&data, 0, sizeof(data));
   data.moduleId = id;
+  const uint32_t stall_ms = fake_cupti::StallWalkMs();
+  if (stall_ms > 0) {
+    fake_cupti::g_unloading_thread.store(pthread_self());
+    fake_cupti::g_stall_next_walk.store(true);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
   E().Resource(CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, &data);
+  if (stall_ms > 0) {
+    // The test reads how long the client kept the unloading thread.
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    std::fprintf(stderr, "fake_cupti: MODULE_UNLOAD_STARTING callback returned after %lld ms\n",
+                 static_cast<long long>(ms));
+  }
   fake_cupti::FreeModule(module);
   E().Exit(call);
 }

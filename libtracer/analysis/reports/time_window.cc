@@ -87,6 +87,18 @@ class LaunchTimes {
   std::unordered_map<uint64_t, uint64_t> by_correlation_;
 };
 
+uint64_t FirstRecordNs(const ProcessTrace& p) {
+  uint64_t first = UINT64_MAX;
+  for (const RangeRecord& r : p.ranges) first = std::min(first, r.start_ns);
+  for (const MarkRecord& m : p.marks) first = std::min(first, m.time_ns);
+  for (const KernelRecord& k : p.kernels) first = std::min(first, k.start_ns);
+  for (const MemcpyRecord& m : p.memcpys) first = std::min(first, m.start_ns);
+  for (const MemsetRecord& m : p.memsets) first = std::min(first, m.start_ns);
+  for (const ApiRecord& a : p.api_calls) first = std::min(first, a.start_ns);
+  for (const LaunchRecord& l : p.launches) first = std::min(first, l.time_ns);
+  return first == UINT64_MAX ? 0 : first;
+}
+
 }  // namespace
 
 StatusOr<TimeWindow> ParseTimeWindow(const std::string& spec) {
@@ -112,15 +124,7 @@ StatusOr<TimeWindow> ParseTimeWindow(const std::string& spec) {
 uint64_t ProcessTimeOrigin(const ProcessTrace& p) {
   // nsys times are already offsets from its session start, the timeline's 0.
   if (p.header.source == "nsys-sqlite") return p.header.session_start_trace_ns;
-  uint64_t first = UINT64_MAX;
-  for (const RangeRecord& r : p.ranges) first = std::min(first, r.start_ns);
-  for (const MarkRecord& m : p.marks) first = std::min(first, m.time_ns);
-  for (const KernelRecord& k : p.kernels) first = std::min(first, k.start_ns);
-  for (const MemcpyRecord& m : p.memcpys) first = std::min(first, m.start_ns);
-  for (const MemsetRecord& m : p.memsets) first = std::min(first, m.start_ns);
-  for (const ApiRecord& a : p.api_calls) first = std::min(first, a.start_ns);
-  for (const LaunchRecord& l : p.launches) first = std::min(first, l.time_ns);
-  return first == UINT64_MAX ? 0 : first;
+  return FirstRecordNs(p);
 }
 
 StatusOr<StepPlan> PlanTimeWindow(const Trace& trace, const TimeWindow& window) {
@@ -137,6 +141,7 @@ StatusOr<StepPlan> PlanTimeWindow(const Trace& trace, const TimeWindow& window) 
     const uint64_t hi = origin + std::min(window.end_ns, UINT64_MAX - origin);
     auto in = [&](uint64_t t) { return t >= lo && t <= hi; };
     uint64_t last = origin;
+    const uint64_t first = FirstRecordNs(pt);
     k.ranges.resize(pt.ranges.size());
     for (size_t i = 0; i < pt.ranges.size(); ++i) {
       const RangeRecord& r = pt.ranges[i];
@@ -175,15 +180,16 @@ StatusOr<StepPlan> PlanTimeWindow(const Trace& trace, const TimeWindow& window) 
       kept += static_cast<size_t>(std::count(v->begin(), v->end(), true));
     }
     if (spans.size() < 200) {
-      spans += (spans.empty() ? "" : ", ") + ProcessLabelOf(pt) + " spans 0 to " +
+      spans += (spans.empty() ? "" : ", ") + ProcessLabelOf(pt) + " has records from " +
+               Seconds(first - std::min(first, origin)) + " to " +
                Seconds(last - std::min(last, origin));
     }
   }
   if (kept == 0) {
-    return Status::Error("--time " + window.text +
-                         ": no range, GPU op or API call in the window (" + spans + ")");
+    return Status::Error("--time '" + window.text +
+                         "': no range, GPU op or API call in the window (" + spans + ")");
   }
-  plan.note = "--time " + window.text +
+  plan.note = "--time '" + window.text + "'" +
               ": only records inside the window (from each process's start; ranges "
               "whole, GPU ops by their launch) are in every table";
   return plan;

@@ -513,9 +513,10 @@ const Registrar kReport{Command{
                      "LOCAL_RANK, ...)");
       sub.add_option("--pid", args->pids, "Only these process ids (comma separated)");
       sub.add_option("--steps", args->steps,
-                     "Only these training steps, numbered from 0 per process: 10-20, 5, 3- "
-                     "(skip the first 3), or a list; the step range is chosen as for phases "
-                     "(--step-range). Every table covers the selection only");
+                     "Only these training steps, by the program's own numbers from 0 (a capture "
+                     "from --capture-start N begins at step N-1): 10-20, 5, 3- (skip steps 0-2), "
+                     "or a list; the step range is chosen as for phases (--step-range). Every "
+                     "table covers the selection only");
       sub.add_option("--time", args->time,
                      "Only records inside this window, from each process's start: START:END "
                      "with units ns (default), us, ms, s; an end may be left out (1.5s:2.5s, "

@@ -58,7 +58,7 @@ StatusOr<StepSelection> ParseStepSelection(const std::string& spec) {
     if (!ok) {
       return Status::Error("--steps: '" + part +
                            "' is not a step number or range (e.g. 5, 10-20, 3-, -4; steps "
-                           "are numbered from 0 per process)");
+                           "are the program's own numbers from 0)");
     }
     out.intervals.emplace_back(lo, hi);
   }

@@ -10,6 +10,7 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/reports/diff.h"
+#include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_tables.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/tables.h"
@@ -44,6 +45,10 @@ report` reads (streams, nsys SQLite exports, Kineto JSON). Range names are
 normalized as in `tracer report` (emit_nvtx per-call suffixes removed, so two
 ranks' "aten::mm, seq = 7, op_id = 42" and "aten::mm, seq = 9, op_id = 77"
 are one row; --raw-names compares the names as recorded).
+
+--steps and --time select the same steps / window in each run before the
+tables are built (see `tracer report --help`, Selections): e.g. --steps 5-
+leaves both runs' warm-up out.
 )";
 
 struct DiffArgs {
@@ -54,6 +59,7 @@ struct DiffArgs {
   std::string output;
   analysis::reports::ExtraTableOptions extra;
   NameOptions names;
+  std::string steps, time;  // --steps / --time, applied to both runs
 };
 
 int Fail(const std::string& message) {
@@ -121,6 +127,15 @@ int RunDiff(DiffArgs args) {
   if (!Load(args.a, names, &ta) || !Load(args.b, names, &tb)) {
     return Fail("cannot read both inputs");
   }
+  // Each run is cut by the same selection, counted from its own start and
+  // its own steps (tracer report's --steps / --time).
+  std::string selection_note;
+  for (auto [trace, path] : {std::pair{&ta, &args.a}, std::pair{&tb, &args.b}}) {
+    const auto selected = analysis::reports::SelectRecords(
+        {args.steps, args.time, args.extra.step_range}, attribution, trace);
+    if (!selected.ok()) return Fail(*path + ": " + selected.status().message());
+    selection_note = *selected;
+  }
   const analysis::AnalyzedTrace aa(ta, attribution), ab(tb, attribution);
   auto side_a = BuildSide(aa, args);
   if (!side_a.ok()) return Fail("error: " + side_a.status().message());
@@ -130,6 +145,7 @@ int RunDiff(DiffArgs args) {
   if (!joined.ok()) return Fail("error: " + joined.status().message());
   analysis::Table diff = std::move(*joined);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
+  if (!selection_note.empty()) diff.notes.push_back(selection_note + " (of A and of B)");
   const std::string text = analysis::RenderTable(diff, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
@@ -149,6 +165,13 @@ const Registrar kDiff{Command{
       sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
       sub.add_option("--main-thread", args->main_thread,
                      "auto (default) or off (nsys-identical attribution)");
+      sub.add_option("--steps", args->steps,
+                     "Only these steps of each run (as tracer report --steps: 10-20, 3-)");
+      sub.add_option("--time", args->time,
+                     "Only this window of each run, from its start (as tracer report --time: "
+                     "1.5s:2.5s, 200ms:)");
+      sub.add_option("--step-range", args->extra.step_range,
+                     "Name of the step range for --steps (default: found as for phases)");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
       AddNameOptions(sub, &args->names);
       sub.footer(kHelpFooter);

@@ -14,9 +14,9 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/frame_scanner.h"
+#include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/reports/report_tables.h"
-#include "libtracer/analysis/reports/step_selection.h"
 #include "libtracer/analysis/tables/core_tables.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
@@ -73,6 +73,22 @@ Definitions:
                  threads) also count toward the ranges open at that moment on
                  the main thread (--main-thread). 'off' gives nsys' numbers.
 
+Selections (every table, groups, phases, ranks and comm see only these):
+  --steps 10-20  steps numbered per process from the program's own count: 0 is
+                 its first step, and a run captured from --capture-start N of
+                 the step range starts at step N-1 (the trace records where
+                 capture began). A step keeps the ranges inside it, the GPU
+                 ops its ranges launched, API calls starting in it.
+  --time A:B     a window from each process's start as its timeline shows it
+                 (nsys export: nsys's session start; recorded or Kineto trace:
+                 its first record, where Perfetto opens an exported trace).
+                 Units ns (default), us, ms, s; open ends (200ms:, :3s). A range
+                 is kept when it lies inside the window whole (one crossing an
+                 edge is left out, never clipped), a GPU op when its launch
+                 (its API call) is inside, wherever it ran; API calls and marks
+                 by their start. With --steps, what both keep. These read the
+                 input whole (the bounded path says so).
+
 Large inputs: stream files of 2 GiB or more (all inputs together; see
 --stream-above), or too large to read whole in half the available memory, are
 read as a stream with memory bounded by distinct names, open ranges and the GPU
@@ -106,6 +122,7 @@ struct ReportArgs {
   bool by_process = false;
   std::string ranks, pids;  // --rank / --pid, comma separated
   std::string steps;        // --steps, e.g. 10-20
+  std::string time;         // --time, e.g. 1.5s:2.5s
   bool stream = false, no_stream = false;
   std::string stream_above = "2G";
   std::string output;
@@ -392,9 +409,10 @@ int RunReport(ReportArgs args) {
   if (args.stream ||
       (!args.no_stream && ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
     // Same numbers either way: the bounded path is only a way of computing.
-    const std::string unavailable = !args.steps.empty()
-                                        ? "--steps chooses steps from the whole trace"
-                                        : BoundedUnavailable(args.files, tables);
+    const std::string unavailable =
+        !args.steps.empty()  ? "--steps chooses steps from the whole trace"
+        : !args.time.empty() ? "--time counts from each process's start, found in the whole trace"
+                             : BoundedUnavailable(args.files, tables);
     if (!unavailable.empty()) {
       std::fprintf(stderr, "tracer report: --stream: %s; reading the input whole\n",
                    unavailable.c_str());
@@ -416,22 +434,11 @@ int RunReport(ReportArgs args) {
     return Fail(e);
   }
   analysis::NormalizeRangeNames(&trace, names);
-  std::string steps_note;
-  if (!args.steps.empty()) {
-    // Planned on the whole trace's model, then applied to the trace itself:
-    // every table below sees the selected steps only.
-    auto selection = analysis::reports::ParseStepSelection(args.steps);
-    if (!selection.ok()) return Fail(selection.status().message());
-    tracer::StatusOr<analysis::reports::StepPlan> plan = tracer::Status::Error("");
-    {
-      const analysis::AnalyzedTrace whole(trace, attribution);
-      const analysis::reports::ReportModel model(whole);
-      plan = analysis::reports::PlanStepSelection(model, args.extra.step_range, *selection);
-    }
-    if (!plan.ok()) return Fail(plan.status().message());
-    analysis::reports::ApplyStepPlan(*plan, &trace);
-    steps_note = plan->note;
-  }
+  // --steps / --time: cut before any table, so every table sees the selection.
+  const auto selected = analysis::reports::SelectRecords(
+      {args.steps, args.time, args.extra.step_range}, attribution, &trace);
+  if (!selected.ok()) return Fail(selected.status().message());
+  const std::string& steps_note = *selected;
 
   if (!explicit_tables) {
     tables = {"summary", "ranges"};
@@ -483,11 +490,12 @@ const Registrar kReport{Command{
       sub.add_option("files", args->files,
                      "Trace files (.trace streams; several are merged per process)")
           ->required();
-      sub.add_option("--table,-t", args->tables,
-                     "Tables, comma separated: summary,ranges,kernels,range-kernels,gpu,memory,"
-                     "api or all (the core tables); groups (--groups alone adds it), timeline, phases, "
-                     "categories, gaps, top (default: summary,ranges + GPU tables when the "
-                     "trace has GPU data)");
+      sub.add_option(
+          "--table,-t", args->tables,
+          "Tables, comma separated: summary,ranges,kernels,range-kernels,gpu,memory,"
+          "api or all (the core tables); groups (--groups alone adds it), timeline, phases, "
+          "categories, gaps, top (default: summary,ranges + GPU tables when the "
+          "trace has GPU data)");
       sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
       sub.add_option("--top", args->top, "Keep the first N rows of each table (0 = all)");
       sub.add_option("--sort", args->sort, "Row order: total (default), count, avg or name");
@@ -505,9 +513,15 @@ const Registrar kReport{Command{
                      "LOCAL_RANK, ...)");
       sub.add_option("--pid", args->pids, "Only these process ids (comma separated)");
       sub.add_option("--steps", args->steps,
-                     "Only these training steps, numbered from 0 per process: 10-20, 5, 3- "
-                     "(skip the first 3), or a list; the step range is chosen as for phases "
-                     "(--step-range). Every table covers the selection only");
+                     "Only these training steps, by the program's own numbers from 0 (a capture "
+                     "from --capture-start N begins at step N-1): 10-20, 5, 3- (skip steps 0-2), "
+                     "or a list; the step range is chosen as for phases (--step-range). Every "
+                     "table covers the selection only");
+      sub.add_option("--time", args->time,
+                     "Only records inside this window, from each process's start: START:END "
+                     "with units ns (default), us, ms, s; an end may be left out (1.5s:2.5s, "
+                     "200ms:, :3s). Ranges inside it whole, GPU ops by their launch; with "
+                     "--steps, what both keep");
       sub.add_flag("--stream", args->stream,
                    "Compute the tables while reading, with memory bounded by distinct names and "
                    "open ranges (default for large inputs, see --stream-above); same numbers as "
@@ -528,7 +542,9 @@ const Registrar kReport{Command{
       sub.add_option("--step-range", args->extra.step_range,
                      "timeline/phases: name of the step range (default: the repeated top-level "
                      "range covering the most time)");
-      sub.add_option("--iteration", args->extra.iteration, "timeline: step index, 0-based");
+      sub.add_option("--iteration", args->extra.iteration,
+                     "timeline: the step numbered N (the program's own numbers, as phases and "
+                     "--steps count; default: the first recorded step)");
       sub.add_option("--phase-rules", args->extra.phase_rules_file,
                      "phases: rules file '<regex> -> <phase>' (default: data/phases.rules)");
       sub.add_option("--category-rules", args->extra.category_rules_file,

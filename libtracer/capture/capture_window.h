@@ -41,6 +41,18 @@ class CaptureWindow {
   void OnInstanceStart() noexcept {
     uint64_t n = starts_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (n == start_) Changed(state_.fetch_or(kRangeOpen, std::memory_order_relaxed));
+    // The first instance recorded fixes the step numbers of the report
+    // (capture may begin later than start_ when cudaProfilerStart gates it
+    // too). Only until it is known: then one relaxed load per instance.
+    if (first_recorded_.load(std::memory_order_relaxed) == 0 && active()) {
+      uint64_t none = 0;
+      first_recorded_.compare_exchange_strong(none, n, std::memory_order_relaxed);
+    }
+  }
+  // 1-based occurrence of the named range whose instance was the first one
+  // started while recording was on; 0 until then (and without a range).
+  uint64_t first_recorded_occurrence() const noexcept {
+    return first_recorded_.load(std::memory_order_relaxed);
   }
   void OnInstanceEnd() noexcept {
     uint64_t n = ends_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -72,6 +84,7 @@ class CaptureWindow {
   std::atomic<uint32_t> state_{0};
   std::atomic<uint64_t> starts_{0};
   std::atomic<uint64_t> ends_{0};
+  std::atomic<uint64_t> first_recorded_{0};
   std::atomic<Observer*> observer_{nullptr};
 };
 

@@ -226,6 +226,12 @@ void Writer::DrainOnce(bool final) {
       MaybeCutFrame();
     }
     CollectMisuseCounters();
+    if (capture_window_ && !capture_start_counted_) {
+      if (const uint64_t n = capture_window_->first_recorded_occurrence(); n != 0) {
+        Count("capture_range_first_occurrence", n);
+        capture_start_counted_ = true;
+      }
+    }
 
     category_scratch_.clear();
     categories_emitted_ =

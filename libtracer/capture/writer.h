@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "libtracer/capture/capture_window.h"
 #include "libtracer/capture/event_decoder.h"
 #include "libtracer/capture/record_sink.h"
 #include "libtracer/capture/trace_file.h"
@@ -53,6 +54,11 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   bool BeginOnFd(int fd, const HeaderInfo& header);
   void StartThread();
   void AddSource(RecordSource* source);
+  // The capture window of a named range: once its first recorded instance is
+  // known, the counter capture_range_first_occurrence (its 1-based
+  // occurrence) is written, so that reports number steps as the program does.
+  // Called before StartThread; the window must outlive the writer thread.
+  void WatchCaptureWindow(const CaptureWindow* window) { capture_window_ = window; }
 
   // Wakes the writer and waits until it drained what was appended before the
   // call; false on timeout.
@@ -179,6 +185,8 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   std::unordered_map<uint64_t, uint32_t> retired_by_pthread_, retired_by_pthread32_;
   uint64_t records_by_kind_[kNumKinds] = {};
   uint64_t misuse_seen_[2] = {};
+  const CaptureWindow* capture_window_ = nullptr;
+  bool capture_start_counted_ = false;
   uint32_t last_defined_thread_ = 0;
   uint64_t busy_ns_ = 0;
   bool finished_writing_ = false;

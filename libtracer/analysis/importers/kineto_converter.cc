@@ -1,5 +1,7 @@
 #include "libtracer/analysis/importers/kineto_converter.h"
 
+#include <cstdint>
+
 #include "libtracer/analysis/importers/kineto_json_importer.h"
 
 namespace tracer::analysis::importers {
@@ -145,6 +147,13 @@ void KinetoConverter::FinishDefinitions(const KinetoTraceInfo& info, const std::
   h.source = "kineto-json";
   h.pid = cpu_pid_ < 0 ? 0 : static_cast<uint32_t>(cpu_pid_);
   h.rank = static_cast<int32_t>(info.rank);
+  // distributedInfo.world_size; a Kineto trace names no local rank. The
+  // device: the CUDA device index every GPU activity ran on (the trace
+  // names devices so), when they ran on one.
+  if (info.world_size > 0 && info.world_size <= INT32_MAX) {
+    h.world_size = static_cast<int32_t>(info.world_size);
+  }
+  if (info.gpu_device >= 0) h.device = std::to_string(info.gpu_device);
   h.host = info.host_name;
   h.clock_description = "Kineto trace clock (Unix epoch; microseconds in the file, " +
                         std::string("converted to ns exactly)");

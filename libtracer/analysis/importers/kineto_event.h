@@ -48,7 +48,20 @@ struct KinetoEvent {
 
 // Top-level facts of the trace object.
 struct KinetoTraceInfo {
-  int64_t rank = -1;  // distributedInfo.rank
+  int64_t rank = -1;       // distributedInfo.rank
+  int64_t world_size = 0;  // distributedInfo.world_size; 0 = absent
+  // The one device (args.device) of the GPU activities (kernels, memcpys,
+  // memsets); -1 when there is none, or several_devices.
+  int64_t gpu_device = -1;
+  bool several_devices = false;
+  void NoteGpuDevice(int64_t device) {
+    if (gpu_device < 0 && !several_devices) {
+      gpu_device = device;
+    } else if (device != gpu_device) {
+      several_devices = true;
+      gpu_device = -1;
+    }
+  }
   std::string host_name;
   std::string display_time_unit;
   uint64_t device_properties = 0;  // entries of deviceProperties

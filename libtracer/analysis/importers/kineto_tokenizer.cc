@@ -449,7 +449,13 @@ bool Parser::Event() {
     if (k == "args"sv) return Args();
     return SkipValue(2);
   });
-  if (ok) sink_(event_);
+  if (ok) {
+    if (event_.device >= 0 && (event_.cat == "kernel"sv || event_.cat == "gpu_memcpy"sv ||
+                               event_.cat == "gpu_memset"sv)) {
+      info_->NoteGpuDevice(event_.device);
+    }
+    sink_(event_);
+  }
   return ok;
 }
 
@@ -468,9 +474,11 @@ bool Parser::TopObject() {
     if (k == "distributedInfo"sv) {
       if (PeekNonBlank() != '{') return SkipValue(1);
       return Object(1, [&] {
-        if (key_ == "rank"sv) {
+        if (key_ == "rank"sv || key_ == "world_size"sv) {
           const int c = PeekNonBlank();
-          if ((c >= '0' && c <= '9') || c == '-') return NumberInt(&info_->rank);
+          if ((c >= '0' && c <= '9') || c == '-') {
+            return NumberInt(key_ == "rank"sv ? &info_->rank : &info_->world_size);
+          }
         }
         return SkipValue(1);
       });

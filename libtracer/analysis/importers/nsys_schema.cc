@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "libtracer/analysis/importers/nsys_global_id.h"
+
 namespace tracer::analysis::importers {
 namespace {
 constexpr uint32_t kNotInterned = std::numeric_limits<uint32_t>::max();
@@ -158,6 +160,45 @@ uint32_t NsysSchema::NvtxText(const SqliteStatement& st, const NvtxColumns& c) {
   if (!st.IsNull(c.text)) return strings_->Intern(st.Text(c.text));
   if (!st.IsNull(c.text_id)) return String(st.Int(c.text_id));
   return 0;
+}
+
+NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {
+  TargetInfo info;
+  std::string ignored;
+  if (db_.HasColumn("TARGET_INFO_SYSTEM_ENV", "name") &&
+      db_.HasColumn("TARGET_INFO_SYSTEM_ENV", "value")) {
+    SqliteStatement st;
+    if (Query("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1", &st,
+              &ignored) &&
+        st.Step() && !st.IsNull(0)) {
+      info.host = std::string(st.Text(0));
+    }
+  }
+  // One scan of each GPU activity table, grouped: distinct (pid, device)
+  // pairs only are held.
+  for (const char* table :
+       {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    if (!db_.HasColumn(table, "globalPid") || !db_.HasColumn(table, "deviceId")) continue;
+    SqliteStatement st;
+    if (!Query(std::string("SELECT DISTINCT globalPid, deviceId FROM ") + table, &st, &ignored)) {
+      continue;
+    }
+    while (st.Step()) {
+      if (st.IsNull(0) || st.IsNull(1)) continue;
+      const uint32_t pid = NsysPid(st.Int(0));
+      const int64_t device = st.Int(1);
+      auto [it, added] = info.device_by_pid.emplace(pid, device);
+      if (!added && it->second != device) it->second = -1;
+    }
+  }
+  return info;
+}
+
+void NsysSchema::FillHeader(const TargetInfo& info, uint32_t pid, HeaderInfo* header) {
+  if (header->host.empty()) header->host = info.host;
+  auto it = info.device_by_pid.find(pid);
+  if (it != info.device_by_pid.end() && it->second >= 0)
+    header->device = std::to_string(it->second);
 }
 
 }  // namespace tracer::analysis::importers

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -102,6 +103,18 @@ class NsysSchema {
   ApiDomain ApiDomainOf(bool has_class, int64_t event_class, uint32_t name);
 
   SqliteDb& db() { return db_; }
+
+  // What an export says of a process's place in a job, for its header:
+  // the host (TARGET_INFO_SYSTEM_ENV Hostname) and the CUDA device index
+  // every GPU activity of the process ran on (when one). An export carries
+  // no rank, world size or local rank (the launcher's children's
+  // environment is not recorded): those stay unknown.
+  struct TargetInfo {
+    std::string host;
+    std::map<uint32_t, int64_t> device_by_pid;  // -1: several devices
+  };
+  TargetInfo ReadTargetInfo();
+  static void FillHeader(const TargetInfo& info, uint32_t pid, HeaderInfo* header);
 
  protected:
   bool LoadStrings(std::string* error);

@@ -466,6 +466,10 @@ bool NsysImporter::Run(const std::string& path, std::string* error) {
   ImportThreadNames();
   ImportProcessNames();
   ImportSessionStart();
+  {
+    const TargetInfo target = ReadTargetInfo();
+    for (auto& [pid, p] : processes_) FillHeader(target, pid, &p->process.header);
+  }
   Finalize();
   for (auto& [pid, state] : processes_) trace_->processes.push_back(std::move(state->process));
   return true;

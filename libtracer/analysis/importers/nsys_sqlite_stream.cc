@@ -127,6 +127,7 @@ class NsysStreamer : public NsysSchema {
   std::map<uint32_t, ProcessMeta> meta_;
   std::vector<std::pair<uint32_t, uint32_t>> fallback_domains_;  // DomainStrings
   std::optional<uint64_t> session_start_;
+  TargetInfo target_;  // host, each process's device
   // NVTX rows without globalTid: the importer files them under the only
   // process (it reads NVTX last), which is this one.
   std::optional<uint32_t> nvtx_null_pid_;
@@ -374,6 +375,7 @@ bool NsysStreamer::ReadMeta(std::string* error) {
       session_start_ = static_cast<uint64_t>(ss.Int(0));
     }
   }
+  target_ = ReadTargetInfo();
   return true;
 }
 
@@ -736,6 +738,7 @@ void NsysStreamer::Sweep(uint32_t pid) {
     process.header.session_start_wall_ns = *session_start_;
     process.header.session_start_trace_ns = 0;
   }
+  FillHeader(target_, pid, &process.header);
   process.source_file = db_.path();
   process.domain_names = meta.domain_names;
   for (const auto& [id, name] : fallback_domains_) process.domain_names.emplace(id, name);

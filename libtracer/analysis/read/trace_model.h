@@ -89,6 +89,11 @@ struct ProcessTrace {
 
   // Sum of Chunk.counter_deltas by name (dropped records, errors, ...).
   std::map<std::string, uint64_t> counters;
+
+  // Step numbers of the whole trace, (thread, start_ns) of a step instance
+  // -> its number: kept by --steps / --time (reports/record_selection.h)
+  // when they remove steps, so the steps left keep the program's numbers.
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> step_numbers;
 };
 
 struct Trace {

@@ -166,7 +166,7 @@ Table CommComputeTable(const ReportModel& model, const CommOptions& options) {
       for (size_t i = 0; i < proc.instances.size(); ++i) {
         const CommCompute c = BreakdownOf(model, model.OpsOf(proc.instances[i]), classes);
         Accumulate(c, &sum);
-        add(labels[proc.process], "step", steps.name + " #" + std::to_string(i), c);
+        add(labels[proc.process], "step", steps.name + " #" + std::to_string(proc.numbers[i]), c);
       }
       add(labels[proc.process], "steps", steps.name + " (sum)", sum);
     }

@@ -96,14 +96,19 @@ Table CrossRankTable(const AnalyzedTrace& analyzed, const ReportModel& model,
   try {
     const Steps steps = FindSteps(model, options.step_range);
     const auto& ranges = model.ranges();
-    size_t most = 0;
-    for (const auto& proc : steps.by_process) most = std::max(most, proc.instances.size());
+    // Step number -> each process's instance of it (the program's numbers:
+    // ranks captured from different steps line up by step).
+    std::map<uint64_t, std::vector<uint32_t>> by_number;
+    for (const auto& proc : steps.by_process) {
+      for (size_t i = 0; i < proc.instances.size(); ++i) {
+        by_number[proc.numbers[i]].push_back(proc.instances[i]);
+      }
+    }
     PerProcess all_cpu(processes), all_gpu(processes);
-    for (size_t i = 0; i < most; ++i) {
+    for (const auto& [number, instances] : by_number) {
       PerProcess cpu(processes), gpu(processes);
-      for (const auto& proc : steps.by_process) {
-        if (i >= proc.instances.size()) continue;
-        const RangeFact& f = ranges[proc.instances[i]];
+      for (const uint32_t s : instances) {
+        const RangeFact& f = ranges[s];
         cpu[f.process] = static_cast<int64_t>(f.cpu_ns());
         all_cpu[f.process] = all_cpu[f.process].value_or(0) + *cpu[f.process];
         if (f.has_gpu) {
@@ -111,10 +116,10 @@ Table CrossRankTable(const AnalyzedTrace& analyzed, const ReportModel& model,
           all_gpu[f.process] = all_gpu[f.process].value_or(0) + *gpu[f.process];
         }
       }
-      add_row("step", steps.name + " #" + std::to_string(i), cpu, gpu);
+      add_row("step", steps.name + " #" + std::to_string(number), cpu, gpu);
     }
     add_row("steps", steps.name + " (all)", all_cpu, all_gpu);
-    step_note = "Steps: " + steps.how + "; iteration i of each process (its own count from 0).";
+    step_note = "Steps: " + steps.how + "; step N of each process (the program's own numbers).";
   } catch (const std::exception& e) {
     step_note = std::string("No step rows: ") + e.what() + ".";
   }

@@ -139,7 +139,7 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
       const auto cpu_split = SplitPhases(step.start_ns, step.end_ns, cpu, n);
       std::vector<Cell> cells;
       if (by_process) cells.emplace_back(std::in_place_type<std::string>, label);
-      cells.emplace_back(std::in_place_type<std::string>, std::to_string(i));
+      cells.emplace_back(std::in_place_type<std::string>, std::to_string(proc.numbers[i]));
       append_block(&cells, step.cpu_ns(), cpu_split);
       all_cpu_step += step.cpu_ns();
       for (size_t p = 0; p <= n; ++p) all_cpu[p] += cpu_split[p];

@@ -121,7 +121,9 @@ More tables (--table groups,timeline,phases,categories,gaps,top,ranks,comm):
                  Columns: CPU, GPU projected, GPU busy, kernel time (each
                  kernel once per group), defined under the table.
   timeline       the ranges of one step in order, with depth, start offset,
-                 CPU and GPU time (--iteration N, 0-based; --step-range NAME,
+                 CPU and GPU time (--iteration N: the step numbered N, default
+                 the first recorded; steps carry the program's own numbers
+                 from 0, see Selections; --step-range NAME,
                  default: the repeated top-level range covering the most time;
                  numbered names such as ProfilerStep#3 count as one).
   phases         forward / backward / optimizer / other share of each step
@@ -135,7 +137,7 @@ More tables (--table groups,timeline,phases,categories,gaps,top,ranks,comm):
                  launch API time, average gap between launch calls.
   top            the --top N (default 5) most expensive kernels per range.
   ranks          across processes (ranks; one trace file each, or an export
-                 holding several): for each step iteration, all steps, and
+                 holding several): for each step number, all steps, and
                  each range name, every process's CPU and GPU time reduced to
                  min / median / max, the slowest process and the spread
                  (max - min, % of the median): the straggler. --filter,

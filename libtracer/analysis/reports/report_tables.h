@@ -20,7 +20,7 @@ struct ExtraTableOptions {
   std::string groups_file;          // --groups FILE (required for "groups")
   std::string by;                   // --by KEY[,KEY]: placeholders kept apart
   std::string step_range;           // --step-range NAME ("" = steps.h FindSteps)
-  size_t iteration = 0;             // --iteration N (timeline)
+  int64_t iteration = -1;           // --iteration N (timeline); -1 = first step
   std::string phase_rules_file;     // --phase-rules FILE ("" = built-in)
   std::string category_rules_file;  // --category-rules FILE (tried before built-in)
   size_t top = 5;                   // kernels per range in "top"

@@ -58,7 +58,7 @@ StatusOr<StepSelection> ParseStepSelection(const std::string& spec) {
     if (!ok) {
       return Status::Error("--steps: '" + part +
                            "' is not a step number or range (e.g. 5, 10-20, 3-, -4; steps "
-                           "are numbered from 0 per process)");
+                           "are the program's own numbers from 0)");
     }
     out.intervals.emplace_back(lo, hi);
   }
@@ -88,15 +88,18 @@ StatusOr<StepPlan> PlanStepSelection(const ReportModel& model, const std::string
     k.api_calls.assign(pt.api_calls.size(), false);
     k.launches.assign(pt.launches.size(), false);
   }
-  size_t most = 0;
+  uint64_t lowest = UINT64_MAX, highest = 0;
   for (const Steps::OfProcess& proc : steps.by_process) {
-    most = std::max(most, proc.instances.size());
+    if (!proc.numbers.empty()) {
+      lowest = std::min(lowest, proc.numbers.front());
+      highest = std::max(highest, proc.numbers.back());
+    }
     const ProcessTrace& pt = trace.processes[proc.process];
     StepPlan::Keep& k = plan.processes[proc.process];
     // Windows of the selected steps, in start order.
     std::vector<std::pair<uint64_t, uint64_t>> windows;
     for (size_t i = 0; i < proc.instances.size(); ++i) {
-      if (!selection.Contains(i)) continue;
+      if (!selection.Contains(proc.numbers[i])) continue;
       ++plan.steps_selected;
       const uint32_t s = proc.instances[i];
       const RangeFact& f = model.ranges()[s];
@@ -127,8 +130,9 @@ StatusOr<StepPlan> PlanStepSelection(const ReportModel& model, const std::string
       k.launches[l] = inside(pt.launches[l].time_ns, pt.launches[l].time_ns);
   }
   if (plan.steps_selected == 0) {
-    return Status::Error("--steps: no step in the selection ('" + steps.name + "' has " +
-                         std::to_string(most) + " steps per process at most, numbered from 0)");
+    return Status::Error("--steps: no step in the selection (the trace holds steps " +
+                         std::to_string(lowest) + " to " + std::to_string(highest) + " of '" +
+                         steps.name + "', the program's own numbers)");
   }
   plan.note = "--steps: " + std::to_string(plan.steps_selected) + " step(s) of '" + steps.name +
               "' selected; records outside them are left out of every table";

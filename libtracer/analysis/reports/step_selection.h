@@ -1,12 +1,14 @@
 // `--steps`: a report over some training steps only (warm-up left out), like
-// nsys's --filter-nvtx. Steps are numbered per process from 0 in start order
-// (steps.h). What a selected step holds, per process:
+// nsys's --filter-nvtx. Steps carry the program's own numbers, per process
+// (steps.h: from 0, or from where capture began). What a selected step
+// holds, per process:
 //   - range instances lying inside its [start, end], on any thread;
 //   - GPU ops counted toward the step instance (its launches, its
 //     children's, worker-thread launches it inherits, graph kernels);
 //   - API calls, launch records and marks inside its [start, end].
 // Everything else is removed from the trace before the tables are computed,
-// so every table, groups, phases and diff see the selection only.
+// so every table, groups, phases and diff see the selection only
+// (record_selection.h combines it with --time).
 #pragma once
 
 #include <cstddef>

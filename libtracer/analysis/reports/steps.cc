@@ -127,11 +127,39 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
   });
   for (uint32_t r : steps.instances) {
     if (steps.by_process.empty() || steps.by_process.back().process != ranges[r].process) {
-      steps.by_process.push_back({ranges[r].process, {}});
+      steps.by_process.push_back({ranges[r].process, {}, {}});
     }
     steps.by_process.back().instances.push_back(r);
   }
+  for (Steps::OfProcess& proc : steps.by_process) {
+    const ProcessTrace& pt = model.trace().processes[proc.process];
+    const uint64_t base = CaptureStepBase(pt, steps.name);
+    for (size_t i = 0; i < proc.instances.size(); ++i) {
+      const RangeFact& f = ranges[proc.instances[i]];
+      const auto known = pt.step_numbers.find({pt.ranges[f.local].thread, f.start_ns});
+      proc.numbers.push_back(known != pt.step_numbers.end() ? known->second : base + i);
+    }
+  }
   return steps;
+}
+
+uint64_t CaptureStepBase(const ProcessTrace& p, std::string_view step_name) {
+  std::string_view range, start;
+  for (const auto& [key, value] : p.header.config) {
+    if (key == "TRACER_CAPTURE_RANGE") range = value;
+    if (key == "TRACER_CAPTURE_START") start = value;
+  }
+  if (range.empty() || range != step_name) return 0;
+  uint64_t first = 0;
+  if (auto it = p.counters.find("capture_range_first_occurrence"); it != p.counters.end()) {
+    first = it->second;
+  } else {
+    for (char c : start) {
+      if (c < '0' || c > '9' || first > UINT64_MAX / 10 - 9) return 0;
+      first = first * 10 + static_cast<uint64_t>(c - '0');
+    }
+  }
+  return first > 0 ? first - 1 : 0;
 }
 
 std::vector<uint32_t> StepMembers(const ReportModel& model, uint32_t s) {

@@ -17,11 +17,14 @@ struct Steps {
   std::vector<uint32_t> instances;
   std::string how;  // how the step range was chosen, for notes
   // Per process that has steps (in process order): its instances in start
-  // order; a step's number is its position here (the program's own count
-  // within the trace).
+  // order and their numbers, the program's own count from 0: a capture that
+  // began at the step range's occurrence N (tracer run --capture-start N)
+  // numbers its first step N-1 (CaptureStepBase); steps a --steps / --time
+  // selection left keep their numbers (ProcessTrace::step_numbers).
   struct OfProcess {
     uint32_t process = 0;
     std::vector<uint32_t> instances;
+    std::vector<uint64_t> numbers;  // parallel to instances
   };
   std::vector<OfProcess> by_process;
 };
@@ -38,6 +41,13 @@ std::string StepKey(std::string_view range_name);
 // (several ranks: each its own steps). Throws std::runtime_error when there
 // is none.
 Steps FindSteps(const ReportModel& model, std::string_view step_range);
+
+// The program's number of the first recorded instance of range `step_name`:
+// the occurrence the capture window recorded first, less one (the counter
+// capture_range_first_occurrence, written by the tracer when capture began),
+// or for a file written before that counter existed, TRACER_CAPTURE_START
+// less one; 0 when the capture was not gated by that range (or for imports).
+uint64_t CaptureStepBase(const ProcessTrace& p, std::string_view step_name);
 
 // The ranges inside step instance s, excluding s itself: its descendants and
 // the ranges of other threads of its process lying within [s.start, s.end]

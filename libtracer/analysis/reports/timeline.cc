@@ -13,22 +13,30 @@ Table TimelineTable(const ReportModel& model, const TimelineOptions& options) {
   const Steps steps = FindSteps(model, options.step_range);
   // Iteration N of every process (rank) that has it.
   std::vector<uint32_t> chosen;
-  size_t most = 0;
+  uint64_t lowest = UINT64_MAX, highest = 0, shown = 0;
   for (const Steps::OfProcess& proc : steps.by_process) {
-    most = std::max(most, proc.instances.size());
-    if (options.iteration < proc.instances.size())
-      chosen.push_back(proc.instances[options.iteration]);
+    if (proc.numbers.empty()) continue;
+    lowest = std::min(lowest, proc.numbers.front());
+    highest = std::max(highest, proc.numbers.back());
+    for (size_t i = 0; i < proc.instances.size(); ++i) {
+      if (options.iteration < 0 ? i == 0
+                                : proc.numbers[i] == static_cast<uint64_t>(options.iteration)) {
+        if (chosen.empty()) shown = proc.numbers[i];
+        chosen.push_back(proc.instances[i]);
+        break;
+      }
+    }
   }
   if (chosen.empty()) {
     throw std::runtime_error("--iteration " + std::to_string(options.iteration) +
-                             " is out of range: '" + steps.name + "' has " + std::to_string(most) +
-                             " instances (0.." + std::to_string(most - 1) + ")");
+                             " is out of range: the trace holds steps " + std::to_string(lowest) +
+                             ".." + std::to_string(highest) + " of '" + steps.name + "'");
   }
   const bool by_process = steps.by_process.size() > 1;
   const auto& ranges = model.ranges();
   Table t;
   t.name = "timeline";
-  t.title = "Timeline of " + steps.name + " #" + std::to_string(options.iteration);
+  t.title = "Timeline of " + steps.name + " #" + std::to_string(shown);
   if (by_process) t.columns.push_back({"process", ColumnKind::kText, "Process"});
   const std::vector<Column> columns = {{"index", ColumnKind::kCount, "#"},
                                        {"depth", ColumnKind::kCount, "Depth"},
@@ -67,9 +75,15 @@ Table TimelineTable(const ReportModel& model, const TimelineOptions& options) {
     add(s, 0);
     for (uint32_t r : StepMembers(model, s)) add(r, DepthInStep(model, s, r));
   }
-  t.notes = {"Step: " + steps.how + ", iteration " + std::to_string(options.iteration) + " of " +
-                 std::to_string(most) + " (--iteration N, 0-based" +
-                 (by_process ? "; the same iteration of every process" : "") + ").",
+  t.notes = {"Step: " + steps.how + ", step " +
+                 (options.iteration < 0 ? std::to_string(shown) + " (the first recorded)"
+                                        : std::to_string(options.iteration)) +
+                 " of steps " + std::to_string(lowest) + ".." + std::to_string(highest) +
+                 " (--iteration N; the program's own step numbers" +
+                 (by_process ? (options.iteration < 0 ? "; each process's first step"
+                                                      : "; that step of every process")
+                             : "") +
+                 ").",
              "Start: offset from the step's start. Ranges of other threads inside the step "
              "window (worker threads) are listed at their own depth below the step.",
              "GPU projected: first to last attributed op; empty: no GPU work."};

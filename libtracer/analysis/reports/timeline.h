@@ -13,7 +13,9 @@ namespace tracer::analysis::reports {
 
 struct TimelineOptions {
   std::string step_range;  // "" = chosen as steps.h FindSteps says
-  size_t iteration = 0;    // 0-based index of the step instance
+  // The step numbered so (steps.h: the program's own number); -1 = each
+  // process's first recorded step.
+  int64_t iteration = -1;
 };
 
 // Rows: the step itself (depth 0) then every range inside it (steps.h

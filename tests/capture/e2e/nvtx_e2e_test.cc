@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -455,6 +456,55 @@ TEST(CaptureE2E, CaptureWindowRecordsTheNthToMthInstances) {
   auto c = CountByName(t);
   EXPECT_EQ(c["step"], 3u);  // instances 2, 3, 4
   EXPECT_EQ(c["work"], 3u);
+}
+
+// Issue 11: step numbers are the program's own. Capture from the 2nd
+// "step" to the 4th records steps 1, 2 and 3 (0-based, as the program
+// counts them); the tracer writes where capture began (counter
+// capture_range_first_occurrence) and every report numbers from it.
+TEST(CaptureE2E, CaptureStartKeepsTheProgramsStepNumbers) {
+  TempDir dir;
+  const std::string out = dir.File("cs.trace");
+  RunResult r = RunProgram({TRACER_CLI, "run", "--capture-range", "step", "--capture-start", "2",
+                            "--capture-stop", "4", "-o", out, "--", NVTX_CLIENT, "window", "6"},
+                           {}, LoadPath::kNone);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ParsedTrace t = ReadTraceFile(out);
+  ExpectWellFormed(t);
+  EXPECT_EQ(CountByName(t)["step"], 3u);
+  EXPECT_EQ(t.counters["capture_range_first_occurrence"], 2u);
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string csv = dir.File("phases.csv");
+  r = RunProgram({TRACER_CLI, "report", out, "--table", "phases", "--format", "csv", "-o", csv}, {},
+                 LoadPath::kNone);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string text = slurp(csv);
+  EXPECT_EQ(text.find("\n0,"), std::string::npos) << text;
+  for (const char* row : {"\n1,", "\n2,", "\n3,", "\nall,"}) {
+    EXPECT_NE(text.find(row), std::string::npos) << row << " in\n" << text;
+  }
+  // --steps counts the same way: step 0 was never captured.
+  r = RunProgram({TRACER_CLI, "report", out, "--steps", "0"}, {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("holds steps 1 to 3"), std::string::npos) << r.err;
+  const std::string two = dir.File("two.csv");
+  r = RunProgram({TRACER_CLI, "report", out, "--steps", "2-", "--table", "phases", "--format",
+                  "csv", "-o", two},
+                 {}, LoadPath::kNone);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  text = slurp(two);
+  EXPECT_EQ(text.find("\n1,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n2,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n3,"), std::string::npos) << text;
+  const std::string timeline = dir.File("timeline.txt");
+  r = RunProgram(
+      {TRACER_CLI, "report", out, "--steps", "2-", "--table", "timeline", "-o", timeline}, {},
+      LoadPath::kNone);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(timeline).find("Timeline of step #2"), std::string::npos) << slurp(timeline);
 }
 
 TEST(CaptureE2E, DomainExcludeDropsOnlyThatDomain) {

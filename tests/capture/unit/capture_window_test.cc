@@ -49,6 +49,42 @@ TEST(CaptureWindowTest, StopZeroNeverCloses) {
   EXPECT_FALSE(w.active());
 }
 
+// Where capture began, for the reports' step numbers: the occurrence whose
+// instance was the first one started while recording was on.
+TEST(CaptureWindowTest, FirstRecordedOccurrenceIsTheRangeWindowsStart) {
+  CaptureWindow w(true, 2, 3);
+  EXPECT_EQ(w.first_recorded_occurrence(), 0u);
+  w.OnInstanceStart();  // 1st: not recorded
+  w.OnInstanceEnd();
+  EXPECT_EQ(w.first_recorded_occurrence(), 0u);
+  w.OnInstanceStart();  // 2nd: the window opens, this instance is recorded
+  EXPECT_EQ(w.first_recorded_occurrence(), 2u);
+  w.OnInstanceEnd();
+  w.OnInstanceStart();
+  EXPECT_EQ(w.first_recorded_occurrence(), 2u);  // fixed once known
+}
+
+TEST(CaptureWindowTest, FirstRecordedOccurrenceFollowsTheProfilerApiToo) {
+  // Range window from the 2nd instance, but cudaProfilerStop until the 3rd
+  // instance is under way: the 4th is the first recorded.
+  CaptureWindow w(true, 2, 0);
+  w.SetProfilerActive(false);
+  for (int i = 0; i < 3; ++i) {
+    w.OnInstanceStart();
+    if (i < 2) w.OnInstanceEnd();
+  }
+  EXPECT_EQ(w.first_recorded_occurrence(), 0u);
+  w.SetProfilerActive(true);  // inside the 3rd, whose start was not recorded
+  w.OnInstanceEnd();
+  EXPECT_EQ(w.first_recorded_occurrence(), 0u);
+  w.OnInstanceStart();  // 4th
+  EXPECT_EQ(w.first_recorded_occurrence(), 4u);
+  w.SetProfilerActive(false);
+  w.SetProfilerActive(true);
+  w.OnInstanceStart();
+  EXPECT_EQ(w.first_recorded_occurrence(), 4u);
+}
+
 // Records active() at each notification.
 class RecordingObserver : public CaptureWindow::Observer {
  public:

@@ -48,6 +48,12 @@ class ThreadRing {
     const size_t bytes = cap * sizeof(Event);
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
+      // Small pages: with transparent huge pages on "always", a thread's
+      // first event would make 2 MiB resident, and handing read pages back
+      // would split huge pages.
+#ifdef MADV_NOHUGEPAGE
+    madvise(p, bytes, MADV_NOHUGEPAGE);
+#endif
     slots_ = static_cast<Event*>(p);
     const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     events_per_page_ = page / sizeof(Event);

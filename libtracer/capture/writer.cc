@@ -360,13 +360,17 @@ std::string Writer::RingFullLine(uint64_t dropped, bool at_exit) const {
                      " (nvtx_ring_full): a thread's event buffer was full, ";
   if (limit) {
     line += "as threads started after all buffers together reached the limit (" + SizeText(now) +
-            ") got small ones; rerun with `tracer run --buffer-limit " + SizeText(next) +
-            "` (TRACER_BUFFER_LIMIT)";
+            ") got small ones; ";
+    line += next > now ? "rerun with `tracer run --buffer-limit " + SizeText(next) +
+                             "` (TRACER_BUFFER_LIMIT)"
+                       : std::string("`tracer run --buffer-limit`");
   } else {
-    line += "the thread recorded faster than the writer drained its " + SizeText(now) +
-            " buffer; rerun with `tracer run --buffer-size " + SizeText(next) +
-            "` (TRACER_BUFFER_SIZE)";
+    line += "the thread recorded faster than the writer drained its " + SizeText(now) + " buffer; ";
+    line += next > now ? "rerun with `tracer run --buffer-size " + SizeText(next) +
+                             "` (TRACER_BUFFER_SIZE)"
+                       : std::string("`tracer run --buffer-size`");
   }
+  if (next <= now) line += " is at its largest: record fewer ranges (--domains-exclude)";
   if (!at_exit) line += "; the total is logged at exit";
   return line;
 }

@@ -274,14 +274,18 @@ const Registrar kRun{Command{
                      "link, a non-regular file or another user's file there is refused");
       sub.add_option("--buffer-size", args->buffer_size,
                      "per-thread event buffer, 4K to 1G, e.g. 512K, 4M (TRACER_BUFFER_SIZE, "
-                     "default 1M); when full, events are dropped and counted, never blocking "
-                     "the program. Its memory becomes resident as the thread records");
+                     "default 32M: 1M events, a burst of 500k ranges with no drain at all; the "
+                     "writer drains a buffer as soon as it is half full). Memory becomes "
+                     "resident only as the thread records and goes back once written out, so "
+                     "a thread holding little keeps little. When full, events are dropped and "
+                     "counted, never blocking the program, and one line says how many");
       sub.add_option("--buffer-limit", args->buffer_limit,
                      "bound on all threads' event buffers together, 64K to 64G and at most half "
                      "the machine's memory (TRACER_BUFFER_LIMIT, default 512M or half the "
-                     "memory when less): threads registering past it get 4K buffers (their "
-                     "overflow is dropped and counted), so the tracer's buffers never exceed "
-                     "it by more than 4K per such thread");
+                     "memory when less: 16 threads at the default --buffer-size): threads "
+                     "registering past it get 4K buffers (their overflow is dropped and "
+                     "counted), so the tracer's buffers never exceed it by more than 4K per "
+                     "such thread");
       sub.add_option("--flush-interval", args->flush_interval,
                      "ms between writer drains (TRACER_FLUSH_INTERVAL_MS, default 200)");
       sub.add_option("--domains-include", args->domains_include,

@@ -33,7 +33,12 @@ inline constexpr uint32_t kDefaultActivities = kActivityKernel | kActivityMemcpy
                                                kActivityRuntime | kActivityDriver | kActivitySync |
                                                kActivityOverhead;
 
-inline constexpr uint64_t kMaxBufferSize = uint64_t{1} << 30;         // per thread
+inline constexpr uint64_t kMaxBufferSize = uint64_t{1} << 30;  // per thread
+// Per thread: 1 M events, a burst of 500 k ranges with no drain at all (a
+// Llama-7B training step's emit_nvtx ranges on one thread are about 12 k;
+// bench/capture/burst_bench.cc has the estimate). Pages become resident only
+// as the thread writes them (thread_ring.h).
+inline constexpr uint64_t kDefaultBufferSize = uint64_t{32} << 20;
 inline constexpr uint64_t kDefaultBufferLimit = uint64_t{512} << 20;  // all threads
 inline constexpr uint64_t kMinBufferLimit = uint64_t{64} << 10;
 inline constexpr uint64_t kMaxBufferLimit = uint64_t{64} << 30;
@@ -46,7 +51,7 @@ inline constexpr const char* kDefaultRankOutput = "tracer-rank%r-%p.trace";
 struct Config {
   bool enabled = true;                           // TRACER_ENABLE
   std::string output_template = kDefaultOutput;  // TRACER_OUTPUT; see kDefaultRankOutput
-  uint64_t buffer_size = 1u << 20;               // TRACER_BUFFER_SIZE, per-thread ring bytes
+  uint64_t buffer_size = kDefaultBufferSize;     // TRACER_BUFFER_SIZE, per-thread ring bytes
   // TRACER_BUFFER_LIMIT: all threads' rings together (ring_budget.h); by
   // default kDefaultBufferLimit, or half the machine's memory when less.
   uint64_t buffer_limit = kDefaultBufferLimit;

@@ -36,6 +36,7 @@ class RingBudget {
   }
   void Release(uint64_t bytes) noexcept { used_.fetch_sub(bytes, std::memory_order_relaxed); }
   uint64_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
+  uint64_t limit() const noexcept { return limit_; }
 
   // bytes rounded down to a power of two of Events, at least kMinRingBytes.
   static uint64_t RingBytes(uint64_t bytes) noexcept {

@@ -282,6 +282,11 @@ void Session::DrainAfterTopLevelRange() noexcept {
   writer_->RequestDrain();
 }
 
+void Session::DrainSoon() noexcept {
+  if (shut_down_.load(std::memory_order_acquire)) return;
+  writer_->RequestDrain();
+}
+
 void Session::OnThreadExit() noexcept {
   if (shut_down_.load(std::memory_order_acquire)) return;
   if (threads_->NoteExit()) writer_->RequestDrain();

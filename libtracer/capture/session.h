@@ -74,6 +74,10 @@ class Session {
     return flush_top_level_.load(std::memory_order_relaxed);
   }
   void DrainAfterTopLevelRange() noexcept;
+  // A thread's ring passed its fill mark (thread_ring.h): the writer drains
+  // it soon rather than at the next flush interval. Only wakes the writer,
+  // as DrainAfterTopLevelRange does.
+  void DrainSoon() noexcept;
   // A registered thread exited: once enough exited threads wait, the writer
   // is woken (as for DrainAfterTopLevelRange) to drain and recycle them, so
   // a program that churns threads holds states for about its live threads.

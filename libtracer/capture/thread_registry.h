@@ -60,6 +60,10 @@ class ThreadRegistry {
   static constexpr uint64_t kKeptRingBytes = 64 << 10;
   size_t allocated() const noexcept { return allocated_.load(std::memory_order_relaxed); }
   size_t free_count();
+  // The ring a new thread asks for and the bound on all rings together
+  // (what the drop messages name).
+  uint64_t ring_bytes() const noexcept { return ring_bytes_; }
+  uint64_t ring_limit() const noexcept { return budget_.limit(); }
 
   void LockForFork() { free_mu_.lock(); }
   void UnlockAfterFork() { free_mu_.unlock(); }

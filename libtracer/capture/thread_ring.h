@@ -2,6 +2,13 @@
 // thread produces, the writer thread consumes. The producer keeps its own
 // copy of the consumer position and rereads the shared one only when the ring
 // looks full, so a push writes no cache line the writer writes.
+//
+// Fill mark: the producer's fast check is against half the capacity, not
+// all of it. Past it (stale view) it rereads the consumer position, and when
+// the ring really is more than half full it calls RingPassedFillMark(),
+// which asks the writer for an early drain (a flag and at most one futex
+// wake per drain: never a wait). A burst thus gets the writer's attention
+// long before the ring fills, instead of waiting for the flush interval.
 #pragma once
 
 #include <sys/mman.h>
@@ -20,6 +27,10 @@
 
 namespace tracer {
 
+// Defined by the capture session (thread_state.cc): requests an early drain.
+// Never blocks, never throws.
+void RingPassedFillMark() noexcept;
+
 class ThreadRing {
  public:
   // Capacity in events: ring_bytes / sizeof(Event) rounded down to a power of
@@ -30,10 +41,28 @@ class ThreadRing {
     while (cap * 2 <= want && cap < (size_t{1} << 30)) cap *= 2;
     capacity_ = cap;
     mask_ = cap - 1;
-    slots_.reset(static_cast<Event*>(::operator new[](cap * sizeof(Event), std::align_val_t{64})));
-    // Not touched here: a thread pays (in page faults) only for the part of
-    // its ring it fills, and a recycled ring's pages are already resident.
+    fill_mark_ = cap / 2;
+    // Mapped, not allocated: page-aligned fresh zero pages, none resident
+    // until written (a thread pays, in page faults, only for what it fills),
+    // and index pages line up with memory pages (ReleaseConsumed).
+    const size_t bytes = cap * sizeof(Event);
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+      // Small pages: with transparent huge pages on "always", a thread's
+      // first event would make 2 MiB resident, and handing read pages back
+      // would split huge pages.
+#ifdef MADV_NOHUGEPAGE
+    madvise(p, bytes, MADV_NOHUGEPAGE);
+#endif
+    slots_ = static_cast<Event*>(p);
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    events_per_page_ = page / sizeof(Event);
+    release_consumed_ = page % sizeof(Event) == 0 && cap >= kMinReleasePages * events_per_page_;
   }
+
+  ~ThreadRing() { munmap(slots_, capacity_ * sizeof(Event)); }
+  ThreadRing(const ThreadRing&) = delete;
+  ThreadRing& operator=(const ThreadRing&) = delete;
 
   // Empties the ring for a new owner (thread churn recycles rings). Only
   // when no producer or consumer uses it: the registry hands a drained ring
@@ -42,6 +71,9 @@ class ThreadRing {
     head_.store(0, std::memory_order_relaxed);
     tail_.store(0, std::memory_order_relaxed);
     cached_tail_ = 0;
+    consumed_ = 0;
+    prefaulted_to_ = 0;
+    head_at_prefault_ = 0;
   }
 
   size_t capacity() const noexcept { return capacity_; }
@@ -49,89 +81,128 @@ class ThreadRing {
   // Producer: true when n more events fit while keeping `keep_free` slots.
   bool HasRoom(size_t n, size_t keep_free) noexcept {
     uint64_t head = head_.load(std::memory_order_relaxed);
-    if (head + n + keep_free - cached_tail_ <= capacity_) return true;
-    cached_tail_ = tail_.load(std::memory_order_acquire);
-    return head + n + keep_free - cached_tail_ <= capacity_;
+    if (__builtin_expect(head + n + keep_free - cached_tail_ <= fill_mark_, 1)) return true;
+    return HasRoomPastMark(head + n + keep_free);
   }
 
   // Producer: writes n events; the caller checked HasRoom(n, ...).
   void PushUnchecked(const Event* events, size_t n) noexcept {
     uint64_t head = head_.load(std::memory_order_relaxed);
-    for (size_t i = 0; i < n; ++i) slots_.get()[(head + i) & mask_] = events[i];
+    for (size_t i = 0; i < n; ++i) slots_[(head + i) & mask_] = events[i];
     head_.store(head + n, std::memory_order_release);
   }
 
   // Producer, in-place variant of PushUnchecked (no staging copy): the i-th
   // slot after the head, then Publish(n). The caller checked HasRoom(n, ...).
   Event* SlotAfterHead(size_t i) noexcept {
-    return slots_.get() + ((head_.load(std::memory_order_relaxed) + i) & mask_);
+    return slots_ + ((head_.load(std::memory_order_relaxed) + i) & mask_);
   }
   void Publish(size_t n) noexcept {
     head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
 
   // Consumer: calls fn(const Event&) for every event available now, in order.
+  //
+  // The slots it read go back to the producer at page granularity: the tail
+  // published is the start of the page holding the new head (the producer
+  // sees at most one page less room), so every page is at some drain wholly
+  // between the old and the new published tail. Those pages cannot be
+  // written before the new tail is published (the producer stays below the
+  // old tail plus the capacity), so they are handed back to the system
+  // first when the ring is no more than half full: a ring's resident memory
+  // follows what it holds (plus PrefaultAhead's window), not its capacity,
+  // however many laps the producer makes.
   template <typename Fn>
   size_t Drain(Fn&& fn) {
-    uint64_t tail = tail_.load(std::memory_order_relaxed);
-    uint64_t head = head_.load(std::memory_order_acquire);
-    for (uint64_t i = tail; i != head; ++i) fn(slots_.get()[i & mask_]);
-    tail_.store(head, std::memory_order_release);
-    return static_cast<size_t>(head - tail);
+    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    const uint64_t head = head_.load(std::memory_order_acquire);
+    for (uint64_t i = consumed_; i != head; ++i) fn(slots_[i & mask_]);
+    const size_t n = static_cast<size_t>(head - consumed_);
+    consumed_ = head;
+    uint64_t publish = head;
+    if (release_consumed_) {
+      publish = head - head % events_per_page_;
+      if (publish > tail && head - tail <= fill_mark_) ReleaseSlots(tail, publish);
+    }
+    if (publish != tail) tail_.store(publish, std::memory_order_release);
+    return n;
   }
 
   // Consumer, with no producer (its thread exited): returns the pages past
-  // the first `keep` bytes that the producer touched to the system (they
-  // read back as zeros, touched again only if a later owner fills that
-  // far). Whole pages inside the allocation only.
+  // the first `keep` bytes that the producer may have touched to the system
+  // (they read back as zeros, touched again only if a later owner fills
+  // that far). Whole pages only.
   void ReleasePagesBeyond(uint64_t keep) noexcept {
     const uint64_t used = std::min<uint64_t>(head_.load(std::memory_order_relaxed), capacity_);
     const uint64_t used_bytes = used * sizeof(Event);
-    if (used_bytes <= keep) return;
-    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    const auto base = reinterpret_cast<uintptr_t>(slots_.get());
-    const uint64_t begin = (base + keep + page - 1) / page * page;
-    const uint64_t end = (base + used_bytes) / page * page;
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-    resident_bytes_ = std::min(resident_bytes_, keep);
+    const uint64_t page = events_per_page_ * sizeof(Event);
+    const uint64_t begin = (keep + page - 1) / page * page;
+    const uint64_t end = (used_bytes + page - 1) / page * page;
+    const auto base = reinterpret_cast<uintptr_t>(slots_);
+    if (end > begin) madvise(reinterpret_cast<void*>(base + begin), end - begin, MADV_DONTNEED);
   }
 
-  // Consumer: the ring is not touched when allocated (thread registration
-  // stays cheap), so until the producer's first lap is done it would take a
-  // page fault every 128 events on its hot path. The writer faults pages in
-  // ahead of the producer instead (MADV_POPULATE_WRITE: the kernel maps them
-  // writable without touching their contents, so it may run while the
-  // producer writes): as far ahead as eight times what the producer wrote
-  // since the last call, at least 16 KiB (a thread that records little
-  // keeps a small footprint).
+  // Consumer: the ring's pages are not resident until written (thread
+  // registration stays cheap, and ReleaseConsumed hands read pages back),
+  // so the producer would take a page fault every page of events on its hot
+  // path. The writer faults pages in ahead of the producer instead
+  // (MADV_POPULATE_WRITE: the kernel maps them writable without touching
+  // their contents, so it may run while the producer writes): as far ahead
+  // as eight times what the producer wrote since the last call, at least
+  // 16 KiB (a thread that records little keeps a small footprint), never
+  // over slots the producer may not write yet.
   void PrefaultAhead() noexcept {
-    const uint64_t bytes = capacity_ * sizeof(Event);
-    if (resident_bytes_ >= bytes || !populate_supported_) return;
+    if (!populate_supported_) return;
     const uint64_t head = head_.load(std::memory_order_relaxed);
+    const uint64_t tail = tail_.load(std::memory_order_relaxed);
     const uint64_t written = head - std::min(head, head_at_prefault_);
     head_at_prefault_ = head;
-    if (head >= capacity_) {  // a full lap: every page was written
-      resident_bytes_ = bytes;
-      return;
-    }
-    const uint64_t want = std::min(
-        bytes, head * sizeof(Event) + std::max<uint64_t>(16 << 10, 8 * written * sizeof(Event)));
-    if (want <= resident_bytes_) return;
-    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    const auto base = reinterpret_cast<uintptr_t>(slots_.get());
-    const uint64_t begin = (base + resident_bytes_) / page * page;
-    const uint64_t end = (base + want + page - 1) / page * page;
+    const uint64_t free_slots = capacity_ - std::min<uint64_t>(capacity_, head - tail);
+    const uint64_t ahead =
+        std::min<uint64_t>(free_slots, std::max<uint64_t>((16 << 10) / sizeof(Event), 8 * written));
+    const uint64_t from = std::max(prefaulted_to_, head);
+    const uint64_t to = head + ahead;
+    if (to <= from) return;
+    prefaulted_to_ = to;
+    ForEachSlotRange(from, to, [this](uintptr_t begin, uintptr_t end) {
 #ifdef MADV_POPULATE_WRITE
-    if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0 &&
-        errno == EINVAL) {
-      populate_supported_ = false;  // kernel before 5.14: faults stay inline
-    }
+      const uint64_t page = events_per_page_ * sizeof(Event);
+      begin = begin / page * page;
+      end = (end + page - 1) / page * page;
+      if (populate_supported_ &&
+          madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0 &&
+          errno == EINVAL) {
+        populate_supported_ = false;  // kernel before 5.14: faults stay inline
+      }
 #else
-    (void)begin;
-    (void)end;
-    populate_supported_ = false;
+      (void)begin;
+      (void)end;
+      populate_supported_ = false;
 #endif
-    resident_bytes_ = want;
+    });
+    if (!populate_supported_) release_consumed_ = false;  // faults would land on the producer
+  }
+
+  // Producer: the slow half of HasRoom (past the fill mark by the cached
+  // consumer position). `end` = head + n + keep_free.
+  __attribute__((noinline)) bool HasRoomPastMark(uint64_t end) noexcept {
+    cached_tail_ = tail_.load(std::memory_order_acquire);
+    const uint64_t fill = end - cached_tail_;
+    if (fill <= fill_mark_) return true;
+    RingPassedFillMark();
+    return fill <= capacity_;
+  }
+
+  // Bytes of the ring resident in memory now (mincore), for tests and
+  // benchmarks; 0 when it cannot tell.
+  uint64_t ResidentBytes() const {
+    const uint64_t page = events_per_page_ * sizeof(Event);
+    const uint64_t bytes = capacity_ * sizeof(Event);
+    std::unique_ptr<unsigned char[]> pages(new unsigned char[(bytes + page - 1) / page]);
+    if (mincore(slots_, bytes, pages.get()) != 0) return 0;
+    uint64_t resident = 0;
+    for (uint64_t i = 0; i < (bytes + page - 1) / page; ++i) resident += (pages[i] & 1) * page;
+    return resident;
   }
 
   size_t SizeApprox() const noexcept {
@@ -140,18 +211,42 @@ class ThreadRing {
   }
 
  private:
-  struct FreeSlots {
-    void operator()(Event* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<Event, FreeSlots> slots_;
+  // Rings smaller than this many pages keep their pages (one page of room
+  // lost to page-granular tails would cost them too much).
+  static constexpr uint64_t kMinReleasePages = 16;
+
+  // fn(begin_address, end_address) for the slots of indices [from, to)
+  // (at most one lap): one or two address ranges.
+  template <typename Fn>
+  void ForEachSlotRange(uint64_t from, uint64_t to, Fn&& fn) noexcept {
+    const auto base = reinterpret_cast<uintptr_t>(slots_);
+    uint64_t first = from & mask_;
+    uint64_t count = std::min<uint64_t>(to - from, capacity_);
+    const uint64_t run = std::min<uint64_t>(count, capacity_ - first);
+    fn(base + first * sizeof(Event), base + (first + run) * sizeof(Event));
+    if (count > run) fn(base, base + (count - run) * sizeof(Event));
+  }
+
+  // The slots of [from, to), both page-aligned indices, back to the system.
+  void ReleaseSlots(uint64_t from, uint64_t to) noexcept {
+    ForEachSlotRange(from, to, [](uintptr_t begin, uintptr_t end) {
+      madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    });
+  }
+
+  Event* slots_ = nullptr;  // mapped, capacity_ events
   size_t capacity_ = 0;
   uint64_t mask_ = 0;
+  uint64_t fill_mark_ = 0;  // capacity_ / 2
+  uint64_t events_per_page_ = 128;
+  bool release_consumed_ = false;
   // Producer-owned line.
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t cached_tail_ = 0;
   // Consumer-owned line.
   alignas(64) std::atomic<uint64_t> tail_{0};
-  uint64_t resident_bytes_ = 0;    // prefix known to be faulted in
+  uint64_t consumed_ = 0;          // events read (tail_ trails it by less than a page)
+  uint64_t prefaulted_to_ = 0;     // slots of indices below it were populated
   uint64_t head_at_prefault_ = 0;  // head seen by the last PrefaultAhead
   bool populate_supported_ = true;
 };

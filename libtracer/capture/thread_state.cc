@@ -80,6 +80,11 @@ thread_local ThreadExitGuard t_guard;
 
 }  // namespace
 
+void RingPassedFillMark() noexcept {
+  Session* s = Session::Instance();
+  if (s) s->DrainSoon();
+}
+
 namespace internal {
 
 constinit thread_local ThreadState* t_current_state __attribute__((tls_model("initial-exec"))) =

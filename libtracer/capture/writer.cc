@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "libtracer/capture/config.h"
 #include "libtracer/capture/definitions.h"
 #include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
@@ -29,6 +30,13 @@ uint64_t SteadyNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+// 4096 -> "4K", 33554432 -> "32M" (as the size options are written).
+std::string SizeText(uint64_t bytes) {
+  if (bytes != 0 && bytes % (uint64_t{1} << 30) == 0) return std::to_string(bytes >> 30) + "G";
+  if (bytes != 0 && bytes % (uint64_t{1} << 20) == 0) return std::to_string(bytes >> 20) + "M";
+  if (bytes != 0 && bytes % (uint64_t{1} << 10) == 0) return std::to_string(bytes >> 10) + "K";
+  return std::to_string(bytes);
 }
 constexpr const char* kThreadCounterNames[4] = {
     "dropped.nvtx_ring_full", "dropped.nvtx_stack_overflow", "nvtx_pop_without_push",
@@ -330,18 +338,50 @@ void Writer::CollectThreadCounters(ThreadState* t) {
                      c.pop_without_push.load(std::memory_order_relaxed),
                      c.after_session_end.load(std::memory_order_relaxed)};
   auto& seen = thread_counter_seen_[t];
+  const uint64_t seen_ring_full_before = seen[0];
   for (int i = 0; i < 4; ++i) {
     if (now[i] > seen[i]) {
       Count(kThreadCounterNames[i], now[i] - seen[i]);
       seen[i] = now[i];
     }
   }
-  if (now[0] > 0) {
-    LogOnce("ring-full", LogLevel::kWarn,
-            "a thread's event buffer was full; events were dropped and counted (raise "
-            "TRACER_BUFFER_SIZE, or TRACER_BUFFER_LIMIT when many threads record, or lower "
-            "TRACER_FLUSH_INTERVAL_MS)");
+  if (now[0] <= seen_ring_full_before) return;
+  if (t->ring().capacity() * sizeof(Event) < RingBudget::RingBytes(threads_->ring_bytes())) {
+    ring_full_past_limit_ = true;
   }
+  if (!ring_full_logged_) {
+    ring_full_logged_ = true;
+    const auto it = counters_.find(kThreadCounterNames[0]);
+    const uint64_t so_far = it == counters_.end() ? now[0] : it->second;
+    LogOnce("ring-full", LogLevel::kWarn, RingFullLine(so_far, false));
+  }
+}
+
+std::string Writer::RingFullLine(uint64_t dropped, bool at_exit) const {
+  // The option and a value that would have avoided it: four times the
+  // buffer (or the limit, when the full rings were small because the limit
+  // was reached), within the options' ranges.
+  const bool limit = ring_full_past_limit_;
+  const uint64_t now = limit ? threads_->ring_limit() : threads_->ring_bytes();
+  const uint64_t next = std::min(now * 4, limit ? kMaxBufferLimit : kMaxBufferSize);
+  std::string line = std::to_string(dropped) + " NVTX events dropped" +
+                     (at_exit ? " in all" : " so far") +
+                     " (nvtx_ring_full): a thread's event buffer was full, ";
+  if (limit) {
+    line += "as threads started after all buffers together reached the limit (" + SizeText(now) +
+            ") got small ones; ";
+    line += next > now ? "rerun with `tracer run --buffer-limit " + SizeText(next) +
+                             "` (TRACER_BUFFER_LIMIT)"
+                       : std::string("`tracer run --buffer-limit`");
+  } else {
+    line += "the thread recorded faster than the writer drained its " + SizeText(now) + " buffer; ";
+    line += next > now ? "rerun with `tracer run --buffer-size " + SizeText(next) +
+                             "` (TRACER_BUFFER_SIZE)"
+                       : std::string("`tracer run --buffer-size`");
+  }
+  if (next <= now) line += " is at its largest: record fewer ranges (--domains-exclude)";
+  if (!at_exit) line += "; the total is logged at exit";
+  return line;
 }
 
 void Writer::CollectMisuseCounters() {
@@ -385,6 +425,10 @@ void Writer::EmitFrame() {
 }
 
 void Writer::WriteFooter(uint64_t end_ns, uint64_t unclosed) {
+  if (const auto it = counters_.find(kThreadCounterNames[0]);
+      it != counters_.end() && it->second > 0 && LogEnabled(LogLevel::kWarn)) {
+    Log(LogLevel::kWarn, RingFullLine(it->second, true));
+  }
   FooterInfo footer;
   footer.session_end_trace_ns = end_ns;
   static constexpr const char* kKindNames[kNumKinds] = {

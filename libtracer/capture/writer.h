@@ -143,6 +143,9 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // Drains t's ring through the decoder, then its counters.
   void DrainThread(ThreadState* t);
   void CollectThreadCounters(ThreadState* t);
+  // The one line that says how many NVTX events full rings dropped, why, and
+  // the `tracer run` option that avoids it (at the first drop, and at exit).
+  std::string RingFullLine(uint64_t dropped, bool at_exit) const;
   // Threads that exited and were drained: their definitions are settled and
   // their per-thread memory released, then the registry reuses their states.
   void RetireThreads();
@@ -189,6 +192,10 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   bool capture_start_counted_ = false;
   uint32_t last_defined_thread_ = 0;
   uint64_t busy_ns_ = 0;
+  // Some full ring was smaller than TRACER_BUFFER_SIZE: its thread started
+  // when the rings had used up TRACER_BUFFER_LIMIT (ring_budget.h).
+  bool ring_full_past_limit_ = false;
+  bool ring_full_logged_ = false;
   bool finished_writing_ = false;
 
   // Thread control.

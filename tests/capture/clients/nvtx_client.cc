@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -429,6 +430,40 @@ int EntryPoints(int code, size_t pad) {
   return code;
 }
 
+// burst T N [NS]: T threads, released together, each push/pop N ranges "q"
+// back to back, one every NS nanoseconds of wall time (0 or absent: as fast
+// as it can).
+int Burst(int threads, long n, long ns_per_range) {
+  std::vector<std::thread> pool;
+  std::atomic<int> ready{0};
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      // The first range registers the thread; all are registered (and
+      // alive) before any goes on.
+      nvtxRangePushA("q");
+      nvtxRangePop();
+      ready.fetch_add(1);
+      while (ready.load() < threads) {
+      }
+      timespec start;
+      clock_gettime(CLOCK_MONOTONIC, &start);
+      const long long t0 = start.tv_sec * 1000000000ll + start.tv_nsec;
+      for (long i = 1; i < n; ++i) {
+        nvtxRangePushA("q");
+        nvtxRangePop();
+        if (ns_per_range <= 0) continue;
+        for (;;) {
+          timespec now;
+          clock_gettime(CLOCK_MONOTONIC, &now);
+          if (now.tv_sec * 1000000000ll + now.tv_nsec - t0 >= (i + 1) * ns_per_range) break;
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -436,6 +471,9 @@ int main(int argc, char** argv) {
   if (mode == "basic") return Basic();
   if (mode == "stress")
     return Stress(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atoi(argv[3]) : 1000);
+  if (mode == "burst" && argc > 3) {
+    return Burst(atoi(argv[2]), atol(argv[3]), argc > 4 ? atol(argv[4]) : 0);
+  }
   if (mode == "fork") return Fork();
   if (mode == "exit_open") return ExitOpen();
   if (mode == "fork_exit") return ForkExit();

@@ -34,7 +34,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   const Config& c = r.config;
   EXPECT_TRUE(c.enabled);
   EXPECT_EQ(c.output_template, "tracer-%p.trace");
-  EXPECT_EQ(c.buffer_size, 1u << 20);
+  EXPECT_EQ(c.buffer_size, 32u << 20);
   EXPECT_EQ(c.flush_interval_ms, 200u);
   EXPECT_TRUE(c.capture_range.empty());
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
@@ -48,7 +48,7 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   // Every variable is listed in the header's effective configuration.
   EXPECT_EQ(c.effective.size(), 19u);
   EXPECT_EQ(EffectiveValue(c, "TRACER_CLOCK"), "auto");
-  EXPECT_EQ(EffectiveValue(c, "TRACER_BUFFER_SIZE"), "1048576");
+  EXPECT_EQ(EffectiveValue(c, "TRACER_BUFFER_SIZE"), "33554432");
   EXPECT_EQ(EffectiveValue(c, "TRACER_ACTIVITIES"),
             "kernel,memcpy,memset,runtime,driver,sync,overhead");
 }

@@ -1,0 +1,94 @@
+// ThreadRing across many laps: every event comes out once and in order, the
+// page-granular tail costs at most one page of room, and a ring that holds
+// little keeps little resident however large it is.
+#include "libtracer/capture/thread_ring.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace tracer {
+namespace {
+
+constexpr uint64_t kEventsPerPage = 4096 / sizeof(Event);
+
+// Pushes `n` events numbered from *next (time = number); false when full.
+bool PushNumbered(ThreadRing& ring, uint64_t n, uint64_t* next) {
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!ring.HasRoom(1, 0)) return false;
+    Event e;
+    e.type = EventType::kMark;
+    e.time = ++*next;
+    ring.PushUnchecked(&e, 1);
+  }
+  return true;
+}
+
+// Drains, checking the numbers continue from *expected.
+void DrainChecking(ThreadRing& ring, uint64_t* expected) {
+  ring.Drain([&](const Event& e) { ASSERT_EQ(e.time, ++*expected); });
+  ring.PrefaultAhead();
+}
+
+TEST(ThreadRingLapsTest, EveryEventOnceInOrderOverManyLapsOfMixedBatches) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  ThreadRing ring(1 << 20);  // 32 k events
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0;
+  // Batches below and above the fill mark (half), not page multiples.
+  const uint64_t batches[] = {1, 127, 129, 5000, cap / 2 + 77, 3, cap - 2 * kEventsPerPage, 999};
+  for (int lap = 0; lap < 40; ++lap) {
+    for (uint64_t b : batches) {
+      ASSERT_TRUE(PushNumbered(ring, b, &next)) << "lap " << lap << " batch " << b;
+      DrainChecking(ring, &expected);
+    }
+  }
+  EXPECT_EQ(expected, next);
+  EXPECT_GT(next, 10 * cap);
+}
+
+// The tail goes back to the producer a page at a time: after a drain the
+// room is the capacity less the part of the head's page already read.
+TEST(ThreadRingLapsTest, RoomAfterADrainLacksAtMostThePartialPage) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  ThreadRing ring(1 << 20);
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0;
+  ASSERT_TRUE(PushNumbered(ring, 1000, &next));
+  DrainChecking(ring, &expected);
+  const uint64_t lost = 1000 % kEventsPerPage;
+  EXPECT_TRUE(ring.HasRoom(cap - lost, 0));
+  EXPECT_FALSE(ring.HasRoom(cap - lost + 1, 0));
+  // Small rings (under 16 pages) hand back every slot.
+  ThreadRing small(4096);
+  ASSERT_TRUE(PushNumbered(small, 100, &next));
+  small.Drain([](const Event&) {});
+  EXPECT_TRUE(small.HasRoom(small.capacity(), 0));
+}
+
+// A 32 MiB ring (the default) through 4 laps in batches of 4 k events: what
+// it keeps resident follows what it holds (a batch, plus the writer's
+// prefault window of 8 batches), not its capacity. Before pages were handed
+// back, every page stayed resident after the first lap: 32 MiB.
+TEST(ThreadRingLapsTest, ResidentMemoryFollowsWhatTheRingHoldsNotItsCapacity) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  ThreadRing ring(32 << 20);
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0;
+  while (next < 4 * cap) {
+    ASSERT_TRUE(PushNumbered(ring, 4096, &next));
+    DrainChecking(ring, &expected);
+  }
+  const uint64_t resident = ring.ResidentBytes();
+  EXPECT_GT(resident, 0u);
+  EXPECT_LE(resident, uint64_t{2} << 20) << resident;  // 4096 x 32 B x (1 + 8) = 1.1 MiB
+  // A full ring keeps its pages: it is in use.
+  ThreadRing full(4 << 20);
+  ASSERT_TRUE(PushNumbered(full, full.capacity(), &next));
+  full.Drain([](const Event&) {});
+  EXPECT_EQ(full.ResidentBytes(), uint64_t{4} << 20);
+}
+
+}  // namespace
+}  // namespace tracer

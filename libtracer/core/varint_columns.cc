@@ -19,6 +19,13 @@ void VarintColumns::Grow(Column* col) {
   col->end = col->data.get() + grown;
 }
 
+void VarintColumns::Materialize(Column* col) {
+  // One varint 0 (one byte) per earlier row, then room for this value.
+  while (static_cast<size_t>(col->end - col->at) < rows_ + 10) Grow(col);
+  std::memset(col->at, 0, rows_);
+  col->at += rows_;
+}
+
 size_t VarintColumns::bytes() const {
   size_t n = 0;
   for (size_t c = 0; c < count_; ++c)
@@ -29,7 +36,8 @@ size_t VarintColumns::bytes() const {
 void VarintColumns::SerializeAndClear(std::string* out) {
   for (size_t c = 0; c < count_; ++c) {
     Column& col = columns_[c];
-    if (col.any != 0 || (c == 0 && keep_first_ && rows_ > 0)) {
+    if (col.any == 0 && c == 0 && keep_first_ && rows_ > 0) Materialize(&col);
+    if (col.at != col.data.get()) {
       wire::AppendBytes(
           out, static_cast<uint32_t>(c + 1),
           std::string_view(col.data.get(), static_cast<size_t>(col.at - col.data.get())));

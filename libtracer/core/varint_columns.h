@@ -25,6 +25,13 @@ class VarintColumns {
   // order, then calls EndRow).
   void Put(size_t c, uint64_t v) {
     Column& col = columns_[c];
+    // A column that is all zeros so far holds nothing: most rows leave most
+    // optional fields 0, and a skipped column is a compare instead of a
+    // write. Its zeros are written when its first other value comes.
+    if (col.any == 0) {
+      if (v == 0) return;
+      Materialize(&col);
+    }
     if (__builtin_expect(col.end - col.at < 10, 0)) Grow(&col);
     col.any |= v;
     col.at = wire::PutVarint(col.at, v);
@@ -43,9 +50,11 @@ class VarintColumns {
     std::unique_ptr<char[]> data;
     char* at = nullptr;
     char* end = nullptr;
-    uint64_t any = 0;  // OR of the values: 0 = an all-zero column
+    uint64_t any = 0;  // OR of the values: 0 = all zeros so far, nothing written
   };
   void Grow(Column* col);
+  // Writes the zeros of the rows before this one into an all-zero column.
+  void Materialize(Column* col);
 
   std::unique_ptr<Column[]> columns_;
   size_t count_;

@@ -274,7 +274,7 @@ class FileDecoder {
     x.cuda_visible_devices = h.cuda_visible_devices();
   }
 
-  static PayloadValue ToPayload(uint64_t kind, uint64_t bits) {
+  static PayloadValue BatchPayload(uint64_t kind, uint64_t bits) {
     PayloadValue v;
     switch (kind) {
       case proto::PAYLOAD_U64:
@@ -344,7 +344,7 @@ class FileDecoder {
           static_cast<int64_t>(thread) + static_cast<int64_t>(At(b.end_thread_delta(), i))));
       x.flags = static_cast<uint32_t>(At(b.flags(), i));
       x.color = static_cast<uint32_t>(At(b.color(), i));
-      x.payload = ToPayload(At(b.payload_kind(), i), At(b.payload(), i));
+      x.payload = BatchPayload(At(b.payload_kind(), i), At(b.payload(), i));
       p_->ranges.push_back(x);
     }
   }
@@ -366,7 +366,7 @@ class FileDecoder {
       m.domain = static_cast<uint32_t>(At(b.domain(), i));
       m.category = static_cast<uint32_t>(At(b.category(), i));
       m.color = static_cast<uint32_t>(At(b.color(), i));
-      m.payload = ToPayload(At(b.payload_kind(), i), At(b.payload(), i));
+      m.payload = BatchPayload(At(b.payload_kind(), i), At(b.payload(), i));
     }
   }
 

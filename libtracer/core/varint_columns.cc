@@ -36,14 +36,14 @@ size_t VarintColumns::bytes() const {
 void VarintColumns::SerializeAndClear(std::string* out) {
   for (size_t c = 0; c < count_; ++c) {
     Column& col = columns_[c];
-    if (col.any == 0 && c == 0 && keep_first_ && rows_ > 0) Materialize(&col);
+    if (!col.any && c == 0 && keep_first_ && rows_ > 0) Materialize(&col);
     if (col.at != col.data.get()) {
       wire::AppendBytes(
           out, static_cast<uint32_t>(c + 1),
           std::string_view(col.data.get(), static_cast<size_t>(col.at - col.data.get())));
     }
     col.at = col.data.get();
-    col.any = 0;
+    col.any = false;
   }
   rows_ = 0;
 }

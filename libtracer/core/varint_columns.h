@@ -28,12 +28,12 @@ class VarintColumns {
     // A column that is all zeros so far holds nothing: most rows leave most
     // optional fields 0, and a skipped column is a compare instead of a
     // write. Its zeros are written when its first other value comes.
-    if (col.any == 0) {
+    if (!col.any) {
       if (v == 0) return;
       Materialize(&col);
+      col.any = true;
     }
     if (__builtin_expect(col.end - col.at < 10, 0)) Grow(&col);
-    col.any |= v;
     col.at = wire::PutVarint(col.at, v);
   }
   void EndRow() { ++rows_; }
@@ -50,7 +50,7 @@ class VarintColumns {
     std::unique_ptr<char[]> data;
     char* at = nullptr;
     char* end = nullptr;
-    uint64_t any = 0;  // OR of the values: 0 = all zeros so far, nothing written
+    bool any = false;  // a value other than 0 so far; else nothing is written
   };
   void Grow(Column* col);
   // Writes the zeros of the rows before this one into an all-zero column.

@@ -10,8 +10,9 @@
 // Target (issue 13): 10 M ranges, 0 dropped.
 //
 //   range_burst_bench [--ranges N] [--keep PATH] [--env TRACER_X=V]...
-// (--env: a setting in place of its default, to compare; the figures the
-// target refers to are without it).
+//                     [--lib libtracer.so]
+// (--env: a setting in place of its default, --lib: another build of the
+// tracer, to compare; the target's figures are without them).
 #include <nvtx3/nvToolsExt.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -143,17 +144,21 @@ int main(int argc, char** argv) {
   uint64_t n = 10'000'000;
   std::string keep;
   std::vector<std::string> env;  // TRACER_X=V settings instead of defaults
+  const char* lib = TRACER_LIB;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--ranges" && i + 1 < argc) {
       n = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--keep" && i + 1 < argc) {
       keep = argv[++i];
+    } else if (a == "--lib" && i + 1 < argc) {
+      lib = argv[++i];
     } else if (a == "--env" && i + 1 < argc) {
       env.emplace_back(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: range_burst_bench [--ranges N] [--keep PATH] [--env TRACER_X=V]...\n");
+                   "usage: range_burst_bench [--ranges N] [--keep PATH] [--env TRACER_X=V]... "
+                   "[--lib libtracer.so]\n");
       return 2;
     }
   }
@@ -167,7 +172,7 @@ int main(int argc, char** argv) {
                                                std::to_string(getpid()) + ".trace"
                                          : keep;
   const double base = RunChild(exe, nullptr, n, trace, env);
-  const double traced = RunChild(exe, TRACER_LIB, n, trace, env);
+  const double traced = RunChild(exe, lib, n, trace, env);
   TraceFacts f;
   if (base < 0 || traced < 0 || !ReadFacts(trace, &f)) {
     std::fprintf(stderr, "range_burst_bench: a child failed or the trace is unreadable\n");

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "libtracer/core/trace_fields.h"
 #include "libtracer/core/wire_writer.h"
@@ -36,6 +37,15 @@ static_assert(f::ApiBatch::kStartDelta == 1 && f::ApiBatch::kDuration == 2 &&
 static_assert(f::LaunchBatch::kCorrelationDelta == 1 && f::LaunchBatch::kTimeDelta == 2 &&
               f::LaunchBatch::kThread == 3 && f::LaunchBatch::kRangeId == 4 &&
               f::LaunchBatch::kCbid == 5 && f::LaunchBatch::kDomain == 6);
+// PayloadValue::Type is written as PayloadKind.
+static_assert(static_cast<int>(PayloadValue::Type::kU64) == 1 &&
+              static_cast<int>(PayloadValue::Type::kI64) == 2 &&
+              static_cast<int>(PayloadValue::Type::kF64) == 3);
+// VarintColumns writes column c as field c + 1; self_parent_rows is the
+// sparse field after the columns.
+static_assert(f::RangeBatch::kThread == 1 && f::RangeBatch::kPayload == 15 &&
+              f::RangeBatch::kSelfParentRows == 16);
+static_assert(f::MarkBatch::kThread == 1 && f::MarkBatch::kPayload == 8);
 // FinishFrame appends the definition and row lists in field-number order
 // from these ranges; the arrays in chunk_builder.h are indexed by them.
 static_assert(f::Chunk::kHeader == 1 && f::Chunk::kStrings == 2 && f::Chunk::kThreads == 3 &&
@@ -46,6 +56,7 @@ static_assert(f::Chunk::kRanges == 10 && f::Chunk::kMarks == 11 && f::Chunk::kKe
               f::Chunk::kLaunches == 16 && f::Chunk::kSynchronizations == 17 &&
               f::Chunk::kOverheads == 18 && f::Chunk::kGraphNodes == 19 &&
               f::Chunk::kPmSamples == 20 && f::Chunk::kGraphLaunches == 21 &&
+              f::Chunk::kRangeBatch == 22 && f::Chunk::kMarkBatch == 23 &&
               f::Chunk::kCounterDeltas == 30 && f::Chunk::kFooter == 31);
 
 ColumnBatch::ColumnBatch(std::vector<Encoding> encodings)
@@ -108,36 +119,9 @@ ChunkBuilder::ChunkBuilder()
                 Enc::kPlain}),
       apis_({Enc::kDelta, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kDelta,
              Enc::kPlain, Enc::kPlain}),
-      launches_({Enc::kDelta, Enc::kDelta, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kPlain}) {}
-
-namespace {
-
-void AppendPayload(std::string* out, uint32_t field, const PayloadValue& p, std::string* scratch) {
-  if (p.type == PayloadValue::Type::kNone) return;
-  scratch->clear();
-  switch (p.type) {
-    case PayloadValue::Type::kU64:
-      wire::AppendTag(scratch, f::Payload::kU64, wire::kVarint);
-      wire::AppendVarint(scratch, p.u64);
-      break;
-    case PayloadValue::Type::kI64:
-      wire::AppendTag(scratch, f::Payload::kI64, wire::kVarint);
-      wire::AppendVarint(scratch, static_cast<uint64_t>(p.i64));
-      break;
-    case PayloadValue::Type::kF64: {
-      wire::AppendTag(scratch, f::Payload::kF64, wire::kFixed64);
-      char buf[8];
-      std::memcpy(buf, &p.f64, 8);
-      scratch->append(buf, 8);
-      break;
-    }
-    default:
-      break;
-  }
-  AppendBytes(out, field, *scratch);
-}
-
-}  // namespace
+      launches_({Enc::kDelta, Enc::kDelta, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kPlain}),
+      ranges_(f::RangeBatch::kPayload, /*keep_first_column=*/true),
+      marks_(f::MarkBatch::kPayload, /*keep_first_column=*/true) {}
 
 void ChunkBuilder::SetHeader(const HeaderInfo& h) {
   std::string& m = header_;
@@ -265,54 +249,71 @@ void ChunkBuilder::AddCategory(const CategoryDefRecord& r) {
   ++items_;
 }
 
-// Ranges and marks are row messages written once per NVTX event by the one
-// writer thread, so they are encoded into a stack buffer and appended once
-// (range_encode_bench: the field-by-field appends cost about twice as much).
+// Ranges and marks arrive once per NVTX event on the one writer thread:
+// each value goes straight into its column (range_encode_bench).
+namespace {
+
+uint64_t PayloadBits(const PayloadValue& p) {
+  switch (p.type) {
+    case PayloadValue::Type::kU64:
+      return p.u64;
+    case PayloadValue::Type::kI64:
+      return static_cast<uint64_t>(p.i64);
+    case PayloadValue::Type::kF64: {
+      uint64_t bits;
+      std::memcpy(&bits, &p.f64, 8);
+      return bits;
+    }
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 void ChunkBuilder::AddRange(const RangeRecord& r) {
-  char buf[13 * wire::kMaxUintField];
-  char* p = buf;
-  using R = f::Range;
-  p = wire::PutUint(p, R::kId, r.id);
-  p = wire::PutUint(p, R::kParentId, r.parent_id);
-  p = wire::PutUint(p, R::kThread, r.thread);
-  p = wire::PutUint(p, R::kName, r.name);
-  p = wire::PutUint(p, R::kDomain, r.domain);
-  p = wire::PutUint(p, R::kCategory, r.category);
-  p = wire::PutUint(p, R::kStartNs, r.start_ns);
-  p = wire::PutUint(p, R::kEndNs, r.end_ns);
-  p = wire::PutUint(p, R::kKind, static_cast<uint64_t>(r.kind));
-  p = wire::PutUint(p, R::kDepth, r.depth);
-  p = wire::PutUint(p, R::kEndThread, r.end_thread);
-  p = wire::PutUint(p, R::kFlags, r.flags);
-  p = wire::PutUint(p, R::kColor, r.color);
-  AppendRowMessage(&rows_[f::Chunk::kRanges], f::Chunk::kRanges,
-                   std::string_view(buf, static_cast<size_t>(p - buf)), R::kPayload, r.payload);
+  using R = f::RangeBatch;
+  uint64_t* previous = range_previous_.Of(r.thread);
+  const size_t row = ranges_.rows();
+  uint64_t parent_offset = 0;
+  if (r.parent_id != 0) {
+    parent_offset = r.id - r.parent_id;
+    if (__builtin_expect(parent_offset == 0, 0)) wire::AppendVarint(&self_parent_rows_, row);
+  }
+  ranges_.Put(R::kThread - 1, r.thread);
+  ranges_.Put(R::kStartDelta - 1, wire::ZigZag(static_cast<int64_t>(r.start_ns - previous[0])));
+  ranges_.Put(R::kDuration - 1, r.end_ns - r.start_ns);
+  ranges_.Put(R::kIdDelta - 1, wire::ZigZag(static_cast<int64_t>(r.id - previous[1])));
+  ranges_.Put(R::kParentOffset - 1, parent_offset);
+  ranges_.Put(R::kName - 1, r.name);
+  ranges_.Put(R::kDomain - 1, r.domain);
+  ranges_.Put(R::kCategory - 1, r.category);
+  ranges_.Put(R::kKind - 1, static_cast<uint64_t>(r.kind));
+  ranges_.Put(R::kDepth - 1, r.depth);
+  ranges_.Put(R::kEndThreadDelta - 1, wire::ZigZag(int64_t{r.end_thread} - int64_t{r.thread}));
+  ranges_.Put(R::kFlags - 1, r.flags);
+  ranges_.Put(R::kColor - 1, r.color);
+  ranges_.Put(R::kPayloadKind - 1, static_cast<uint64_t>(r.payload.type));
+  ranges_.Put(R::kPayload - 1, PayloadBits(r.payload));
+  ranges_.EndRow();
+  previous[0] = r.start_ns;
+  previous[1] = r.id;
+  ++items_;
 }
 
 void ChunkBuilder::AddMark(const MarkRecord& r) {
-  char buf[6 * wire::kMaxUintField];
-  char* p = buf;
-  using M = f::Mark;
-  p = wire::PutUint(p, M::kTimeNs, r.time_ns);
-  p = wire::PutUint(p, M::kThread, r.thread);
-  p = wire::PutUint(p, M::kName, r.name);
-  p = wire::PutUint(p, M::kDomain, r.domain);
-  p = wire::PutUint(p, M::kCategory, r.category);
-  p = wire::PutUint(p, M::kColor, r.color);
-  AppendRowMessage(&rows_[f::Chunk::kMarks], f::Chunk::kMarks,
-                   std::string_view(buf, static_cast<size_t>(p - buf)), M::kPayload, r.payload);
-}
-
-void ChunkBuilder::AppendRowMessage(std::string* out, uint32_t field, std::string_view fields,
-                                    uint32_t payload_field, const PayloadValue& payload) {
-  if (payload.type == PayloadValue::Type::kNone) {
-    AppendBytes(out, field, fields);
-  } else {
-    std::string& m = payload_;  // borrowed as scratch; payload_ is only built in FinishFrame
-    m.assign(fields.data(), fields.size());
-    AppendPayload(&m, payload_field, payload, &scratch_);
-    AppendBytes(out, field, m);
-  }
+  using M = f::MarkBatch;
+  uint64_t* previous = mark_previous_.Of(r.thread);
+  marks_.Put(M::kThread - 1, r.thread);
+  marks_.Put(M::kTimeDelta - 1, wire::ZigZag(static_cast<int64_t>(r.time_ns - previous[0])));
+  marks_.Put(M::kName - 1, r.name);
+  marks_.Put(M::kDomain - 1, r.domain);
+  marks_.Put(M::kCategory - 1, r.category);
+  marks_.Put(M::kColor - 1, r.color);
+  marks_.Put(M::kPayloadKind - 1, static_cast<uint64_t>(r.payload.type));
+  marks_.Put(M::kPayload - 1, PayloadBits(r.payload));
+  marks_.EndRow();
+  previous[0] = r.time_ns;
   ++items_;
 }
 
@@ -338,7 +339,8 @@ void ChunkBuilder::AppendGraphRef(std::string* out, uint32_t field, size_t row, 
 void ChunkBuilder::AddMemcpy(const MemcpyRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.bytes, r.copy_kind,
                           r.stream,   r.correlation_id,      r.flags};
-  AppendGraphRef(&memcpy_graph_refs_, f::MemcpyBatch::kGraph, memcpys_.rows(), r.graph_id, r.graph_node_id);
+  AppendGraphRef(&memcpy_graph_refs_, f::MemcpyBatch::kGraph, memcpys_.rows(), r.graph_id,
+                 r.graph_node_id);
   memcpys_.AddRow(row);
   ++items_;
 }
@@ -346,7 +348,8 @@ void ChunkBuilder::AddMemcpy(const MemcpyRecord& r) {
 void ChunkBuilder::AddMemset(const MemsetRecord& r) {
   const uint64_t row[] = {r.start_ns, r.end_ns - r.start_ns, r.bytes, r.value,
                           r.stream,   r.correlation_id,      r.flags};
-  AppendGraphRef(&memset_graph_refs_, f::MemsetBatch::kGraph, memsets_.rows(), r.graph_id, r.graph_node_id);
+  AppendGraphRef(&memset_graph_refs_, f::MemsetBatch::kGraph, memsets_.rows(), r.graph_id,
+                 r.graph_node_id);
   memsets_.AddRow(row);
   ++items_;
 }
@@ -454,6 +457,7 @@ size_t ChunkBuilder::ApproximateBytes() const {
   for (const auto& r : rows_) n += r.size();
   // Column batches: a few bytes a row.
   n += 10 * (kernels_.rows() + memcpys_.rows() + memsets_.rows() + apis_.rows() + launches_.rows());
+  n += ranges_.bytes() + marks_.bytes() + self_parent_rows_.size();
   return n;
 }
 
@@ -483,6 +487,20 @@ void ChunkBuilder::FinishFrame(std::string* out) {
   for (uint32_t r = f::Chunk::kSynchronizations; r <= f::Chunk::kGraphLaunches; ++r) {
     payload_.append(rows_[r]);
   }
+  if (ranges_.rows() > 0) {
+    scratch_.clear();
+    ranges_.SerializeAndClear(&scratch_);
+    wire::AppendNonEmptyBytes(&scratch_, f::RangeBatch::kSelfParentRows, self_parent_rows_);
+    self_parent_rows_.clear();
+    AppendBytes(&payload_, f::Chunk::kRangeBatch, scratch_);
+  }
+  if (marks_.rows() > 0) {
+    scratch_.clear();
+    marks_.SerializeAndClear(&scratch_);
+    AppendBytes(&payload_, f::Chunk::kMarkBatch, scratch_);
+  }
+  range_previous_.NewBatch();
+  mark_previous_.NewBatch();
   payload_.append(rows_[f::Chunk::kCounterDeltas]);
   wire::AppendNonEmptyBytes(&payload_, f::Chunk::kFooter, footer_);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libtracer/core/records.h"
+#include "libtracer/core/varint_columns.h"
 
 namespace tracer {
 
@@ -80,10 +81,6 @@ class ChunkBuilder {
   void FinishFrame(std::string* out);
 
  private:
-  // Appends a row message (its encoded fields, then the payload when there is
-  // one) as field `field` of the chunk.
-  void AppendRowMessage(std::string* out, uint32_t field, std::string_view fields,
-                        uint32_t payload_field, const PayloadValue& payload);
   // Appends a GraphRef (field `field` of its batch) when the row has ids.
   void AppendGraphRef(std::string* out, uint32_t field, size_t row, uint64_t graph_id,
                       uint64_t graph_node_id);
@@ -94,6 +91,11 @@ class ChunkBuilder {
   std::string defs_[8];   // index = Chunk field number (2..7)
   std::string rows_[32];  // index = Chunk field number (10..30)
   ColumnBatch kernels_, memcpys_, memsets_, apis_, launches_;
+  // RangeBatch / MarkBatch: encoded as added (the writer adds one per NVTX
+  // event), deltas per thread.
+  VarintColumns ranges_, marks_;
+  PerThreadPrevious range_previous_, mark_previous_;
+  std::string self_parent_rows_;  // RangeBatch.self_parent_rows, packed
   std::vector<uint32_t> kernel_graph_rows_;
   std::string kernel_graph_refs_, memcpy_graph_refs_, memset_graph_refs_;
   std::string scratch_, payload_;

@@ -193,7 +193,7 @@ struct CategoryDefRecord {
 using CounterList = std::vector<std::pair<std::string, uint64_t>>;
 
 struct HeaderInfo {
-  uint32_t format_version = 1;
+  uint32_t format_version = 2;  // proto/trace.proto; 2: range and mark batches
   std::string tracer_version;
   std::string host;
   uint32_t pid = 0;

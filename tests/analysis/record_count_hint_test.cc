@@ -70,7 +70,7 @@ TEST(RecordCountHint, CountsWhatTheGeneratedClassesParse) {
   ASSERT_TRUE(c.ParseFromString(payload));
   RecordCountHint hint;
   AddRecordCountHint(payload, &hint);
-  EXPECT_EQ(hint.ranges, static_cast<size_t>(c.ranges_size()));
+  EXPECT_EQ(hint.ranges, static_cast<size_t>(c.range_batch().thread_size()));
   EXPECT_EQ(hint.kernels, static_cast<size_t>(c.kernels().start_delta_size()));
   EXPECT_EQ(hint.memcpys, static_cast<size_t>(c.memcpys().start_delta_size()));
   EXPECT_EQ(hint.memsets, static_cast<size_t>(c.memsets().start_delta_size()));

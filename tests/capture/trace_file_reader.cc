@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "tests/range_batch_rows.h"
+
 namespace tracer::testing {
 
 std::vector<const proto::Range*> ParsedTrace::RangesNamed(const std::string& name) const {
@@ -91,7 +93,7 @@ ParsedTrace ReadTraceBytes(const std::string& bytes) {
       t.categories.push_back(c);
       need_string(c.name(), "category");
     }
-    for (const auto& r : chunk.ranges()) {
+    for (const auto& r : AllRanges(chunk)) {
       need_string(r.name(), "range");
       if (!t.threads.count(r.thread())) t.problems.push_back("range uses undefined thread");
       if (r.domain() != 0 && !t.domains.count(r.domain())) {
@@ -99,7 +101,7 @@ ParsedTrace ReadTraceBytes(const std::string& bytes) {
       }
       t.ranges.push_back(r);
     }
-    for (const auto& m : chunk.marks()) {
+    for (const auto& m : AllMarks(chunk)) {
       need_string(m.name(), "mark");
       t.marks.push_back(m);
     }

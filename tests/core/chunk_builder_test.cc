@@ -6,6 +6,8 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <map>
+#include <vector>
 
 #include "proto/trace.pb.h"
 
@@ -51,7 +53,7 @@ TEST(ChunkBuilderTest, HeaderAndDefinitionsRoundTrip) {
   std::string out;
   b.FinishFrame(&out);
   proto::Chunk c = ParseSingleFrame(out);
-  EXPECT_EQ(c.header().format_version(), 1u);
+  EXPECT_EQ(c.header().format_version(), 2u);
   EXPECT_EQ(c.header().pid(), 4242u);
   EXPECT_EQ(c.header().rank(), -1);
   EXPECT_EQ(c.header().host(), "box");
@@ -117,6 +119,98 @@ TEST(ChunkBuilderTest, KernelColumnsDecodeToTheOriginalRows) {
   EXPECT_LT(out.size() - 8, 6u * 16u) << "kernel rows should stay compact";
 }
 
+// trace.proto's RangeBatch / MarkBatch rules, written out independently of
+// the reader: per-thread deltas, a missing column reads as zeros.
+template <typename Col>
+uint64_t Cell(const Col& col, int i) {
+  return i < col.size() ? static_cast<uint64_t>(col.Get(i)) : 0;
+}
+
+PayloadValue DecodedPayload(uint64_t kind, uint64_t bits) {
+  PayloadValue p;
+  p.type = static_cast<PayloadValue::Type>(kind);
+  p.u64 = bits;
+  return p;
+}
+
+std::vector<RangeRecord> DecodeRanges(const proto::RangeBatch& b) {
+  std::vector<RangeRecord> out;
+  std::map<uint64_t, std::pair<uint64_t, uint64_t>> previous;  // thread -> start, id
+  const int n = b.thread_size();
+  for (int i = 0; i < n; ++i) {
+    RangeRecord r;
+    r.thread = static_cast<uint32_t>(Cell(b.thread(), i));
+    auto& [start, id] = previous[r.thread];
+    start += Cell(b.start_delta(), i);
+    id += Cell(b.id_delta(), i);
+    r.start_ns = start;
+    r.end_ns = start + Cell(b.duration(), i);
+    r.id = id;
+    const uint64_t offset = Cell(b.parent_offset(), i);
+    r.parent_id = offset == 0 ? 0 : id - offset;
+    for (uint32_t row : b.self_parent_rows()) {
+      if (row == static_cast<uint32_t>(i)) r.parent_id = id;
+    }
+    r.name = static_cast<uint32_t>(Cell(b.name(), i));
+    r.domain = static_cast<uint32_t>(Cell(b.domain(), i));
+    r.category = static_cast<uint32_t>(Cell(b.category(), i));
+    r.kind = Cell(b.kind(), i) == 1 ? RangeKind::kStartEnd : RangeKind::kPushPop;
+    r.depth = static_cast<uint32_t>(Cell(b.depth(), i));
+    r.end_thread = static_cast<uint32_t>(r.thread + Cell(b.end_thread_delta(), i));
+    r.flags = static_cast<uint32_t>(Cell(b.flags(), i));
+    r.color = static_cast<uint32_t>(Cell(b.color(), i));
+    r.payload = DecodedPayload(Cell(b.payload_kind(), i), Cell(b.payload(), i));
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<MarkRecord> DecodeMarks(const proto::MarkBatch& b) {
+  std::vector<MarkRecord> out;
+  std::map<uint64_t, uint64_t> previous;
+  for (int i = 0; i < b.thread_size(); ++i) {
+    MarkRecord m;
+    m.thread = static_cast<uint32_t>(Cell(b.thread(), i));
+    m.time_ns = previous[m.thread] += Cell(b.time_delta(), i);
+    m.name = static_cast<uint32_t>(Cell(b.name(), i));
+    m.domain = static_cast<uint32_t>(Cell(b.domain(), i));
+    m.category = static_cast<uint32_t>(Cell(b.category(), i));
+    m.color = static_cast<uint32_t>(Cell(b.color(), i));
+    m.payload = DecodedPayload(Cell(b.payload_kind(), i), Cell(b.payload(), i));
+    out.push_back(m);
+  }
+  return out;
+}
+
+void ExpectSameRange(const RangeRecord& a, const RangeRecord& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.parent_id, b.parent_id);
+  EXPECT_EQ(a.thread, b.thread);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.domain, b.domain);
+  EXPECT_EQ(a.category, b.category);
+  EXPECT_EQ(a.start_ns, b.start_ns);
+  EXPECT_EQ(a.end_ns, b.end_ns);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.end_thread, b.end_thread);
+  EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.color, b.color);
+  EXPECT_EQ(a.payload.type, b.payload.type);
+  EXPECT_EQ(a.payload.u64, b.payload.u64);  // the 64 bits, whatever the kind
+}
+
+void ExpectSameMark(const MarkRecord& a, const MarkRecord& b) {
+  EXPECT_EQ(a.time_ns, b.time_ns);
+  EXPECT_EQ(a.thread, b.thread);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.domain, b.domain);
+  EXPECT_EQ(a.category, b.category);
+  EXPECT_EQ(a.color, b.color);
+  EXPECT_EQ(a.payload.type, b.payload.type);
+  EXPECT_EQ(a.payload.u64, b.payload.u64);
+}
+
 TEST(ChunkBuilderTest, RangesMarksCountersAndFooter) {
   ChunkBuilder b;
   RangeRecord r;
@@ -145,13 +239,16 @@ TEST(ChunkBuilderTest, RangesMarksCountersAndFooter) {
   std::string out;
   b.FinishFrame(&out);
   proto::Chunk c = ParseSingleFrame(out);
-  ASSERT_EQ(c.ranges_size(), 1);
-  EXPECT_EQ(c.ranges(0).id(), 5u);
-  EXPECT_EQ(c.ranges(0).parent_id(), 4u);
-  EXPECT_EQ(c.ranges(0).end_ns(), 250u);
-  EXPECT_EQ(c.ranges(0).flags(), 1u);
-  EXPECT_DOUBLE_EQ(c.ranges(0).payload().f64(), 2.5);
-  EXPECT_EQ(c.marks(0).color(), 0xFF00FF00u);
+  // Version 2: batches, no per-record messages.
+  EXPECT_EQ(c.ranges_size(), 0);
+  EXPECT_EQ(c.marks_size(), 0);
+  const std::vector<RangeRecord> ranges = DecodeRanges(c.range_batch());
+  ASSERT_EQ(ranges.size(), 1u);
+  ExpectSameRange(ranges[0], r);
+  EXPECT_DOUBLE_EQ(ranges[0].payload.f64, 2.5);
+  const std::vector<MarkRecord> marks = DecodeMarks(c.mark_batch());
+  ASSERT_EQ(marks.size(), 1u);
+  ExpectSameMark(marks[0], m);
   ASSERT_EQ(c.counter_deltas_size(), 1);
   EXPECT_EQ(c.counter_deltas(0).value(), 3u);
   EXPECT_TRUE(c.has_footer());
@@ -159,13 +256,16 @@ TEST(ChunkBuilderTest, RangesMarksCountersAndFooter) {
   EXPECT_EQ(c.footer().dropped_by_cause(0).name(), "nvtx_ring_full");
 }
 
-// Every range and mark field at its largest (10-byte varints: the encoder's
-// stack buffer must hold them) and each payload kind, read back by
-// libprotobuf.
+// Every range and mark field at its largest and smallest (10-byte varints,
+// deltas of +-2^64 that wrap, an end before the start), each payload kind,
+// a parent equal to the id, threads interleaved and all-zero rows, read
+// back by libprotobuf.
 TEST(ChunkBuilderTest, RangeAndMarkFieldsAtExtremesRoundTrip) {
   ChunkBuilder b;
   const uint64_t big = UINT64_MAX;
   const uint32_t big32 = UINT32_MAX;
+  std::vector<RangeRecord> ranges;
+  std::vector<MarkRecord> marks;
   for (int kind = 0; kind < 4; ++kind) {
     RangeRecord r;
     r.id = big;
@@ -201,44 +301,92 @@ TEST(ChunkBuilderTest, RangeAndMarkFieldsAtExtremesRoundTrip) {
     }
     r.payload = p;
     m.payload = p;
-    b.AddRange(r);
-    b.AddMark(m);
+    ranges.push_back(r);
+    marks.push_back(m);
+    // The same thread's next row at the other extreme: deltas of -2^64 + 1.
+    RangeRecord low;
+    low.thread = big32;
+    low.end_thread = 0;
+    low.id = 1;
+    low.parent_id = big;
+    low.end_ns = big;
+    ranges.push_back(low);
+    MarkRecord low_mark;
+    low_mark.thread = big32;
+    marks.push_back(low_mark);
   }
+  // Another thread in between, an all-zero row, a parent equal to the id, and
+  // a parent 2^63 away (the largest zigzag).
+  RangeRecord zero;
+  ranges.insert(ranges.begin() + 3, zero);
+  marks.insert(marks.begin() + 3, MarkRecord{});
+  RangeRecord self;
+  self.thread = 7;
+  self.id = 42;
+  self.parent_id = 42;
+  self.start_ns = 5;
+  self.end_ns = 4;
+  ranges.push_back(self);
+  RangeRecord far;
+  far.thread = 7;
+  far.id = uint64_t{1} << 63;
+  far.parent_id = 1;
+  far.end_thread = big32;
+  ranges.push_back(far);
+  for (const RangeRecord& r : ranges) b.AddRange(r);
+  for (const MarkRecord& m : marks) b.AddMark(m);
   std::string out;
   b.FinishFrame(&out);
   proto::Chunk c = ParseSingleFrame(out);
-  ASSERT_EQ(c.ranges_size(), 4);
-  ASSERT_EQ(c.marks_size(), 4);
-  for (int i = 0; i < 4; ++i) {
-    const auto& r = c.ranges(i);
-    EXPECT_EQ(r.id(), big);
-    EXPECT_EQ(r.parent_id(), big - 1);
-    EXPECT_EQ(r.thread(), big32);
-    EXPECT_EQ(r.name(), big32 - 1);
-    EXPECT_EQ(r.domain(), big32 - 2);
-    EXPECT_EQ(r.category(), big32 - 3);
-    EXPECT_EQ(r.start_ns(), big - 2);
-    EXPECT_EQ(r.end_ns(), big - 3);
-    EXPECT_EQ(r.kind(), proto::RANGE_START_END);
-    EXPECT_EQ(r.depth(), big32 - 4);
-    EXPECT_EQ(r.end_thread(), big32 - 5);
-    EXPECT_EQ(r.flags(), big32 - 6);
-    EXPECT_EQ(r.color(), big32 - 7);
-    const auto& m = c.marks(i);
-    EXPECT_EQ(m.time_ns(), big);
-    EXPECT_EQ(m.thread(), big32);
-    EXPECT_EQ(m.name(), big32 - 1);
-    EXPECT_EQ(m.domain(), big32 - 2);
-    EXPECT_EQ(m.category(), big32 - 3);
-    EXPECT_EQ(m.color(), big32 - 4);
-    EXPECT_EQ(r.has_payload(), i != 0);
-    EXPECT_EQ(m.has_payload(), i != 0);
-    for (const proto::Payload* p : {&r.payload(), &m.payload()}) {
-      if (i == 1) EXPECT_EQ(p->u64(), big);
-      if (i == 2) EXPECT_EQ(p->i64(), INT64_MIN);
-      if (i == 3) EXPECT_DOUBLE_EQ(p->f64(), -1.25);
-    }
+  const std::vector<RangeRecord> got = DecodeRanges(c.range_batch());
+  ASSERT_EQ(got.size(), ranges.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSameRange(got[i], ranges[i]);
   }
+  const std::vector<MarkRecord> got_marks = DecodeMarks(c.mark_batch());
+  ASSERT_EQ(got_marks.size(), marks.size());
+  for (size_t i = 0; i < got_marks.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSameMark(got_marks[i], marks[i]);
+  }
+  EXPECT_DOUBLE_EQ(got[7].payload.f64, -1.25);  // kind 3 (the zero row is at 3)
+  EXPECT_EQ(got[5].payload.i64, INT64_MIN);
+}
+
+// A batch of rows whose every field is 0 still has its rows (the thread
+// column is always written), and the next frame's deltas start from 0
+// again.
+TEST(ChunkBuilderTest, AllZeroRangeRowsAndDeltasRestartPerFrame) {
+  ChunkBuilder b;
+  b.AddRange(RangeRecord{});
+  b.AddRange(RangeRecord{});
+  b.AddMark(MarkRecord{});
+  std::string out;
+  b.FinishFrame(&out);
+  proto::Chunk c = ParseSingleFrame(out);
+  EXPECT_EQ(DecodeRanges(c.range_batch()).size(), 2u);
+  EXPECT_EQ(DecodeMarks(c.mark_batch()).size(), 1u);
+  RangeRecord r;
+  r.thread = 1;
+  r.id = 10;
+  r.start_ns = 1000;
+  r.end_ns = 1500;
+  b.AddRange(r);
+  r.id = 11;
+  r.start_ns = 2000;
+  r.end_ns = 2100;
+  b.AddRange(r);
+  out.clear();
+  b.FinishFrame(&out);
+  c = ParseSingleFrame(out);
+  ASSERT_EQ(c.range_batch().start_delta_size(), 2);
+  EXPECT_EQ(c.range_batch().start_delta(0), 1000);
+  EXPECT_EQ(c.range_batch().start_delta(1), 1000);
+  EXPECT_EQ(c.range_batch().id_delta(0), 10);
+  EXPECT_EQ(c.range_batch().id_delta(1), 1);
+  ASSERT_EQ(DecodeRanges(c.range_batch()).size(), 2u);
+  EXPECT_EQ(DecodeRanges(c.range_batch())[1].end_ns, 2100u);
 }
 
 TEST(ChunkBuilderTest, EmptyBuilderWritesNothingAndBuilderIsReusable) {

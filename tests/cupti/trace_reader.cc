@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/range_batch_rows.h"
+
 namespace tracer::testing {
 
 namespace {
@@ -88,7 +90,7 @@ TraceContents ReadTrace(const std::string& path) {
     for (const auto& s : c.streams()) t.streams[s.id()] = s;
     for (const auto& s : c.threads()) t.threads[s.id()] = s;
     for (const auto& s : c.launch_configs()) t.launch_configs[s.id()] = s;
-    for (const auto& r : c.ranges()) t.ranges.push_back(r);
+    for (const auto& r : testing::AllRanges(c)) t.ranges.push_back(r);
     for (const auto& r : c.synchronizations()) t.syncs.push_back(r);
     for (const auto& r : c.overheads()) t.overheads.push_back(r);
     for (const auto& r : c.graph_nodes()) t.graph_nodes.push_back(r);

@@ -3,7 +3,8 @@ written from the format's documentation only, so the tests check the
 injected library's bytes without sharing code with the C++ reader.
 
 Decodes the framing (magic, [u32 len][u32 crc32][Chunk]) and the Chunk fields
-these tests need: header, string / thread / domain definitions, ranges and
+these tests need: header, string / thread / domain definitions, ranges (the
+per-record messages of version 1 and the column batches of version 2) and
 footer. Unknown fields are skipped, as protobuf readers do.
 """
 
@@ -63,6 +64,46 @@ def decode_fields(buf: bytes) -> Dict[int, list]:
             raise TraceError(f"unsupported wire type {wire} for field {number}")
         fields.setdefault(number, []).append(value)
     return fields
+
+
+def _packed(buf: bytes) -> List[int]:
+    values, pos = [], 0
+    while pos < len(buf):
+        v, pos = _varint(buf, pos)
+        values.append(v)
+    return values
+
+
+def _unzigzag(v: int) -> int:
+    return (v >> 1) ^ -(v & 1)
+
+
+def range_batch_rows(buf: bytes) -> List[Dict[int, list]]:
+    """Rows of a RangeBatch (format version 2) as the fields of the Range
+    message each stands for. Columns are packed varints, a missing one is all
+    zeros; start and id are deltas to the previous row of the same thread."""
+    f = decode_fields(buf)
+    cols = {n: _packed(b"".join(v)) for n, v in f.items()}
+    n = len(cols.get(1, []))
+    cell = lambda c, i: cols[c][i] if i < len(cols.get(c, [])) else 0  # noqa: E731
+    mask = (1 << 64) - 1
+    previous: Dict[int, list] = {}
+    self_parent = set(cols.get(16, []))
+    rows = []
+    for i in range(n):
+        thread = cell(1, i)
+        prev = previous.setdefault(thread, [0, 0])
+        prev[0] = (prev[0] + _unzigzag(cell(2, i))) & mask
+        prev[1] = (prev[1] + _unzigzag(cell(4, i))) & mask
+        start, rid = prev
+        offset = cell(5, i)
+        parent = rid if i in self_parent else (0 if offset == 0 else (rid - offset) & mask)
+        rows.append({1: [rid], 2: [parent], 3: [thread], 4: [cell(6, i)], 5: [cell(7, i)],
+                     6: [cell(8, i)], 7: [start], 8: [(start + cell(3, i)) & mask],
+                     9: [cell(9, i)], 10: [cell(10, i)],
+                     11: [(thread + _unzigzag(cell(11, i))) & 0xFFFFFFFF],
+                     12: [cell(12, i)], 13: [cell(13, i)]})
+    return rows
 
 
 def _one(fields: Dict[int, list], number: int, default=0):
@@ -149,7 +190,9 @@ def read_trace(path: str) -> Trace:
         for raw in chunk.get(6, []):
             d = decode_fields(raw)
             trace.domains[_one(d, 1)] = _one(d, 2)
-        pending.extend(decode_fields(raw) for raw in chunk.get(10, []))
+        pending.extend(decode_fields(raw) for raw in chunk.get(10, []))  # version 1
+        for raw in chunk.get(22, []):  # version 2: RangeBatch
+            pending.extend(range_batch_rows(raw))
         if 31 in chunk:
             trace.footer = decode_fields(chunk[31][-1])
     for r in pending:

@@ -157,6 +157,10 @@ class FileDecoder {
       if (m.has_payload()) x.payload = ToPayload(m.payload());
       p_->marks.push_back(x);
     }
+    // Version 2: the same records as column batches (after any version-1
+    // rows, as trace.proto orders them).
+    if (c.has_range_batch()) ReadRangeBatch(c.range_batch());
+    if (c.has_mark_batch()) ReadMarkBatch(c.mark_batch());
     if (c.has_kernels()) ReadKernels(c.kernels());
     if (c.has_memcpys()) ReadMemcpys(c.memcpys());
     if (c.has_memsets()) ReadMemsets(c.memsets());
@@ -268,6 +272,102 @@ class FileDecoder {
     x.local_rank = h.has_local_rank() && h.local_rank() >= 0 ? h.local_rank() : -1;
     x.device = h.device();
     x.cuda_visible_devices = h.cuda_visible_devices();
+  }
+
+  static PayloadValue BatchPayload(uint64_t kind, uint64_t bits) {
+    PayloadValue v;
+    switch (kind) {
+      case proto::PAYLOAD_U64:
+        v.type = PayloadValue::Type::kU64;
+        v.u64 = bits;
+        break;
+      case proto::PAYLOAD_I64:
+        v.type = PayloadValue::Type::kI64;
+        v.i64 = static_cast<int64_t>(bits);
+        break;
+      case proto::PAYLOAD_F64:
+        v.type = PayloadValue::Type::kF64;
+        std::memcpy(&v.f64, &bits, 8);
+        break;
+      default:  // none, or a kind this reader does not know
+        break;
+    }
+    return v;
+  }
+
+  // Deltas per thread (trace.proto RangeBatch): keyed by the thread value as
+  // written, before CompactIds maps it.
+  void ReadRangeBatch(const proto::RangeBatch& b) {
+    const int n = Rows(b.thread(), b.start_delta(), b.duration(), b.id_delta(), b.parent_offset(),
+                       b.name(), b.domain(), b.category(), b.kind(), b.depth(),
+                       b.end_thread_delta(), b.flags(), b.color(), b.payload_kind(), b.payload());
+    previous_.NewBatch();
+    const size_t base = p_->ranges.size();
+    p_->ranges.reserve(base + static_cast<size_t>(n));
+    // Rows whose parent is themselves (parent_offset 0 with a parent).
+    std::vector<uint32_t> self_parent(b.self_parent_rows().begin(), b.self_parent_rows().end());
+    std::sort(self_parent.begin(), self_parent.end());
+    size_t next_self = 0;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t thread = At(b.thread(), i);
+      uint64_t* previous = previous_.Of(thread);
+      // sint64 columns: the parser undoes the zigzag.
+      const uint64_t start = previous[0] + At(b.start_delta(), i);
+      const uint64_t id = previous[1] + At(b.id_delta(), i);
+      previous[0] = start;
+      previous[1] = id;
+      const auto row = static_cast<uint32_t>(i);
+      while (next_self < self_parent.size() && self_parent[next_self] < row) ++next_self;
+      const bool self = next_self < self_parent.size() && self_parent[next_self] == row;
+      const uint32_t kind = static_cast<uint32_t>(At(b.kind(), i));
+      const uint32_t depth = static_cast<uint32_t>(At(b.depth(), i));
+      if (kind != proto::RANGE_START_END && depth >= kMaxRecordedDepth) {
+        ++too_deep_;
+        continue;
+      }
+      RangeRecord x;
+      x.id = id;
+      const uint64_t parent_offset = At(b.parent_offset(), i);
+      x.parent_id = self ? id : parent_offset == 0 ? 0 : id - parent_offset;
+      x.thread = thread_ids_.Map(thread);
+      x.name = static_cast<uint32_t>(At(b.name(), i));
+      x.domain = static_cast<uint32_t>(At(b.domain(), i));
+      x.category = static_cast<uint32_t>(At(b.category(), i));
+      x.start_ns = start;
+      // A duration past 2^64 - 1 - start wraps; the old form clamped an end
+      // before the start to the start, and so does this.
+      const uint64_t end = start + At(b.duration(), i);
+      x.end_ns = end < start ? start : end;
+      x.kind = kind == proto::RANGE_START_END ? RangeKind::kStartEnd : RangeKind::kPushPop;
+      x.depth = depth;
+      x.end_thread = thread_ids_.Map(static_cast<uint32_t>(
+          static_cast<int64_t>(thread) + static_cast<int64_t>(At(b.end_thread_delta(), i))));
+      x.flags = static_cast<uint32_t>(At(b.flags(), i));
+      x.color = static_cast<uint32_t>(At(b.color(), i));
+      x.payload = BatchPayload(At(b.payload_kind(), i), At(b.payload(), i));
+      p_->ranges.push_back(x);
+    }
+  }
+
+  void ReadMarkBatch(const proto::MarkBatch& b) {
+    const int n = Rows(b.thread(), b.time_delta(), b.name(), b.domain(), b.category(), b.color(),
+                       b.payload_kind(), b.payload());
+    previous_.NewBatch();
+    const size_t base = p_->marks.size();
+    p_->marks.resize(base + static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      MarkRecord& m = p_->marks[base + static_cast<size_t>(i)];
+      const uint64_t thread = At(b.thread(), i);
+      uint64_t* previous = previous_.Of(thread);
+      previous[0] += At(b.time_delta(), i);
+      m.time_ns = previous[0];
+      m.thread = thread_ids_.Map(thread);
+      m.name = static_cast<uint32_t>(At(b.name(), i));
+      m.domain = static_cast<uint32_t>(At(b.domain(), i));
+      m.category = static_cast<uint32_t>(At(b.category(), i));
+      m.color = static_cast<uint32_t>(At(b.color(), i));
+      m.payload = BatchPayload(At(b.payload_kind(), i), At(b.payload(), i));
+    }
   }
 
   void ReadKernels(const proto::KernelBatch& b) {
@@ -397,6 +497,7 @@ class FileDecoder {
   StringTable* strings_;
   std::unordered_map<uint32_t, uint32_t> file_strings_;
   CompactIds thread_ids_, stream_ids_, config_ids_;
+  PerThreadPrevious previous_;
   uint64_t undefined_ = 0, ragged_ = 0, too_deep_ = 0;
 };
 

@@ -74,6 +74,9 @@ void AddRecordCountHint(std::string_view payload, RecordCountHint* hint) {
       case C::kRanges:
         ++hint->ranges;
         break;
+      case C::kRangeBatch:
+        hint->ranges += BatchRows(bytes);
+        break;
       case C::kKernels:
         hint->kernels += BatchRows(bytes);
         break;

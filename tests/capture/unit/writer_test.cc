@@ -215,7 +215,7 @@ TEST(WriterTest, EveryRecordParsesBackFieldForField) {
 
   // Header.
   const auto& h = p.header;
-  EXPECT_EQ(h.format_version(), 1u);
+  EXPECT_EQ(h.format_version(), 2u);
   EXPECT_EQ(h.tracer_version(), "9.9.9");
   EXPECT_EQ(h.host(), "testhost");
   EXPECT_EQ(h.pid(), 4242u);

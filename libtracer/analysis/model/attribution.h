@@ -111,8 +111,15 @@ class Attribution {
   // ThreadDef id of the main thread, 0 when none (kOff, or no ranges).
   uint32_t main_thread() const { return main_thread_; }
   const AttributionCounts& counts() const { return counts_; }
-  // Distinct stacks held (for tests and the memory bench).
+  // Ops with equal stacks share one: StackId names it, StackAt(StackId(...))
+  // == Stack(...). Lets a table walk distinct stacks instead of every op.
   size_t distinct_stacks() const { return stacks_.size(); }
+  uint32_t StackId(OpKind kind, size_t i) const { return op_stack_[Base(kind) + i]; }
+  std::span<const uint32_t> StackAt(uint32_t s) const {
+    const uint32_t end =
+        s + 1 < stacks_.size() ? stacks_[s + 1].offset : static_cast<uint32_t>(entries_.size());
+    return std::span<const uint32_t>(entries_).subspan(stacks_[s].offset, end - stacks_[s].offset);
+  }
 
  private:
   // Where an op's launching thread and time come from.
@@ -125,11 +132,6 @@ class Attribution {
   };
 
   size_t Base(OpKind kind) const { return base_[static_cast<int>(kind)]; }
-  std::span<const uint32_t> StackAt(uint32_t s) const {
-    const uint32_t end =
-        s + 1 < stacks_.size() ? stacks_[s + 1].offset : static_cast<uint32_t>(entries_.size());
-    return std::span<const uint32_t>(entries_).subspan(stacks_[s].offset, end - stacks_[s].offset);
-  }
   // Id of the stack (meta, entries), added when new.
   uint32_t Intern(const StackInfo& meta, const std::vector<uint32_t>& entries);
 

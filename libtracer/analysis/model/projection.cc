@@ -120,25 +120,25 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
     }
   }
 
+  // Each range's running streams are released as its projection is made,
+  // so that the two never both hold every range.
   by_range_.resize(p.ranges.size());
   for (size_t r = 0; r < totals.size(); ++r) {
     if (totals[r].span.op_count == 0) continue;
     auto proj = std::make_unique<InstanceProjection>();
     proj->total = totals[r].span;
-    by_range_[r] = std::move(proj);
-    ++with_gpu_;
-  }
-  for (size_t r = 0; r < per_stream.size(); ++r) {
-    auto& proj = by_range_[r];
-    if (!proj) continue;
+    proj->streams.reserve(per_stream[r].size());
     for (const auto& [stream, acc] : per_stream[r]) {
       StreamSpan s;
       static_cast<GpuSpan&>(s) = acc.span;
       s.stream = stream;
       proj->streams.push_back(s);
     }
+    std::vector<std::pair<uint32_t, Acc>>().swap(per_stream[r]);
     std::sort(proj->streams.begin(), proj->streams.end(),
               [](const StreamSpan& a, const StreamSpan& b) { return a.stream < b.stream; });
+    by_range_[r] = std::move(proj);
+    ++with_gpu_;
   }
 }
 

@@ -507,7 +507,8 @@ int main(int argc, char** argv) {
       best_stream, r / best_stream / 1e6, best_stream / best_plain);
   if (rss) {
     std::printf("peak resident memory (VmHWM, each path in a fresh process):\n");
-    std::printf("  %12s %12s %14s %14s\n", "kernels", "records", "streaming MiB", "in-memory MiB");
+    std::printf("  %12s %12s %14s %14s %16s\n", "kernels", "records", "streaming MiB",
+                "in-memory MiB", "in-memory B/rec");
     double first_stream = 0, first_memory = 0, last_stream = 0, last_memory = 0;
     for (size_t n : {kernels, kernels * 10}) {
       const std::string p = path + ".rss";
@@ -515,7 +516,10 @@ int main(int argc, char** argv) {
       const double s_mib = PeakRssMiB("stream", p);
       const double m_mib = PeakRssMiB("memory", p);
       std::remove(p.c_str());
-      std::printf("  %12zu %12zu %14.1f %14.1f\n", n, recs, s_mib, m_mib);
+      // Peak resident bytes per record when the trace is held whole
+      // (`tracer report --no-stream`): what bounds the trace size that fits.
+      std::printf("  %12zu %12zu %14.1f %14.1f %16.1f\n", n, recs, s_mib, m_mib,
+                  m_mib * 1024 * 1024 / static_cast<double>(recs));
       if (n == kernels) {
         first_stream = s_mib;
         first_memory = m_mib;

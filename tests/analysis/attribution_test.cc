@@ -143,6 +143,63 @@ TEST(AttributionTest, GraphKernelsUseNodeThenLaunchSnapshotsThenLaunchRecord) {
   EXPECT_EQ(a.Of(OpKind::kKernel, 4).source, AttributionSource::kGraphNode);
 }
 
+// Ops launched under the same ranges share one stored stack (the whole-trace
+// memory budget), and Of() still gives each op its own launching thread and
+// time, from whichever record attributed it: launch record, API record or
+// graph snapshot.
+TEST(AttributionTest, OpsShareStacksAndKeepTheirOwnLaunch) {
+  TraceFileBuilder b;
+  b.Thread(1, 100);
+  b.Thread(2, 101);
+  b.Stream(1, 0, 7);
+  b.Range(1, 0, 1, "step", 0, 10000);
+  b.Range(2, 1, 1, "layer", 100, 5000);
+  b.Range(3, 0, 2, "worker", 0, 10000);
+  b.GraphSnapshot(9, 4, 2, 1, 150);
+  for (uint64_t i = 0; i < 100; ++i) {
+    b.Launch(1 + i, 1, 200 + i, 2);
+    b.Kernel("k", 1, 20000 + 10 * i, 20005 + 10 * i, 1 + i, 0, 0);
+  }
+  b.Api("cudaLaunchKernel", 2, 7000, 7010, 500);
+  b.Kernel("api", 1, 30000, 30100, 500, 0, 0);
+  b.Kernel("graph", 1, 30200, 30300, 0, 9, 4);  // no launch record: the snapshot's
+  b.Kernel("none", 1, 30400, 30500, 777, 0, 0);
+  const Trace trace = Read(b);
+  const ProcessTrace& p = trace.processes[0];
+  const RangeIndex index(p);
+  AttributionOptions off;
+  off.main_thread = MainThreadMode::kOff;
+  const Attribution a(p, index, off);
+  // 100 kernels in "layer" + the API kernel + the graph kernel (same ranges
+  // as the first 100, other source) + the unattributed one.
+  EXPECT_EQ(a.distinct_stacks(), 4u);
+  for (size_t k = 0; k < 100; ++k) {
+    const OpAttribution at = a.Of(OpKind::kKernel, k);
+    EXPECT_EQ(at.source, AttributionSource::kLaunchRecord);
+    EXPECT_EQ(at.thread, 1u);
+    EXPECT_EQ(at.launch_ns, 200 + k);
+    EXPECT_EQ(p.ranges[at.range].id, 2u);
+    EXPECT_EQ(StackIds(p, a, OpKind::kKernel, k), (std::set<uint64_t>{2, 1}));
+    EXPECT_EQ(a.OwnDepth(OpKind::kKernel, k), 2u);
+  }
+  const OpAttribution api = a.Of(OpKind::kKernel, 100);
+  EXPECT_EQ(api.source, AttributionSource::kApiRecord);
+  EXPECT_EQ(api.thread, 2u);
+  EXPECT_EQ(api.launch_ns, 7000u);
+  EXPECT_EQ(p.ranges[api.range].id, 3u);
+  const OpAttribution graph = a.Of(OpKind::kKernel, 101);
+  EXPECT_EQ(graph.source, AttributionSource::kGraphNode);
+  EXPECT_EQ(graph.thread, 1u);
+  EXPECT_EQ(graph.launch_ns, 150u);
+  EXPECT_EQ(StackIds(p, a, OpKind::kKernel, 101), (std::set<uint64_t>{2, 1}));
+  const OpAttribution none = a.Of(OpKind::kKernel, 102);
+  EXPECT_EQ(none.source, AttributionSource::kNone);
+  EXPECT_EQ(none.thread, 0u);
+  EXPECT_EQ(none.launch_ns, 0u);
+  EXPECT_EQ(none.range, kNoRange);
+  EXPECT_TRUE(a.Stack(OpKind::kKernel, 102).empty());
+}
+
 TEST(RangeIndexTest, InnermostOpenAtAndTimeDerivedParents) {
   TraceFileBuilder b;
   BuildScenario(&b, /*api_only=*/true);  // no parent ids in the file

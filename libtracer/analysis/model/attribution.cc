@@ -96,15 +96,66 @@ void AppendUnique(std::vector<uint32_t>* out, uint32_t v) {
 
 }  // namespace
 
+namespace {
+
+uint64_t HashStack(AttributionSource source, uint8_t origin_inherited, uint16_t own_depth,
+                   const std::vector<uint32_t>& entries) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(source) << 24) ^
+               (static_cast<uint64_t>(origin_inherited) << 16) ^ own_depth;
+  for (uint32_t e : entries) {
+    h ^= e;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+}  // namespace
+
+uint32_t Attribution::Intern(const StackInfo& meta, const std::vector<uint32_t>& entries) {
+  if (slots_.size() < 2 * (stacks_.size() + 1)) {
+    // Grow (load factor <= 1/2) and reinsert every stack.
+    slots_.assign(std::max<size_t>(64, slots_.size() * 2), 0);
+    const size_t mask = slots_.size() - 1;
+    std::vector<uint32_t> tmp;
+    for (uint32_t id = 0; id < stacks_.size(); ++id) {
+      const auto span = StackAt(id);
+      tmp.assign(span.begin(), span.end());
+      const StackInfo& m = stacks_[id];
+      size_t at = HashStack(m.source, m.origin_inherited, m.own_depth, tmp) & mask;
+      while (slots_[at] != 0) at = (at + 1) & mask;
+      slots_[at] = id + 1;
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t at = HashStack(meta.source, meta.origin_inherited, meta.own_depth, entries) & mask;
+  for (; slots_[at] != 0; at = (at + 1) & mask) {
+    const uint32_t id = slots_[at] - 1;
+    const StackInfo& m = stacks_[id];
+    if (m.source != meta.source || m.origin_inherited != meta.origin_inherited ||
+        m.own_depth != meta.own_depth)
+      continue;
+    const auto span = StackAt(id);
+    if (std::equal(span.begin(), span.end(), entries.begin(), entries.end())) return id;
+  }
+  const uint32_t id = static_cast<uint32_t>(stacks_.size());
+  StackInfo added = meta;
+  added.offset = static_cast<uint32_t>(entries_.size());
+  stacks_.push_back(added);
+  entries_.insert(entries_.end(), entries.begin(), entries.end());
+  slots_[at] = id + 1;
+  return id;
+}
+
 Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
-                         const AttributionOptions& options) {
+                         const AttributionOptions& options)
+    : process_(&p) {
   base_[0] = 0;
   base_[1] = p.kernels.size();
   base_[2] = base_[1] + p.memcpys.size();
   const size_t total = base_[2] + p.memsets.size();
-  ops_.resize(total);
-  own_depth_.assign(total, 0);
-  stack_offsets_.assign(total + 1, 0);
+  op_stack_.resize(total);
+  op_record_.resize(total);
   counts_.ops = total;
   main_thread_ = FindMainThread(p, index, options);
 
@@ -121,8 +172,14 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
     });
   }
 
-  auto attribute = [&](uint64_t corr, uint64_t graph_id, uint64_t node_id, uint64_t gpu_start) {
+  // Stacks: own chain, inherited chain from the main thread, covering
+  // start/end ranges.
+  std::vector<uint32_t> stack;
+  auto attribute = [&](size_t op, uint64_t corr, uint64_t graph_id, uint64_t node_id,
+                       uint64_t gpu_start) {
     OpAttribution a;
+    Origin origin = Origin::kNone;
+    uint32_t record = 0;
     if (const uint32_t li = launch_by_corr.Find(corr); li != CorrelationIndex::kNone) {
       const LaunchRecord& l = p.launches[li];
       a.thread = l.thread;
@@ -133,12 +190,16 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
       if (l.range_id != 0 && a.range == kNoRange)
         a.range = index.InnermostOpenAt(l.thread, l.time_ns);
       a.source = AttributionSource::kLaunchRecord;
+      origin = Origin::kLaunch;
+      record = li;
     } else if (const uint32_t ai = api_by_corr.Find(corr); ai != CorrelationIndex::kNone) {
       const ApiRecord& api = p.api_calls[ai];
       a.thread = api.thread;
       a.launch_ns = api.start_ns;
       a.range = index.InnermostOpenAt(api.thread, api.start_ns);
       a.source = AttributionSource::kApiRecord;
+      origin = Origin::kApi;
+      record = ai;
     }
     if (graph_id != 0) {
       const std::vector<uint32_t>* list = nullptr;
@@ -155,42 +216,26 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
       }
       if (list != nullptr) {
         const uint64_t when = a.source != AttributionSource::kNone ? a.launch_ns : gpu_start;
-        const GraphNodeSnapshotRecord& s = p.graph_nodes[PickSnapshot(p.graph_nodes, *list, when)];
+        const uint32_t si = PickSnapshot(p.graph_nodes, *list, when);
+        const GraphNodeSnapshotRecord& s = p.graph_nodes[si];
         a.range = s.range_id != 0 ? index.Find(s.range_id) : kNoRange;
         if (a.source == AttributionSource::kNone) {
           a.thread = s.thread;
           a.launch_ns = s.time_ns;
+          origin = Origin::kSnapshot;
+          record = si;
         }
         a.source = src;
       }
     }
-    return a;
-  };
 
-  for (size_t i = 0; i < p.kernels.size(); ++i) {
-    const KernelRecord& k = p.kernels[i];
-    ops_[i] = attribute(k.correlation_id, k.graph_id, k.graph_node_id, k.start_ns);
-  }
-  for (size_t i = 0; i < p.memcpys.size(); ++i) {
-    const MemcpyRecord& m = p.memcpys[i];
-    ops_[base_[1] + i] = attribute(m.correlation_id, m.graph_id, m.graph_node_id, m.start_ns);
-  }
-  for (size_t i = 0; i < p.memsets.size(); ++i) {
-    const MemsetRecord& m = p.memsets[i];
-    ops_[base_[2] + i] = attribute(m.correlation_id, m.graph_id, m.graph_node_id, m.start_ns);
-  }
-
-  // Stacks: own chain, inherited chain from the main thread, covering
-  // start/end ranges.
-  std::vector<uint32_t> stack;
-  stacks_.reserve(total * 4);
-  for (size_t i = 0; i < total; ++i) {
-    OpAttribution& a = ops_[i];
     ++counts_.by_source[static_cast<int>(a.source)];
     stack.clear();
+    StackInfo meta;
+    meta.source = a.source;
     if (a.source != AttributionSource::kNone) {
       if (a.range != kNoRange) index.AppendChain(a.range, &stack);
-      own_depth_[i] = static_cast<uint16_t>(std::min<size_t>(stack.size(), UINT16_MAX));
+      meta.own_depth = static_cast<uint16_t>(std::min<size_t>(stack.size(), UINT16_MAX));
       if (main_thread_ != 0 && a.thread != main_thread_) {
         const uint32_t m = index.InnermostOpenAt(main_thread_, a.launch_ns);
         const size_t before = stack.size();
@@ -206,15 +251,56 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
     } else {
       ++counts_.unattributed;
     }
-    stacks_.insert(stacks_.end(), stack.begin(), stack.end());
-    stack_offsets_[i + 1] = static_cast<uint32_t>(stacks_.size());
+    meta.origin_inherited =
+        static_cast<uint8_t>(static_cast<uint8_t>(origin) << 1 | (a.inherited ? 1 : 0));
+    op_stack_[op] = Intern(meta, stack);
+    op_record_[op] = record;
+  };
+
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const KernelRecord& k = p.kernels[i];
+    attribute(i, k.correlation_id, k.graph_id, k.graph_node_id, k.start_ns);
   }
+  for (size_t i = 0; i < p.memcpys.size(); ++i) {
+    const MemcpyRecord& m = p.memcpys[i];
+    attribute(base_[1] + i, m.correlation_id, m.graph_id, m.graph_node_id, m.start_ns);
+  }
+  for (size_t i = 0; i < p.memsets.size(); ++i) {
+    const MemsetRecord& m = p.memsets[i];
+    attribute(base_[2] + i, m.correlation_id, m.graph_id, m.graph_node_id, m.start_ns);
+  }
+  // The lookup set is only needed while building.
+  std::vector<uint32_t>().swap(slots_);
+  stacks_.shrink_to_fit();
+  entries_.shrink_to_fit();
 }
 
-std::span<const uint32_t> Attribution::Stack(OpKind kind, size_t i) const {
+OpAttribution Attribution::Of(OpKind kind, size_t i) const {
   const size_t op = Base(kind) + i;
-  return std::span<const uint32_t>(stacks_).subspan(stack_offsets_[op],
-                                                    stack_offsets_[op + 1] - stack_offsets_[op]);
+  const uint32_t s = op_stack_[op];
+  const StackInfo& meta = stacks_[s];
+  OpAttribution a;
+  a.source = meta.source;
+  a.inherited = (meta.origin_inherited & 1) != 0;
+  a.range = meta.own_depth > 0 ? entries_[meta.offset] : kNoRange;
+  const uint32_t r = op_record_[op];
+  switch (static_cast<Origin>(meta.origin_inherited >> 1)) {
+    case Origin::kLaunch:
+      a.thread = process_->launches[r].thread;
+      a.launch_ns = process_->launches[r].time_ns;
+      break;
+    case Origin::kApi:
+      a.thread = process_->api_calls[r].thread;
+      a.launch_ns = process_->api_calls[r].start_ns;
+      break;
+    case Origin::kSnapshot:
+      a.thread = process_->graph_nodes[r].thread;
+      a.launch_ns = process_->graph_nodes[r].time_ns;
+      break;
+    case Origin::kNone:
+      break;
+  }
+  return a;
 }
 
 }  // namespace tracer::analysis

@@ -85,30 +85,63 @@ struct AttributionCounts {
   uint64_t by_source[5] = {0, 0, 0, 0, 0};  // indexed by AttributionSource
 };
 
+// Memory: a whole trace holds one attribution per GPU op, so it is kept
+// compact (8 bytes per op). Ops launched under the same ranges share one
+// stack: each distinct (source, stack) is stored once and every op holds its
+// index, plus the index of the record its launching thread and time come
+// from (LaunchRecord, ApiRecord or GraphNodeSnapshot), so that Of() rebuilds
+// the OpAttribution on demand instead of storing it per op.
 class Attribution {
  public:
+  // process must outlive this object.
   Attribution(const ProcessTrace& process, const RangeIndex& index,
               const AttributionOptions& options);
 
-  const OpAttribution& Of(OpKind kind, size_t i) const { return ops_[Base(kind) + i]; }
+  OpAttribution Of(OpKind kind, size_t i) const;
   // The range indexes the op counts toward (see header comment), innermost
   // first, own chain, then inherited, then start/end.
-  std::span<const uint32_t> Stack(OpKind kind, size_t i) const;
+  std::span<const uint32_t> Stack(OpKind kind, size_t i) const {
+    return StackAt(op_stack_[Base(kind) + i]);
+  }
   // Number of leading entries of Stack() that are the op's own push/pop chain.
-  uint32_t OwnDepth(OpKind kind, size_t i) const { return own_depth_[Base(kind) + i]; }
+  uint32_t OwnDepth(OpKind kind, size_t i) const {
+    return stacks_[op_stack_[Base(kind) + i]].own_depth;
+  }
 
   // ThreadDef id of the main thread, 0 when none (kOff, or no ranges).
   uint32_t main_thread() const { return main_thread_; }
   const AttributionCounts& counts() const { return counts_; }
+  // Ops with equal stacks share one: StackId names it, StackAt(StackId(...))
+  // == Stack(...). Lets a table walk distinct stacks instead of every op.
+  size_t distinct_stacks() const { return stacks_.size(); }
+  uint32_t StackId(OpKind kind, size_t i) const { return op_stack_[Base(kind) + i]; }
+  std::span<const uint32_t> StackAt(uint32_t s) const {
+    const uint32_t end =
+        s + 1 < stacks_.size() ? stacks_[s + 1].offset : static_cast<uint32_t>(entries_.size());
+    return std::span<const uint32_t>(entries_).subspan(stacks_[s].offset, end - stacks_[s].offset);
+  }
 
  private:
-  size_t Base(OpKind kind) const { return base_[static_cast<int>(kind)]; }
+  // Where an op's launching thread and time come from.
+  enum class Origin : uint8_t { kNone = 0, kLaunch, kApi, kSnapshot };
+  struct StackInfo {
+    uint32_t offset = 0;  // into entries_; ends at the next stack's offset
+    uint16_t own_depth = 0;
+    AttributionSource source = AttributionSource::kNone;
+    uint8_t origin_inherited = 0;  // Origin << 1 | inherited
+  };
 
+  size_t Base(OpKind kind) const { return base_[static_cast<int>(kind)]; }
+  // Id of the stack (meta, entries), added when new.
+  uint32_t Intern(const StackInfo& meta, const std::vector<uint32_t>& entries);
+
+  const ProcessTrace* process_;
   size_t base_[3] = {0, 0, 0};
-  std::vector<OpAttribution> ops_;
-  std::vector<uint32_t> stack_offsets_;  // CSR over ops_, size ops_.size() + 1
-  std::vector<uint32_t> stacks_;
-  std::vector<uint16_t> own_depth_;
+  std::vector<uint32_t> op_stack_;   // per op: index into stacks_
+  std::vector<uint32_t> op_record_;  // per op: index of its Origin record
+  std::vector<StackInfo> stacks_;
+  std::vector<uint32_t> entries_;
+  std::vector<uint32_t> slots_;  // open-addressing set of stack ids + 1, by content
   uint32_t main_thread_ = 0;
   AttributionCounts counts_;
 };

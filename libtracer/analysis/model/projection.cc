@@ -37,78 +37,108 @@ struct Acc {
   }
 };
 
-struct OpRef {
-  uint64_t start, end;
-  uint32_t stream;
-  OpKind kind;
-  uint32_t index;
-};
+// Record indexes of one op kind in start order (ties by index): none held
+// when the records already are (the common case), else a permutation.
+template <typename Records>
+std::vector<uint32_t> StartOrder(const Records& records) {
+  const auto by_start = [&](uint32_t x, uint32_t y) {
+    return records[x].start_ns != records[y].start_ns ? records[x].start_ns < records[y].start_ns
+                                                      : x < y;
+  };
+  std::vector<uint32_t> order;
+  for (size_t i = 1; i < records.size(); ++i) {
+    if (records[i].start_ns < records[i - 1].start_ns) {
+      order.resize(records.size());
+      std::iota(order.begin(), order.end(), 0u);
+      std::sort(order.begin(), order.end(), by_start);
+      break;
+    }
+  }
+  return order;
+}
 
 }  // namespace
 
 Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
-  std::vector<OpRef> ops;
-  ops.reserve(p.kernels.size() + p.memcpys.size() + p.memsets.size());
-  for (uint32_t i = 0; i < p.kernels.size(); ++i) {
-    ops.push_back(
-        {p.kernels[i].start_ns, p.kernels[i].end_ns, p.kernels[i].stream, OpKind::kKernel, i});
-  }
-  for (uint32_t i = 0; i < p.memcpys.size(); ++i) {
-    ops.push_back(
-        {p.memcpys[i].start_ns, p.memcpys[i].end_ns, p.memcpys[i].stream, OpKind::kMemcpy, i});
-  }
-  for (uint32_t i = 0; i < p.memsets.size(); ++i) {
-    ops.push_back(
-        {p.memsets[i].start_ns, p.memsets[i].end_ns, p.memsets[i].stream, OpKind::kMemset, i});
-  }
-  // Start order (ties broken by kind and index, so results never depend on
-  // the sort's stability).
-  const auto before = [](const OpRef& a, const OpRef& b) {
-    if (a.start != b.start) return a.start < b.start;
-    if (a.kind != b.kind) return a.kind < b.kind;
-    return a.index < b.index;
+  // Ops are visited in start order, ties broken by kind then index (so
+  // results never depend on a sort's stability): a merge of the three kinds,
+  // each in its own start order. Only a kind whose records are out of order
+  // costs an index (4 bytes per op) rather than a copy of every op.
+  const std::vector<uint32_t> order[3] = {StartOrder(p.kernels), StartOrder(p.memcpys),
+                                          StartOrder(p.memsets)};
+  const size_t sizes[3] = {p.kernels.size(), p.memcpys.size(), p.memsets.size()};
+  size_t next[3] = {0, 0, 0};
+  const auto index_of = [&](int kind, size_t pos) -> uint32_t {
+    return order[kind].empty() ? static_cast<uint32_t>(pos) : order[kind][pos];
   };
-  if (!std::is_sorted(ops.begin(), ops.end(), before)) std::sort(ops.begin(), ops.end(), before);
+  const auto start_of = [&](int kind, uint32_t i) -> uint64_t {
+    return kind == 0   ? p.kernels[i].start_ns
+           : kind == 1 ? p.memcpys[i].start_ns
+                       : p.memsets[i].start_ns;
+  };
+  const auto end_of = [&](int kind, uint32_t i) -> uint64_t {
+    return kind == 0 ? p.kernels[i].end_ns : kind == 1 ? p.memcpys[i].end_ns : p.memsets[i].end_ns;
+  };
+  const auto stream_of = [&](int kind, uint32_t i) -> uint32_t {
+    return kind == 0 ? p.kernels[i].stream : kind == 1 ? p.memcpys[i].stream : p.memsets[i].stream;
+  };
 
   std::vector<Acc> totals(p.ranges.size());
   // Per range, its streams: a handful each, so a linear scan beats hashing.
   std::vector<std::vector<std::pair<uint32_t, Acc>>> per_stream(p.ranges.size());
-  for (const OpRef& op : ops) {
-    const uint64_t end = std::max(op.end, op.start);
-    const bool kernel = op.kind == OpKind::kKernel;
-    for (uint32_t r : attribution.Stack(op.kind, op.index)) {
+  for (;;) {
+    int kind = -1;
+    uint32_t index = 0;
+    uint64_t start = 0;
+    for (int k = 0; k < 3; ++k) {
+      if (next[k] == sizes[k]) continue;
+      const uint32_t i = index_of(k, next[k]);
+      const uint64_t s = start_of(k, i);
+      // Strictly earlier only: on a tie the lower kind, already held, wins.
+      if (kind < 0 || s < start) {
+        kind = k;
+        index = i;
+        start = s;
+      }
+    }
+    if (kind < 0) break;
+    ++next[kind];
+    const uint64_t end = std::max(end_of(kind, index), start);
+    const uint32_t stream = stream_of(kind, index);
+    const bool kernel = kind == 0;
+    for (uint32_t r : attribution.Stack(static_cast<OpKind>(kind), index)) {
       if (r >= totals.size()) continue;
-      totals[r].Add(op.start, end, kernel);
+      totals[r].Add(start, end, kernel);
       auto& streams = per_stream[r];
       auto it = std::find_if(streams.begin(), streams.end(),
-                             [&](const auto& e) { return e.first == op.stream; });
+                             [&](const auto& e) { return e.first == stream; });
       if (it == streams.end()) {
-        streams.emplace_back(op.stream, Acc());
+        streams.emplace_back(stream, Acc());
         it = streams.end() - 1;
       }
-      it->second.Add(op.start, end, kernel);
+      it->second.Add(start, end, kernel);
     }
   }
 
+  // Each range's running streams are released as its projection is made,
+  // so that the two never both hold every range.
   by_range_.resize(p.ranges.size());
   for (size_t r = 0; r < totals.size(); ++r) {
     if (totals[r].span.op_count == 0) continue;
     auto proj = std::make_unique<InstanceProjection>();
     proj->total = totals[r].span;
-    by_range_[r] = std::move(proj);
-    ++with_gpu_;
-  }
-  for (size_t r = 0; r < per_stream.size(); ++r) {
-    auto& proj = by_range_[r];
-    if (!proj) continue;
+    proj->streams.reserve(per_stream[r].size());
     for (const auto& [stream, acc] : per_stream[r]) {
       StreamSpan s;
       static_cast<GpuSpan&>(s) = acc.span;
       s.stream = stream;
       proj->streams.push_back(s);
     }
+    std::vector<std::pair<uint32_t, Acc>>().swap(per_stream[r]);
     std::sort(proj->streams.begin(), proj->streams.end(),
               [](const StreamSpan& a, const StreamSpan& b) { return a.stream < b.stream; });
+    by_range_[r] = std::move(proj);
+    ++with_gpu_;
   }
 }
 

@@ -1,5 +1,6 @@
 #include "libtracer/analysis/tables/whole_trace_rows.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,29 +18,79 @@ std::string Percent(uint64_t part, uint64_t whole) {
 }
 
 // Kernels that count toward each range instance (the inverse of
-// Attribution::Stack), as a CSR: instance r's kernels are
-// kernels[offsets[r] .. offsets[r + 1]), in record order.
-struct InstanceKernels {
-  std::vector<uint32_t> offsets, kernels;
-};
-
-InstanceKernels KernelsByInstance(const ProcessAnalysis& pa) {
-  const ProcessTrace& p = *pa.process;
-  InstanceKernels out;
-  out.offsets.assign(p.ranges.size() + 1, 0);
-  for (size_t k = 0; k < p.kernels.size(); ++k) {
-    for (uint32_t r : pa.attribution.Stack(OpKind::kKernel, k)) ++out.offsets[r + 1];
-  }
-  for (size_t r = 0; r < p.ranges.size(); ++r) out.offsets[r + 1] += out.offsets[r];
-  out.kernels.resize(out.offsets.back());
-  std::vector<uint32_t> fill(out.offsets.begin(), out.offsets.end() - 1);
-  for (size_t k = 0; k < p.kernels.size(); ++k) {
-    for (uint32_t r : pa.attribution.Stack(OpKind::kKernel, k)) {
-      out.kernels[fill[r]++] = static_cast<uint32_t>(k);
+// Attribution::Stack), in record order per instance. Kernels are grouped by
+// their shared stack (4 bytes per kernel, not one entry per kernel and
+// range), and an instance's kernels are the merge of the lists of the
+// stacks that hold it.
+class InstanceKernels {
+ public:
+  explicit InstanceKernels(const ProcessAnalysis& pa) {
+    const Attribution& at = pa.attribution;
+    const size_t kernels = pa.process->kernels.size();
+    const size_t stacks = at.distinct_stacks();
+    by_stack_offsets_.assign(stacks + 1, 0);
+    for (size_t k = 0; k < kernels; ++k) ++by_stack_offsets_[at.StackId(OpKind::kKernel, k) + 1];
+    for (size_t s = 0; s < stacks; ++s) by_stack_offsets_[s + 1] += by_stack_offsets_[s];
+    by_stack_.resize(kernels);
+    std::vector<uint32_t> fill(by_stack_offsets_.begin(), by_stack_offsets_.end() - 1);
+    for (size_t k = 0; k < kernels; ++k) {
+      by_stack_[fill[at.StackId(OpKind::kKernel, k)]++] = static_cast<uint32_t>(k);
+    }
+    // Per instance, the stacks (holding kernels) it appears in, as a CSR.
+    const size_t ranges = pa.process->ranges.size();
+    stack_offsets_.assign(ranges + 1, 0);
+    for (uint32_t s = 0; s < stacks; ++s) {
+      if (by_stack_offsets_[s] == by_stack_offsets_[s + 1]) continue;
+      for (uint32_t r : at.StackAt(s)) ++stack_offsets_[r + 1];
+    }
+    for (size_t r = 0; r < ranges; ++r) stack_offsets_[r + 1] += stack_offsets_[r];
+    stacks_.resize(stack_offsets_.back());
+    std::vector<uint32_t> next(stack_offsets_.begin(), stack_offsets_.end() - 1);
+    for (uint32_t s = 0; s < stacks; ++s) {
+      if (by_stack_offsets_[s] == by_stack_offsets_[s + 1]) continue;
+      for (uint32_t r : at.StackAt(s)) stacks_[next[r]++] = s;
     }
   }
-  return out;
-}
+
+  // Calls f(kernel index) for every kernel of instance r, in record order.
+  template <typename F>
+  void ForEach(uint32_t r, F&& f) {
+    const uint32_t first = stack_offsets_[r], last = stack_offsets_[r + 1];
+    if (last - first == 1) {
+      const uint32_t s = stacks_[first];
+      for (uint32_t i = by_stack_offsets_[s]; i < by_stack_offsets_[s + 1]; ++i) f(by_stack_[i]);
+      return;
+    }
+    // Merge by kernel index: (next kernel, position in by_stack_, end).
+    heap_.clear();
+    for (uint32_t j = first; j < last; ++j) {
+      const uint32_t s = stacks_[j];
+      heap_.push_back(
+          {by_stack_[by_stack_offsets_[s]], by_stack_offsets_[s], by_stack_offsets_[s + 1]});
+    }
+    const auto later = [](const Cursor& a, const Cursor& b) { return a.kernel > b.kernel; };
+    std::make_heap(heap_.begin(), heap_.end(), later);
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      Cursor& c = heap_.back();
+      f(c.kernel);
+      if (++c.at < c.end) {
+        c.kernel = by_stack_[c.at];
+        std::push_heap(heap_.begin(), heap_.end(), later);
+      } else {
+        heap_.pop_back();
+      }
+    }
+  }
+
+ private:
+  struct Cursor {
+    uint32_t kernel, at, end;
+  };
+  std::vector<uint32_t> by_stack_offsets_, by_stack_;  // kernels grouped by stack
+  std::vector<uint32_t> stack_offsets_, stacks_;       // stacks holding each instance
+  std::vector<Cursor> heap_;
+};
 
 void AddRanges(const ProcessAnalysis& pa, const RowNeeds& needs, RowBuilder* b,
                std::vector<uint32_t>* kernel_stamp) {
@@ -61,16 +112,16 @@ void AddRanges(const ProcessAnalysis& pa, const RowNeeds& needs, RowBuilder* b,
   if (!needs.range_kernels || p.kernels.empty()) return;
   // Per instance, so that "first kernel of this name in the instance" is a
   // stamp comparison rather than a set of instances per cell.
-  const InstanceKernels by_instance = KernelsByInstance(pa);
+  InstanceKernels by_instance(pa);
   for (uint32_t r = 0; r < p.ranges.size(); ++r) {
-    for (uint32_t i = by_instance.offsets[r]; i < by_instance.offsets[r + 1]; ++i) {
-      const KernelRecord& k = p.kernels[by_instance.kernels[i]];
+    by_instance.ForEach(r, [&](uint32_t ki) {
+      const KernelRecord& k = p.kernels[ki];
       if (k.name >= kernel_stamp->size()) kernel_stamp->resize(k.name + 1, 0);
       uint32_t& stamp = (*kernel_stamp)[k.name];
       b->AddInstanceKernel(ref[r], k.name, static_cast<int64_t>(k.end_ns - k.start_ns),
                            stamp != r + 1);
       stamp = r + 1;
-    }
+    });
   }
   std::fill(kernel_stamp->begin(), kernel_stamp->end(), 0);
 }

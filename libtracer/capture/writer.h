@@ -178,7 +178,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // distinct pthread_t values, which the C library reuses.
   std::unordered_map<uint64_t, uint32_t> retired_by_pthread_, retired_by_pthread32_;
   uint64_t records_by_kind_[kNumKinds] = {};
-  uint64_t misuse_seen_[2] = {};
+  uint64_t misuse_seen_[3] = {};
   uint32_t last_defined_thread_ = 0;
   uint64_t busy_ns_ = 0;
   bool finished_writing_ = false;

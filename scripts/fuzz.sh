@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-5}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(fuzz_stream_reader fuzz_kineto fuzz_nsys fuzz_groups)
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_stream_reader fuzz_kineto fuzz_nsys fuzz_groups fuzz_nvtx)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -5,11 +5,21 @@ namespace tracer {
 NvtxDomain* Definitions::CreateDomain(uint32_t name, bool enabled) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_name_.find(name);
-  if (it != by_name_.end()) return it->second;
+  if (it != by_name_.end()) {
+    it->second->destroyed.store(false, std::memory_order_relaxed);
+    return it->second;
+  }
   if (domains_.size() >= kMaxDomains - 1) return nullptr;
-  auto* d = new NvtxDomain{static_cast<uint16_t>(domains_.size() + 1), name, enabled};
+  const auto id = static_cast<uint16_t>(domains_.size() + 1);
+  auto* chunk = chunks_[id >> 8].load(std::memory_order_relaxed);
+  if (!chunk) {
+    chunk = new std::atomic<NvtxDomain*>[256]();
+    chunks_[id >> 8].store(chunk, std::memory_order_release);
+  }
+  auto* d = new NvtxDomain{id, name, enabled};
   domains_.push_back(d);
   by_name_.emplace(name, d);
+  chunk[id & 0xFF].store(d, std::memory_order_release);
   return d;
 }
 

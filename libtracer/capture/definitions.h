@@ -4,6 +4,7 @@
 // new since its last drain.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string_view>
@@ -19,6 +20,9 @@ struct NvtxDomain {
   uint16_t id;    // DomainDef id; 0 = the default domain
   uint32_t name;  // string id
   bool enabled;   // TRACER_DOMAINS_INCLUDE / _EXCLUDE
+  // Set by nvtxDomainDestroy, cleared when the name is created again: calls
+  // with a destroyed domain's handle are dropped and counted.
+  std::atomic<bool> destroyed{false};
 };
 
 class Definitions {
@@ -29,6 +33,12 @@ class Definitions {
   NvtxDomain* CreateDomain(uint32_t name, bool enabled);
   NvtxDomain* DefaultDomain(bool enabled);
   uint32_t DomainName(uint16_t id);
+  // The domain CreateDomain gave this id, or nullptr (0, or never given).
+  // Lock-free: every NVTX call with a domain handle validates it here.
+  NvtxDomain* FindDomain(uint16_t id) const noexcept {
+    auto* chunk = chunks_[id >> 8].load(std::memory_order_acquire);
+    return chunk ? chunk[id & 0xFF].load(std::memory_order_acquire) : nullptr;
+  }
 
   void NameCategory(uint16_t domain, uint32_t category, uint32_t name);
   // Category names recorded at index >= from; returns the new end index.
@@ -47,6 +57,9 @@ class Definitions {
   bool default_set_ = false;
   std::vector<NvtxDomain*> domains_;  // index = id - 1; never freed (handles stay valid)
   std::unordered_map<uint32_t, NvtxDomain*> by_name_;
+  // FindDomain's table: 256 chunks of 256 slots, a chunk allocated (under
+  // mu_) when its first id is given, never freed.
+  std::atomic<std::atomic<NvtxDomain*>*> chunks_[256] = {};
   std::vector<CategoryDefRecord> categories_;
   std::unordered_map<uint64_t, uint32_t> thread_names_;
 };

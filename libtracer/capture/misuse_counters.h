@@ -1,5 +1,5 @@
 // Calls the host made with values the tracer never handed out (a registered-
-// string handle or a range id that is not one of ours). They are ignored or
+// string handle, a range id or a domain handle that is not one of ours). They are ignored or
 // recorded without the bad value, never trusted, and counted here; the writer
 // reports the counts in the trace (footer and counter deltas). Process-wide
 // atomics: misuse is rare, so a shared counter costs nothing on the hot path.
@@ -17,6 +17,9 @@ struct MisuseCounters {
   // nvtxRangeEnd / nvtxDomainRangeEnd with an id no start returned (or one
   // ended twice, for a capture-range instance): the call is ignored.
   std::atomic<uint64_t> invalid_range_id{0};
+  // A call with an nvtxDomainHandle_t the tracer never handed out (made up,
+  // another tool's, or destroyed): never dereferenced; the call is dropped.
+  std::atomic<uint64_t> invalid_domain_handle{0};
 };
 
 // Constant-initialised, trivially destroyed: usable from any exit path.

@@ -13,6 +13,7 @@
 #include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
 #include "libtracer/capture/misuse_counters.h"
+#include "libtracer/capture/nvtx_domain_handle.h"
 #include "libtracer/capture/session.h"
 #include "libtracer/capture/thread_state.h"
 #include "libtracer/core/clock.h"
@@ -31,8 +32,18 @@ inline NvtxDomain* DefaultDomain() noexcept {
   return g_default_domain_ptr.load(std::memory_order_acquire);
 }
 
-inline NvtxDomain* DomainOf(nvtxDomainHandle_t d) {
-  return d ? reinterpret_cast<NvtxDomain*>(d) : DefaultDomain();
+__attribute__((noinline)) void CountInvalidDomainHandle() noexcept {
+  GlobalMisuse().invalid_domain_handle.fetch_add(1, std::memory_order_relaxed);
+}
+
+// The domain behind a handle (null: the default domain), or nullptr, counted,
+// when the host passes a handle the tracer never handed out or destroyed:
+// the caller drops the call. The handle is looked up, never dereferenced.
+inline NvtxDomain* DomainOf(nvtxDomainHandle_t d) noexcept {
+  if (!d) return DefaultDomain();
+  NvtxDomain* dom = DomainFromHandleValue(GlobalDefinitions(), reinterpret_cast<uintptr_t>(d));
+  if (__builtin_expect(!dom, 0)) CountInvalidDomainHandle();
+  return dom;
 }
 
 // wchar_t is UTF-32 on Linux. Converted at call time (W variants are rare).
@@ -329,11 +340,11 @@ void Mark(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) 
 // thread's existing state, so the matching pop / end stays paired.
 int PushUnnamed(NvtxDomain* domain) noexcept {
   ThreadState* ts = internal::t_current_state;
-  return ts ? Push(ts, domain, 0, nullptr) : -1;
+  return ts && domain ? Push(ts, domain, 0, nullptr) : -1;
 }
 nvtxRangeId_t StartUnnamed(NvtxDomain* domain) noexcept {
   ThreadState* ts = internal::t_current_state;
-  return ts ? Start(ts, domain, 0, nullptr) : 0;
+  return ts && domain ? Start(ts, domain, 0, nullptr) : 0;
 }
 int PopFailed() noexcept { return -1; }
 
@@ -458,10 +469,12 @@ void NVTX_API NameOsThreadW(uint32_t tid, const wchar_t* name) noexcept {
 
 void NVTX_API DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) noexcept {
   Guarded("nvtxDomainMarkEx", [&] {
+    NvtxDomain* domain = DomainOf(d);
+    if (!domain) return;
     if (ThreadState* ts = CurrentThreadState()) {
       Attr attr;
       DecodeAttr(ts, a, &attr);
-      Mark(ts, DomainOf(d), attr.name, &attr);
+      Mark(ts, domain, attr.name, &attr);
     }
   });
 }
@@ -470,11 +483,12 @@ nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t d,
   return Guarded(
       "nvtxDomainRangeStartEx", kNotTraced,
       [&]() -> nvtxRangeId_t {
-        ThreadState* ts = CurrentThreadState();
+        NvtxDomain* domain = DomainOf(d);
+        ThreadState* ts = domain ? CurrentThreadState() : nullptr;
         if (!ts) return 0;
         Attr attr;
         DecodeAttr(ts, a, &attr);
-        return Start(ts, DomainOf(d), attr.name, &attr);
+        return Start(ts, domain, attr.name, &attr);
       },
       [d]() noexcept { return StartUnnamed(DomainOf(d)); });
 }
@@ -485,11 +499,12 @@ int NVTX_API DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t
   return Guarded(
       "nvtxDomainRangePushEx", kNotTraced,
       [&] {
-        ThreadState* ts = CurrentThreadState();
+        NvtxDomain* domain = DomainOf(d);
+        ThreadState* ts = domain ? CurrentThreadState() : nullptr;
         if (!ts) return -1;
         Attr attr;
         DecodeAttr(ts, a, &attr);
-        return Push(ts, DomainOf(d), attr.name, &attr);
+        return Push(ts, domain, attr.name, &attr);
       },
       [d]() noexcept { return PushUnnamed(DomainOf(d)); });
 }
@@ -497,25 +512,29 @@ int NVTX_API DomainRangePop(nvtxDomainHandle_t d) noexcept {
   return Guarded(
       "nvtxDomainRangePop", kNotTraced,
       [d] {
-        ThreadState* ts = CurrentThreadState();
-        return ts ? Pop(ts, DomainOf(d)) : -1;
+        NvtxDomain* domain = DomainOf(d);
+        ThreadState* ts = domain ? CurrentThreadState() : nullptr;
+        return ts ? Pop(ts, domain) : -1;
       },
       PopFailed);
 }
 void NVTX_API DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t category,
                                   const char* name) noexcept {
   Guarded("nvtxDomainNameCategoryA", [&] {
-    NameCategoryId(DomainOf(d)->id, category, InternAscii(CurrentThreadState(), name));
+    if (NvtxDomain* domain = DomainOf(d))
+      NameCategoryId(domain->id, category, InternAscii(CurrentThreadState(), name));
   });
 }
 void NVTX_API DomainNameCategoryW(nvtxDomainHandle_t d, uint32_t category,
                                   const wchar_t* name) noexcept {
   Guarded("nvtxDomainNameCategoryW", [&] {
-    NameCategoryId(DomainOf(d)->id, category, InternWide(CurrentThreadState(), name));
+    if (NvtxDomain* domain = DomainOf(d))
+      NameCategoryId(domain->id, category, InternWide(CurrentThreadState(), name));
   });
 }
 // A registered string handle is our global string id (0, the empty name, when
-// registering failed).
+// registering failed). Strings are process-wide: the domain handle is not
+// used (so never dereferenced), whatever it is.
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* s) noexcept {
   return Guarded("nvtxDomainRegisterStringA", [&] {
     uint32_t id = InternAscii(CurrentThreadState(), s);
@@ -536,7 +555,7 @@ nvtxDomainHandle_t CreateDomainNamed(uint32_t name, std::string_view text) {
     LogOnce("domains", LogLevel::kWarn, "too many NVTX domains; later ones use the default");
     return nullptr;
   }
-  return reinterpret_cast<nvtxDomainHandle_t>(d);
+  return reinterpret_cast<nvtxDomainHandle_t>(static_cast<uintptr_t>(DomainHandleValue(d->id)));
 }
 // A null handle (creation failed) makes later calls use the default domain.
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) noexcept {
@@ -553,8 +572,15 @@ nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) noexcept {
     return CreateDomainNamed(GlobalStrings().Intern(utf8).id, utf8);
   });
 }
-// Handles stay valid after destroy: events may still be buffered for them.
-void NVTX_API DomainDestroy(nvtxDomainHandle_t) noexcept {}
+// Later calls with the handle are dropped and counted (creating the name
+// again revives it). The domain's id and name stay defined: events may still
+// be buffered for it.
+void NVTX_API DomainDestroy(nvtxDomainHandle_t d) noexcept {
+  Guarded("nvtxDomainDestroy", [&] {
+    if (!d) return;  // the default domain is never destroyed
+    if (NvtxDomain* domain = DomainOf(d)) domain->destroyed.store(true, std::memory_order_relaxed);
+  });
+}
 void NVTX_API Initialize(const void*) noexcept {}
 
 template <typename Fn>

@@ -114,6 +114,17 @@ void AddToRunManifest(const std::string& path) {
 }  // namespace
 
 std::atomic<Session*> Session::instance_{nullptr};
+
+namespace {
+// Sessions are never freed (threads may hold pointers into one while the
+// process exits, and a forked child keeps its parent's); once one stops
+// being the instance it is chained here, reachable, instead of lost.
+std::atomic<Session*> g_retired_sessions{nullptr};
+}  // namespace
+
+void Session::Retire(Session* s) noexcept {
+  if (s) s->previous_retired_ = g_retired_sessions.exchange(s, std::memory_order_acq_rel);
+}
 std::atomic<bool> Session::flush_top_level_{false};
 std::atomic<bool> Session::profiler_active_{true};
 
@@ -185,7 +196,10 @@ Session* Session::StartNew(const Config& config, uint32_t parent_pid) {
   // Leaked on purpose: threads may still hold pointers into it while the
   // process exits.
   auto* session = new Session(config, path, parent_pid);
-  if (!session->Open()) return nullptr;
+  if (!session->Open()) {
+    Retire(session);
+    return nullptr;
+  }
   return session;
 }
 
@@ -305,7 +319,7 @@ void Session::Shutdown() {
     Session* session;
     ~Ended() {
       Session* self = session;
-      instance_.compare_exchange_strong(self, nullptr);
+      if (instance_.compare_exchange_strong(self, nullptr)) Retire(session);
       g_state.store(kEnded, std::memory_order_release);
     }
   } ended{this};
@@ -377,6 +391,7 @@ void Session::ForkChildBody() {
   ResetCurrentThreadStateAfterFork();
   flush_top_level_.store(false, std::memory_order_relaxed);
   instance_.store(nullptr, std::memory_order_release);
+  Retire(parent);
   if (parent && parent->config_.fork == ForkMode::kChild &&
       !parent->shut_down_.load(std::memory_order_acquire)) {
     g_inherited_config = &parent->config_;

@@ -100,6 +100,8 @@ class Session {
   static Session* StartNew(const Config& config, uint32_t parent_pid);
 
   static std::atomic<Session*> instance_;
+  // Chains a session that is no longer the instance (g_retired_sessions).
+  static void Retire(Session* s) noexcept;
   static std::atomic<bool> flush_top_level_;
   static std::atomic<bool> profiler_active_;
 
@@ -114,6 +116,9 @@ class Session {
   std::mutex hooks_mu_;
   std::vector<std::function<void()>> shutdown_hooks_;
   std::atomic<bool> shut_down_{false};
+  // The session retired before this one (Retire): ended and forked-away
+  // sessions stay reachable, so a leak checker sees them as kept on purpose.
+  Session* previous_retired_ = nullptr;
 };
 
 }  // namespace tracer

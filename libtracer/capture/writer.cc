@@ -48,6 +48,7 @@ Writer::Writer(ThreadRegistry* threads, uint32_t flush_interval_ms)
   // A forked child's counts start from what its parent had counted.
   misuse_seen_[0] = GlobalMisuse().invalid_string_handle.load(std::memory_order_relaxed);
   misuse_seen_[1] = GlobalMisuse().invalid_range_id.load(std::memory_order_relaxed);
+  misuse_seen_[2] = GlobalMisuse().invalid_domain_handle.load(std::memory_order_relaxed);
 }
 
 Writer::~Writer() {
@@ -385,8 +386,9 @@ std::string Writer::RingFullLine(uint64_t dropped, bool at_exit) const {
 }
 
 void Writer::CollectMisuseCounters() {
-  const uint64_t now[2] = {GlobalMisuse().invalid_string_handle.load(std::memory_order_relaxed),
-                           GlobalMisuse().invalid_range_id.load(std::memory_order_relaxed)};
+  const uint64_t now[3] = {GlobalMisuse().invalid_string_handle.load(std::memory_order_relaxed),
+                           GlobalMisuse().invalid_range_id.load(std::memory_order_relaxed),
+                           GlobalMisuse().invalid_domain_handle.load(std::memory_order_relaxed)};
   if (now[0] > misuse_seen_[0]) {
     Count("nvtx_invalid_string_handle", now[0] - misuse_seen_[0]);
     LogOnce("invalid-string-handle", LogLevel::kWarn,
@@ -399,8 +401,13 @@ void Writer::CollectMisuseCounters() {
             "nvtxRangeEnd was called with an id no nvtxRangeStart returned (or ended twice); "
             "ignored and counted as nvtx_invalid_range_id");
   }
-  misuse_seen_[0] = std::max(misuse_seen_[0], now[0]);
-  misuse_seen_[1] = std::max(misuse_seen_[1], now[1]);
+  if (now[2] > misuse_seen_[2]) {
+    Count("dropped.nvtx_invalid_domain_handle", now[2] - misuse_seen_[2]);
+    LogOnce("invalid-domain-handle", LogLevel::kWarn,
+            "an NVTX call passed a domain handle the tracer never returned (or one destroyed); "
+            "the call was dropped and counted as nvtx_invalid_domain_handle");
+  }
+  for (int i = 0; i < 3; ++i) misuse_seen_[i] = std::max(misuse_seen_[i], now[i]);
 }
 
 void Writer::EmitCounterDeltas() {

@@ -187,7 +187,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // distinct pthread_t values, which the C library reuses.
   std::unordered_map<uint64_t, uint32_t> retired_by_pthread_, retired_by_pthread32_;
   uint64_t records_by_kind_[kNumKinds] = {};
-  uint64_t misuse_seen_[2] = {};
+  uint64_t misuse_seen_[3] = {};
   const CaptureWindow* capture_window_ = nullptr;
   bool capture_start_counted_ = false;
   uint32_t last_defined_thread_ = 0;

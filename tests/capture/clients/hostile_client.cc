@@ -65,6 +65,63 @@ int BadHandle(const char* text) {
   return 0;
 }
 
+nvtxEventAttributes_t Named(const char* name) {
+  nvtxEventAttributes_t a = {};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = name;
+  return a;
+}
+
+// bad_domain KIND: every domain entry point that takes a handle, called once
+// with a handle the tracer never handed out: KIND "freed" is a pointer to
+// freed memory (another tool's stale handle; ASan reports any read of it),
+// "destroyed" the handle of domain "doomed" after nvtxDomainDestroy (one
+// push/pop "before" recorded first, and "revived" after creating it again),
+// anything else a number (any base). The five calls that need the domain
+// (push, mark, pop, start, name category) are dropped; register-string does
+// not need it, and its handle names a push "reg" in a real domain; then one
+// push/pop "after".
+int BadDomain(const std::string& kind) {
+  nvtxDomainHandle_t good = nvtxDomainCreateA("good");
+  nvtxDomainHandle_t bad = nullptr;
+  if (kind == "freed") {
+    auto* other = static_cast<uint64_t*>(malloc(64));
+    other[0] = 1;
+    free(other);
+    bad = reinterpret_cast<nvtxDomainHandle_t>(other);
+  } else if (kind == "destroyed") {
+    bad = nvtxDomainCreateA("doomed");
+    nvtxEventAttributes_t before = Named("before");
+    nvtxDomainRangePushEx(bad, &before);
+    nvtxDomainRangePop(bad);
+    nvtxDomainDestroy(bad);
+  } else {
+    bad = reinterpret_cast<nvtxDomainHandle_t>(strtoull(kind.c_str(), nullptr, 0));
+  }
+  nvtxEventAttributes_t push = Named("bad_push"), mark = Named("bad_mark"),
+                        start = Named("bad_start");
+  nvtxDomainRangePushEx(bad, &push);
+  nvtxDomainMarkEx(bad, &mark);
+  nvtxDomainRangePop(bad);
+  nvtxDomainRangeEnd(bad, nvtxDomainRangeStartEx(bad, &start));
+  nvtxDomainNameCategoryA(bad, 7, "bad_category");
+  nvtxEventAttributes_t reg = Registered(nvtxDomainRegisterStringA(bad, "reg"));
+  nvtxDomainRangePushEx(good, &reg);
+  nvtxDomainRangePop(good);
+  if (kind == "destroyed") {
+    nvtxDomainHandle_t again = nvtxDomainCreateA("doomed");
+    nvtxEventAttributes_t revived = Named("revived");
+    nvtxDomainRangePushEx(again, &revived);
+    nvtxDomainRangePop(again);
+  }
+  nvtxEventAttributes_t after = Named("after");
+  nvtxDomainRangePushEx(good, &after);
+  nvtxDomainRangePop(good);
+  return 0;
+}
+
 // The four made-up ids bogus_end passes to nvtxRangeEnd: all ones, bit 62
 // alone, a capture-instance id of thread 1 that no start returned, and bit
 // 62 clear with a thread index no thread has.
@@ -227,6 +284,7 @@ int ExecChild() {
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "bad_handle" && argc > 2) return BadHandle(argv[2]);
+  if (mode == "bad_domain" && argc > 2) return BadDomain(argv[2]);
   if (mode == "bogus_end") return BogusEnd();
   if (mode == "bogus_end_window") return BogusEndWindow(argc > 2 ? atoi(argv[2]) : 5);
   if (mode == "stop_first") return StopFirst();

@@ -58,6 +58,35 @@ TEST(HostileE2E, MadeUpRegisteredStringHandlesAreNamedEmptyAndCounted) {
   }
 }
 
+// A domain handle the tracer never handed out (made up, another tool's
+// freed pointer, a tagged value with an id never given, a destroyed domain's)
+// used to be dereferenced as an NvtxDomain*. Now it is looked up, never read
+// through: each call that needs the domain is dropped and counted, the rest
+// of the run is recorded.
+TEST(HostileE2E, MadeUpDomainHandlesAreDroppedAndCounted) {
+  for (const char* kind :
+       {"0xdeadbeef", "0xffffffffffffffff", "freed", "0x7d0e00000000fffe", "destroyed"}) {
+    SCOPED_TRACE(kind);
+    TempDir dir;
+    RunResult r = RunProgram({HOSTILE_CLIENT, "bad_domain", kind},
+                             {{"TRACER_OUTPUT", dir.File("d.trace")}}, LoadPath::kNvtxInjectionEnv);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("domain handle the tracer never returned"), std::string::npos) << r.err;
+    ParsedTrace t = ReadTraceFile(dir.File("d.trace"));
+    ExpectWellFormed(t);
+    auto counts = CountByName(t);
+    EXPECT_EQ(counts["reg"], 1u);
+    EXPECT_EQ(counts["after"], 1u);
+    EXPECT_EQ(counts["bad_push"] + counts["bad_start"], 0u);
+    EXPECT_TRUE(t.marks.empty());
+    const bool destroyed = std::string(kind) == "destroyed";
+    EXPECT_EQ(counts["before"], destroyed ? 1u : 0u);
+    EXPECT_EQ(counts["revived"], destroyed ? 1u : 0u);
+    // push, mark, pop, start, name category
+    EXPECT_EQ(FooterValue(t.footer, "dropped_by_cause", "nvtx_invalid_domain_handle"), 5u);
+  }
+}
+
 // Defect 2: one nvtxRangeEnd(~0ull) (bit 62, the capture-instance flag) used
 // to close the capture window for good, silently. Made-up ids are ignored
 // and counted; ranges after them are all recorded.

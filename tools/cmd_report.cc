@@ -233,10 +233,11 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
     std::error_code ec;
     const auto size = std::filesystem::file_size(f, ec);
     if (ec) return false;
-    if (analysis::IsRecordedStream(f)) {
-      estimate += size * kInMemoryFactor;
-    } else if (analysis::IsNsysExport(f)) {
+    // The nsys check first: it reads 16 bytes, the stream check a frame.
+    if (analysis::IsNsysExport(f)) {
       estimate += size * kNsysInMemoryFactor;
+    } else if (analysis::IsRecordedStream(f)) {
+      estimate += size * kInMemoryFactor;
     } else if (analysis::IsKinetoTrace(f)) {
       estimate += size * (IsGzip(f) ? kKinetoGzInMemoryFactor : kKinetoInMemoryFactor);
     } else {
@@ -247,11 +248,11 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
   for (const std::string& t : tables) {
     if (!all_tables && !analysis::IsStreamableTable(t)) return false;
   }
-  const uint64_t available = AvailableMemory();
   if (bytes >= above) {
     *why = HumanBytes(bytes) + " of input, --stream-above " + HumanBytes(above);
     return true;
   }
+  const uint64_t available = AvailableMemory();
   if (available > 0 && estimate > available / 2) {
     *why = "reading it whole would take about " + HumanBytes(estimate) + " of the " +
            HumanBytes(available) + " available";

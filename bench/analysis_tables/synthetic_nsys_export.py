@@ -11,6 +11,7 @@ CUPTI_ACTIVITY_KIND_RUNTIME and CUPTI_ACTIVITY_KIND_KERNEL.
   synthetic_nsys_export.py OUT.sqlite [--ops N] [--seed S]
 """
 import argparse
+import os
 import random
 import sqlite3
 
@@ -41,6 +42,8 @@ def op_name(rng, op, seq, op_id):
 
 def generate(path, ops=40000, seed=1):
     rng = random.Random(seed)
+    if os.path.exists(path):
+        os.remove(path)
     con = sqlite3.connect(path)
     con.executescript("""
       CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);

@@ -10,7 +10,11 @@ tracer for the default report and for --table range-kernels (target >= 3x):
 wall time, and CPU time (user + system), which a machine busy with other work
 distorts less.
 
+With --floor (bench/analysis_tables/nsys_read_floor), also the floor: a bare
+program stepping the rows the report needs and building nothing.
+
   real_export_bench.py TRACER_CLI EXPORT.sqlite [--repeats N] [--synthetic-ops N]
+                       [--floor NSYS_READ_FLOOR]
 """
 import argparse
 import os
@@ -44,7 +48,7 @@ def best(fn, repeats):
     return min(walls), min(cpus)
 
 
-def bench(tracer_cli, export, sql, repeats, work):
+def bench(tracer_cli, export, sql, repeats, work, floor_cli):
     def run_sql():
         # A fresh copy each time: the SQL creates a temporary table and an
         # index, as a user's session would on their export.
@@ -70,12 +74,19 @@ def bench(tracer_cli, export, sql, repeats, work):
     sql_t = (sql_t[0] - copy[0], sql_t[1] - copy[1])
     default = best(lambda: tracer(), repeats)
     rk = best(lambda: tracer("--table", "range-kernels"), repeats)
+    floor = None
+    if floor_cli:
+        floor = best(lambda: subprocess.run([floor_cli, export], check=True,
+                                            stdout=subprocess.DEVNULL), repeats)
     print("export: %s (%.1f MB)" % (export, os.path.getsize(export) / 1e6))
     print("                                                   wall ms  SQL/tracer    CPU ms  SQL/tracer")
     print("user SQL via sqlite3 (baseline, copy excluded): %9.1f %11s %9.1f" %
           (1e3 * sql_t[0], "", 1e3 * sql_t[1]))
-    for label, t in (("tracer report (default tables):", default),
-                     ("tracer report --table range-kernels:", rk)):
+    rows = [("tracer report (default tables):", default),
+            ("tracer report --table range-kernels:", rk)]
+    if floor:
+        rows.append(("floor (stepping the needed rows, no report):", floor))
+    for label, t in rows:
         print("%-47s %9.1f %10.2fx %9.1f %10.2fx" %
               (label, 1e3 * t[0], sql_t[0] / t[0], 1e3 * t[1], sql_t[1] / t[1]))
 
@@ -87,6 +98,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--synthetic-ops", type=int, default=40000,
                     help="op ranges of the synthetic emit_nvtx export (0: none)")
+    ap.add_argument("--floor", help="nsys_read_floor program: time it too")
     ap.add_argument("--sql", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests",
                                                   "tables", "data", "seeds000.sql"))
     args = ap.parse_args()
@@ -94,7 +106,7 @@ def main():
     work = tempfile.mkdtemp()
     try:
         if os.path.exists(args.export):
-            bench(args.tracer, args.export, sql, args.repeats, work)
+            bench(args.tracer, args.export, sql, args.repeats, work, args.floor)
         else:
             print("real_export_bench: no export at " + args.export + " (skipped)")
         if args.synthetic_ops > 0:
@@ -102,7 +114,7 @@ def main():
             ranges, calls, kernels = generate(synthetic, args.synthetic_ops)
             print("\nsynthetic emit_nvtx export: %d ranges, %d runtime calls, %d kernels" %
                   (ranges, calls, kernels))
-            bench(args.tracer, synthetic, sql, args.repeats, work)
+            bench(args.tracer, synthetic, sql, args.repeats, work, args.floor)
     finally:
         shutil.rmtree(work)
     return 0

@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
 """`tracer report` end to end against the user's SQL of the per-range kernel
 attribution (tests/tables/data/seeds000.sql, run by the sqlite3 library, as
-the sqlite3 shell does) on a real Nsight Systems export, in one run.
+the sqlite3 shell does) on a real Nsight Systems export and on a synthetic
+export with PyTorch emit_nvtx range names (synthetic_nsys_export.py: nearly
+every range has its own raw name), in one run.
 
-Prints the best of N wall times of each and the ratio SQL / tracer for the
-default report and for --table range-kernels (target >= 3x).
+Prints, for each export, the best of N times of each and the ratio SQL /
+tracer for the default report and for --table range-kernels (target >= 3x):
+wall time, and CPU time (user + system), which a machine busy with other work
+distorts less.
 
-  real_export_bench.py TRACER_CLI EXPORT.sqlite [--repeats N]
+With --floor (bench/analysis_tables/nsys_read_floor), also the floor: a bare
+program stepping the rows the report needs and building nothing.
+
+  real_export_bench.py TRACER_CLI EXPORT.sqlite [--repeats N] [--synthetic-ops N]
+                       [--floor NSYS_READ_FLOOR]
 """
 import argparse
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -18,13 +27,68 @@ import tempfile
 import time
 
 
+from synthetic_nsys_export import generate
+
+
+def cpu_seconds():
+    """CPU time of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def best(fn, repeats):
-    times = []
+    """Best (wall, cpu) seconds over repeats."""
+    walls, cpus = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        c0, t0 = cpu_seconds(), time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(cpu_seconds() - c0)
+    return min(walls), min(cpus)
+
+
+def bench(tracer_cli, export, sql, repeats, work, floor_cli):
+    def run_sql():
+        # A fresh copy each time: the SQL creates a temporary table and an
+        # index, as a user's session would on their export.
+        db = os.path.join(work, "x.sqlite")
+        shutil.copyfile(export, db)
+        con = sqlite3.connect(db)
+        n = 0
+        for statement in [s for s in sql.split(";") if s.strip()]:
+            for _ in con.execute(statement):
+                n += 1
+        con.close()
+        return n
+
+    def copy_only():
+        shutil.copyfile(export, os.path.join(work, "y.sqlite"))
+
+    def tracer(*extra):
+        subprocess.run([tracer_cli, "report", export, *extra], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    copy = best(copy_only, repeats)
+    sql_t = best(run_sql, repeats)
+    sql_t = (sql_t[0] - copy[0], sql_t[1] - copy[1])
+    default = best(lambda: tracer(), repeats)
+    rk = best(lambda: tracer("--table", "range-kernels"), repeats)
+    floor = None
+    if floor_cli:
+        floor = best(lambda: subprocess.run([floor_cli, export], check=True,
+                                            stdout=subprocess.DEVNULL), repeats)
+    print("export: %s (%.1f MB)" % (export, os.path.getsize(export) / 1e6))
+    print("                                                   wall ms  SQL/tracer    CPU ms  SQL/tracer")
+    print("user SQL via sqlite3 (baseline, copy excluded): %9.1f %11s %9.1f" %
+          (1e3 * sql_t[0], "", 1e3 * sql_t[1]))
+    rows = [("tracer report (default tables):", default),
+            ("tracer report --table range-kernels:", rk)]
+    if floor:
+        rows.append(("floor (stepping the needed rows, no report):", floor))
+    for label, t in rows:
+        print("%-47s %9.1f %10.2fx %9.1f %10.2fx" %
+              (label, 1e3 * t[0], sql_t[0] / t[0], 1e3 * t[1], sql_t[1] / t[1]))
 
 
 def main():
@@ -32,45 +96,25 @@ def main():
     ap.add_argument("tracer")
     ap.add_argument("export")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--synthetic-ops", type=int, default=40000,
+                    help="op ranges of the synthetic emit_nvtx export (0: none)")
+    ap.add_argument("--floor", help="nsys_read_floor program: time it too")
     ap.add_argument("--sql", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests",
                                                   "tables", "data", "seeds000.sql"))
     args = ap.parse_args()
-    if not os.path.exists(args.export):
-        print("real_export_bench: no export at " + args.export + " (skipped)")
-        return 0
     sql = open(args.sql).read()
     work = tempfile.mkdtemp()
     try:
-        def run_sql():
-            # A fresh copy each time: the SQL creates a temporary table and an
-            # index, as a user's session would on their export.
-            db = os.path.join(work, "x.sqlite")
-            shutil.copyfile(args.export, db)
-            con = sqlite3.connect(db)
-            n = 0
-            for statement in [s for s in sql.split(";") if s.strip()]:
-                for _ in con.execute(statement):
-                    n += 1
-            con.close()
-            return n
-
-        def copy_only():
-            shutil.copyfile(args.export, os.path.join(work, "y.sqlite"))
-
-        def tracer(*extra):
-            subprocess.run([args.tracer, "report", args.export, *extra], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-        t_copy = best(copy_only, args.repeats)
-        t_sql = best(run_sql, args.repeats) - t_copy
-        t_default = best(lambda: tracer(), args.repeats)
-        t_rk = best(lambda: tracer("--table", "range-kernels"), args.repeats)
-        print("export: %s (%.1f MB)" % (args.export, os.path.getsize(args.export) / 1e6))
-        print("user SQL via sqlite3 (baseline, copy excluded): %8.1f ms" % (1e3 * t_sql))
-        print("tracer report (default tables):                 %8.1f ms  SQL/tracer %.2fx" %
-              (1e3 * t_default, t_sql / t_default))
-        print("tracer report --table range-kernels:            %8.1f ms  SQL/tracer %.2fx" %
-              (1e3 * t_rk, t_sql / t_rk))
+        if os.path.exists(args.export):
+            bench(args.tracer, args.export, sql, args.repeats, work, args.floor)
+        else:
+            print("real_export_bench: no export at " + args.export + " (skipped)")
+        if args.synthetic_ops > 0:
+            synthetic = os.path.join(work, "emit_nvtx_synthetic.sqlite")
+            ranges, calls, kernels = generate(synthetic, args.synthetic_ops)
+            print("\nsynthetic emit_nvtx export: %d ranges, %d runtime calls, %d kernels" %
+                  (ranges, calls, kernels))
+            bench(args.tracer, synthetic, sql, args.repeats, work, args.floor)
     finally:
         shutil.rmtree(work)
     return 0

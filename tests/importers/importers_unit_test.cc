@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "libtracer/analysis/importers/import_file.h"
@@ -284,6 +285,90 @@ TEST(NsysImporterTest, SyntheticExportMapsEveryKind) {
   EXPECT_EQ(p.counters.at("import_unclosed_ranges"), 1u);
   ASSERT_EQ(p.marks.size(), 1u);
   EXPECT_EQ(trace.strings.Get(p.marks[0].name), "a mark");
+}
+
+// The payload of an NVTX row: the first non-NULL of the payload columns, in
+// the order of nsys' union members, read as its type; exports that lack some
+// of those columns (older schemas) or all of them still import.
+TEST(NsysImporterTest, NvtxPayloadIsTheFirstNonNullPayloadColumn) {
+  const std::string g = Gid(500, 500);
+  auto import = [&](const std::string& columns, const std::string& rows, Trace* trace) {
+    TempFile f(".sqlite");
+    MakeDb(f.path(), std::string(kNsysSchema) + columns + rows);
+    std::string error;
+    EXPECT_TRUE(ImportNsysSqlite(f.path(), trace, &error)) << error;
+    std::map<std::string, PayloadValue> by_name;
+    for (const RangeRecord& r : trace->processes.at(0).ranges) {
+      by_name[std::string(trace->strings.Get(r.name))] = r.payload;
+    }
+    return by_name;
+  };
+  Trace all;
+  const auto p = import(
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN uint64Value INTEGER;"
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN int64Value INTEGER;"
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN doubleValue REAL;"
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN uint32Value INTEGER;"
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN int32Value INTEGER;"
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN floatValue REAL;",
+      "INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid,uint64Value,int64Value,"
+      "doubleValue,uint32Value,int32Value,floatValue) VALUES "
+      "(10,20,59,'u64'," +
+          g +
+          ",7,-1,NULL,NULL,NULL,NULL),"
+          "(30,40,59,'i64'," +
+          g +
+          ",NULL,-5,2.5,NULL,NULL,NULL),"
+          "(50,60,59,'f64'," +
+          g +
+          ",NULL,NULL,2.5,3,NULL,NULL),"
+          "(70,80,59,'u32'," +
+          g +
+          ",NULL,NULL,NULL,9,-2,NULL),"
+          "(90,100,59,'i32'," +
+          g +
+          ",NULL,NULL,NULL,NULL,-3,0.25),"
+          "(110,120,59,'f32'," +
+          g +
+          ",NULL,NULL,NULL,NULL,NULL,0.5),"
+          "(130,140,59,'none'," +
+          g + ",NULL,NULL,NULL,NULL,NULL,NULL);",
+      &all);
+  ASSERT_EQ(p.size(), 7u);
+  EXPECT_EQ(p.at("u64").type, PayloadValue::Type::kU64);
+  EXPECT_EQ(p.at("u64").u64, 7u);
+  EXPECT_EQ(p.at("i64").type, PayloadValue::Type::kI64);
+  EXPECT_EQ(p.at("i64").i64, -5);
+  EXPECT_EQ(p.at("f64").type, PayloadValue::Type::kF64);
+  EXPECT_EQ(p.at("f64").f64, 2.5);
+  EXPECT_EQ(p.at("u32").type, PayloadValue::Type::kU64);
+  EXPECT_EQ(p.at("u32").u64, 9u);
+  EXPECT_EQ(p.at("i32").type, PayloadValue::Type::kI64);
+  EXPECT_EQ(p.at("i32").i64, -3);
+  EXPECT_EQ(p.at("f32").type, PayloadValue::Type::kF64);
+  EXPECT_EQ(p.at("f32").f64, 0.5);
+  EXPECT_EQ(p.at("none").type, PayloadValue::Type::kNone);
+
+  Trace some;
+  const auto q = import(
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN doubleValue REAL;"
+      "ALTER TABLE NVTX_EVENTS ADD COLUMN int32Value INTEGER;",
+      "INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid,doubleValue,int32Value) VALUES "
+      "(10,20,59,'i32'," +
+          g + ",NULL,4),(30,40,59,'f64'," + g + ",1.5,4);",
+      &some);
+  EXPECT_EQ(q.at("i32").type, PayloadValue::Type::kI64);
+  EXPECT_EQ(q.at("i32").i64, 4);
+  EXPECT_EQ(q.at("f64").type, PayloadValue::Type::kF64);
+  EXPECT_EQ(q.at("f64").f64, 1.5);
+
+  Trace none;
+  const auto r = import("",
+                        "INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid) VALUES "
+                        "(10,20,59,'plain'," +
+                            g + ");",
+                        &none);
+  EXPECT_EQ(r.at("plain").type, PayloadValue::Type::kNone);
 }
 
 TEST(NsysImporterTest, MissingColumnIsNamedInTheError) {

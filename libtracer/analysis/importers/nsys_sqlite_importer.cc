@@ -415,8 +415,9 @@ void NsysImporter::ImportSessionStart() {
 
 template <typename T>
 void SortByStart(std::vector<T>* v) {
-  std::stable_sort(v->begin(), v->end(),
-                   [](const T& a, const T& b) { return a.start_ns < b.start_ns; });
+  auto before = [](const T& a, const T& b) { return a.start_ns < b.start_ns; };
+  // Usually in order already (nsys writes most tables by start).
+  if (!std::is_sorted(v->begin(), v->end(), before)) std::stable_sort(v->begin(), v->end(), before);
 }
 
 void NsysImporter::Finalize() {

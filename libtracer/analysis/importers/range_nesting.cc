@@ -7,12 +7,17 @@ namespace tracer::analysis::importers {
 
 NestingResult AssignRangeIdsAndNesting(std::vector<RangeRecord>* ranges, uint64_t first_id) {
   NestingResult result;
-  std::stable_sort(ranges->begin(), ranges->end(), [](const RangeRecord& a, const RangeRecord& b) {
+  auto before = [](const RangeRecord& a, const RangeRecord& b) {
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;  // the enclosing one first
     if (a.thread != b.thread) return a.thread < b.thread;
     return a.name < b.name;
-  });
+  };
+  // Exports usually list ranges in this order already; a stable sort would
+  // still move every record.
+  if (!std::is_sorted(ranges->begin(), ranges->end(), before)) {
+    std::stable_sort(ranges->begin(), ranges->end(), before);
+  }
   // Per thread: indexes of the open push/pop ranges, outermost first.
   std::unordered_map<uint32_t, std::vector<size_t>> stacks;
   uint64_t next_id = first_id;

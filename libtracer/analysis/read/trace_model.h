@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "libtracer/analysis/read/string_index.h"
 #include "libtracer/core/records.h"
 
 namespace tracer::analysis {
@@ -24,11 +25,12 @@ class StringTable {
  public:
   StringTable() { Intern(""); }  // id 0 is the empty string
   uint32_t Intern(std::string_view s) {
-    auto it = index_.find(s);
-    if (it != index_.end()) return it->second;
+    const uint64_t h = StringIndex::Hash(s);
+    const uint32_t found = index_.Find(s, h, Getter{&storage_});
+    if (found != StringIndex::kNone) return found;
     storage_.emplace_back(s);
     const uint32_t id = static_cast<uint32_t>(storage_.size() - 1);
-    index_.emplace(storage_.back(), id);
+    index_.Insert(h, id);
     return id;
   }
   std::string_view Get(uint32_t id) const {
@@ -36,15 +38,20 @@ class StringTable {
   }
   // Id of s if already interned.
   std::optional<uint32_t> Find(std::string_view s) const {
-    auto it = index_.find(s);
-    if (it == index_.end()) return std::nullopt;
-    return it->second;
+    const uint32_t found = index_.Find(s, StringIndex::Hash(s), Getter{&storage_});
+    if (found == StringIndex::kNone) return std::nullopt;
+    return found;
   }
   size_t size() const { return storage_.size(); }
 
  private:
-  std::deque<std::string> storage_;  // deque: stable addresses for the index keys
-  std::unordered_map<std::string_view, uint32_t> index_;
+  struct Getter {
+    const std::deque<std::string>* storage;
+    std::string_view operator()(uint32_t id) const { return (*storage)[id]; }
+  };
+
+  std::deque<std::string> storage_;
+  StringIndex index_;
 };
 
 struct ThreadInfo {

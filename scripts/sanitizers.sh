@@ -39,7 +39,21 @@ run() {  # tree, test binary path inside it, sanitizer options, gtest filter
   local dir="$1/$(dirname "$2")" bin
   bin=$(basename "$2")
   echo "sanitizers: $1 $bin"
-  (cd "$dir" && env "$3" "./$bin" --gtest_brief=1 --gtest_filter="${4:-*}")
+  if ! (cd "$dir" && env "$3" "./$bin" --gtest_brief=1 --gtest_filter="${4:-*}"); then
+    # A sanitizer report makes the program exit non-zero with its text in
+    # the log folder (log_path): show it before the trap removes the folder.
+    echo "sanitizers: $1 $bin failed" >&2
+    show_reports
+    exit 1
+  fi
+}
+show_reports() {
+  if compgen -G "$logs/*" > /dev/null; then
+    echo "sanitizers: reports from programs the tests ran:" >&2
+    head -c 20000 "$logs"/* >&2
+    return 0
+  fi
+  return 1
 }
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan"
 asan_opts="detect_leaks=1:abort_on_error=0:log_path=$logs/asan"
@@ -66,11 +80,7 @@ for t in tests/capture/capture_e2e_tests tests/cupti/cupti_e2e_tests; do
 done
 run build-tsan tests/capture/capture_unit_tests \
   "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan"
-if compgen -G "$logs/*" > /dev/null; then
-  echo "sanitizers: reports from programs the tests ran:" >&2
-  head -c 20000 "$logs"/* >&2
-  exit 1
-fi
+if show_reports; then exit 1; fi
 if [ "${FUZZ_SECONDS:-20}" != 0 ]; then
   ./scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 fi

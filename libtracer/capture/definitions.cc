@@ -2,6 +2,11 @@
 
 namespace tracer {
 
+Definitions::~Definitions() {
+  for (NvtxDomain* d : domains_) delete d;
+  for (auto& chunk : chunks_) delete[] chunk.load(std::memory_order_relaxed);
+}
+
 NvtxDomain* Definitions::CreateDomain(uint32_t name, bool enabled) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_name_.find(name);

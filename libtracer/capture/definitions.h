@@ -29,6 +29,14 @@ class Definitions {
  public:
   static constexpr uint16_t kMaxDomains = 0xFFFF;
 
+  Definitions() = default;
+  // Only definitions the tests own are ever destroyed: the library's
+  // (GlobalDefinitions) lives until the process ends, so its domains stay
+  // valid for NVTX calls made during exit.
+  ~Definitions();
+  Definitions(const Definitions&) = delete;
+  Definitions& operator=(const Definitions&) = delete;
+
   // The same name gives the same domain. nullptr when out of ids.
   NvtxDomain* CreateDomain(uint32_t name, bool enabled);
   NvtxDomain* DefaultDomain(bool enabled);
@@ -55,10 +63,10 @@ class Definitions {
   alignas(64) NvtxDomain default_domain_{0, 0, true};
   alignas(64) std::mutex mu_;
   bool default_set_ = false;
-  std::vector<NvtxDomain*> domains_;  // index = id - 1; never freed (handles stay valid)
+  std::vector<NvtxDomain*> domains_;  // index = id - 1; freed only with this object
   std::unordered_map<uint32_t, NvtxDomain*> by_name_;
   // FindDomain's table: 256 chunks of 256 slots, a chunk allocated (under
-  // mu_) when its first id is given, never freed.
+  // mu_) when its first id is given, freed only with this object.
   std::atomic<std::atomic<NvtxDomain*>*> chunks_[256] = {};
   std::vector<CategoryDefRecord> categories_;
   std::unordered_map<uint64_t, uint32_t> thread_names_;

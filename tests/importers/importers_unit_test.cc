@@ -588,6 +588,37 @@ TEST(KinetoTokenizerTest, TinyBlocksGiveTheSameEvents) {
   }
 }
 
+TEST(KinetoTokenizerTest, NumbersPastInt64Saturate) {
+  // Found by fuzz_kineto: a 35-digit tid with a fraction was converted from
+  // a double out of int64's range (undefined; UBSan stops the test under
+  // scripts/sanitizers.sh). Ids saturate, times too, NaN-free.
+  const std::string text =
+      R"([{"ph": "X", "cat": "cpu_op", "name": "a", "pid": -99999999999999999999999,)"
+      R"( "tid": 27777777777777777777777777777777771.5, "ts": 1e300, "dur": 1},)"
+      R"( {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 99999999999999999999999,)"
+      R"( "tid": -1e300, "ts": 5, "dur": 99999999999999999999999}])";
+  std::vector<KinetoEvent> events;
+  KinetoTraceInfo info;
+  std::string error;
+  size_t pos = 0;
+  ASSERT_TRUE(TokenizeKinetoJson(
+      [&](char* out, size_t size) {
+        const size_t n = std::min(size, text.size() - pos);
+        std::memcpy(out, text.data() + pos, n);
+        pos += n;
+        return n;
+      },
+      [&](const KinetoEvent& e) { events.push_back(e); }, &info, &error))
+      << error;
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].pid, INT64_MIN);
+  EXPECT_EQ(events[0].tid, INT64_MAX);
+  EXPECT_EQ(events[0].ts_ns, static_cast<uint64_t>(INT64_MAX));
+  EXPECT_EQ(events[1].pid, INT64_MAX);
+  EXPECT_EQ(events[1].tid, INT64_MIN);
+  EXPECT_EQ(events[1].ts_ns, 5000u);
+}
+
 TEST(KinetoTokenizerTest, EveryTruncationAndByteFlipFailsCleanly) {
   // Bad input never crashes: every prefix of a valid trace is an error (the
   // document is cut), and the trace with one byte replaced at any position

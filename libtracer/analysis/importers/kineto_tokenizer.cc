@@ -1,6 +1,7 @@
 #include "libtracer/analysis/importers/kineto_tokenizer.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -272,17 +273,35 @@ bool Parser::NumberInt(int64_t* v) {
     negative = true;
     ++s;
   }
+  // Values past int64 saturate: a crafted trace must not make a conversion
+  // undefined (the fuzzer found a 35-digit tid).
+  constexpr uint64_t kMax = static_cast<uint64_t>(INT64_MAX);
   uint64_t x = 0;
   const char* digits = s;
-  while (*s >= '0' && *s <= '9') x = x * 10 + static_cast<uint64_t>(*s++ - '0');
+  while (*s >= '0' && *s <= '9') {
+    const auto digit = static_cast<uint64_t>(*s++ - '0');
+    x = x > (kMax + 1 - digit) / 10 ? kMax + 1 : x * 10 + digit;
+  }
   if (s == digits) return Fail("bad number");
   if (*s != '\0') {
     // Fraction or exponent: the integer part of the value.
     const double d = std::strtod(num_, nullptr);
-    *v = static_cast<int64_t>(d);
+    if (!(d == d)) {
+      *v = 0;
+    } else if (d >= 0x1p63) {
+      *v = INT64_MAX;
+    } else if (d <= -0x1p63) {
+      *v = INT64_MIN;
+    } else {
+      *v = static_cast<int64_t>(d);
+    }
     return true;
   }
-  *v = negative ? -static_cast<int64_t>(x) : static_cast<int64_t>(x);
+  if (negative) {
+    *v = x > kMax ? INT64_MIN : -static_cast<int64_t>(x);
+  } else {
+    *v = x > kMax ? INT64_MAX : static_cast<int64_t>(x);
+  }
   return true;
 }
 
@@ -291,7 +310,14 @@ bool Parser::NumberNs(uint64_t* ns) {
   if (MicrosTextToNs(num_, num_len_, ns)) return true;
   // Exponent form or negative: the double is the best there is.
   const double d = std::strtod(num_, nullptr);
-  *ns = d <= 0 ? 0 : static_cast<uint64_t>(std::llround(d * 1000.0));
+  // NaN and negatives read as 0; values past the int64 range saturate.
+  if (!(d > 0)) {
+    *ns = 0;
+  } else if (d * 1000.0 >= 0x1p63) {
+    *ns = static_cast<uint64_t>(INT64_MAX);
+  } else {
+    *ns = static_cast<uint64_t>(std::llround(d * 1000.0));
+  }
   return true;
 }
 

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (tests/fuzz) with clang, ASan and UBSan in
 # build-fuzz/ and runs each for SECONDS (default 5), printing libFuzzer's
 # figures (runs, coverage) and any crash it writes. Usage:
-#   scripts/fuzz.sh [SECONDS] [TARGET...]
+#   scripts/fuzz.sh [SECONDS] [TARGET...]   (FUZZ_RUNS=N: N inputs, fixed seed)
 # Crashes land in build-fuzz/tests/fuzz/<target>-crash-*; copy one into
 # tests/fuzz/corpus/<target>/ once fixed, so the regular test run replays it.
 set -euo pipefail
@@ -17,11 +17,16 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
   -DTRACER_FUZZ=ON -DTRACER_FUZZ_SECONDS="$seconds" "${launcher[@]}" >/dev/null
 cmake --build build-fuzz -j"${JOBS:-2}" --target "${targets[@]}"
 status=0
+# FUZZ_RUNS=N: at most N inputs from a fixed seed (FUZZ_SEED, default 1)
+# and a fresh work corpus, so a run can be repeated input for input (CI).
+fixed=()
+[ -n "${FUZZ_RUNS:-}" ] && fixed=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
 for t in "${targets[@]}"; do
-  echo "== $t ($seconds s)"
+  echo "== $t ($seconds s${FUZZ_RUNS:+, $FUZZ_RUNS runs})"
   work=build-fuzz/tests/fuzz/corpus_$t
+  [ -n "${FUZZ_RUNS:-}" ] && rm -rf "$work"
   mkdir -p "$work"
-  if ! build-fuzz/tests/fuzz/"$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! build-fuzz/tests/fuzz/"$t" -max_total_time="$seconds" "${fixed[@]}" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix=build-fuzz/tests/fuzz/"$t"- \
       "$work" tests/fuzz/corpus/"$t" 2>build-fuzz/tests/fuzz/"$t".log; then
     status=1

@@ -12,6 +12,7 @@
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/core/chunk_builder.h"
 #include "tests/analysis/trace_file_builder.h"
+#include "tests/record_compare.h"
 
 namespace tracer::analysis {
 namespace {
@@ -37,30 +38,11 @@ std::vector<NamedRange> Named(const Trace& t) {
 }
 
 void ExpectSameRange(const RangeRecord& a, const RangeRecord& b) {
-  EXPECT_EQ(a.id, b.id);
-  EXPECT_EQ(a.parent_id, b.parent_id);
-  EXPECT_EQ(a.thread, b.thread);
-  EXPECT_EQ(a.domain, b.domain);
-  EXPECT_EQ(a.category, b.category);
-  EXPECT_EQ(a.start_ns, b.start_ns);
-  EXPECT_EQ(a.end_ns, b.end_ns);
-  EXPECT_EQ(a.kind, b.kind);
-  EXPECT_EQ(a.depth, b.depth);
-  EXPECT_EQ(a.end_thread, b.end_thread);
-  EXPECT_EQ(a.flags, b.flags);
-  EXPECT_EQ(a.color, b.color);
-  EXPECT_EQ(a.payload.type, b.payload.type);
-  EXPECT_EQ(a.payload.u64, b.payload.u64);
+  tracer::testing::ExpectSameRangeButName(a, b);
 }
 
 void ExpectSameMark(const MarkRecord& a, const MarkRecord& b) {
-  EXPECT_EQ(a.time_ns, b.time_ns);
-  EXPECT_EQ(a.thread, b.thread);
-  EXPECT_EQ(a.domain, b.domain);
-  EXPECT_EQ(a.category, b.category);
-  EXPECT_EQ(a.color, b.color);
-  EXPECT_EQ(a.payload.type, b.payload.type);
-  EXPECT_EQ(a.payload.u64, b.payload.u64);
+  tracer::testing::ExpectSameMarkButName(a, b);
 }
 
 const char kV1File[] = TRACER_SOURCE_DIR "/tests/analysis/data/v1_ranges_marks.trace";

@@ -528,8 +528,9 @@ const Registrar kReport{Command{
                      "LOCAL_RANK, ...)");
       sub.add_option("--pid", args->pids, "Only these process ids (comma separated)");
       sub.add_option("--steps", args->steps,
-                     "Only these training steps, by the program's own numbers from 0 (a capture "
-                     "from --capture-start N begins at step N-1): 10-20, 5, 3- (skip steps 0-2), "
+                     "Only these training steps, by the program's own numbers (ProfilerStep#12 is "
+                     "step 12; unnumbered steps count from 0, a capture from --capture-start N "
+                     "beginning at step N-1): 10-20, 5, 3- (skip steps 0-2), "
                      "or a list; the step range is chosen as for phases (--step-range). Every "
                      "table covers the selection only");
       sub.add_option("--time", args->time,

@@ -2,6 +2,7 @@
 // phase shares add up to 100 % on random traces.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 
 #include "libtracer/analysis/reports/phases.h"
@@ -69,6 +70,31 @@ TEST(Steps, NumberedStepsAreOneStepAndLongRunsWin) {
   EXPECT_EQ(steps.instances.size(), 3u);
   EXPECT_EQ(FindSteps(model, "ProfilerStep#6").instances.size(), 1u);  // exact name
   EXPECT_EQ(FindSteps(model, "ProfilerStep").instances.size(), 0u + 3u);
+  // The numbers in the names are the program's own step numbers (the
+  // profiler's schedule started at step 5), not a count from the capture.
+  ASSERT_EQ(steps.by_process.size(), 1u);
+  EXPECT_EQ(steps.by_process[0].numbers, (std::vector<uint64_t>{5, 6, 7}));
+}
+
+TEST(Steps, NameNumbersAreUsedOnlyWhenTheyRiseWithTime) {
+  EXPECT_EQ(StepNumberInName("ProfilerStep#12"), std::optional<uint64_t>(12));
+  EXPECT_EQ(StepNumberInName("step_0"), std::optional<uint64_t>(0));
+  EXPECT_EQ(StepNumberInName("step"), std::nullopt);
+  EXPECT_EQ(StepNumberInName("#7"), std::nullopt);  // no name before the number
+  EXPECT_EQ(StepNumberInName("f_w2"), std::nullopt);
+  EXPECT_EQ(StepNumberInName("s#12345678901234567890"), std::nullopt);  // 20 digits
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  // A profiler restarted mid-run numbers from 0 again: #3 #4 #0 #1. Name
+  // numbers would repeat, so the steps are counted in time order instead.
+  const int names[] = {3, 4, 0, 1};
+  for (int i = 0; i < 4; ++i)
+    f.Range("ProfilerStep#" + std::to_string(names[i]), i * 1000, i * 1000 + 900);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  const Steps steps = FindSteps(model, "");
+  ASSERT_EQ(steps.by_process.size(), 1u);
+  EXPECT_EQ(steps.by_process[0].numbers, (std::vector<uint64_t>{0, 1, 2, 3}));
 }
 
 TEST(TimelineTable, OrderedRangesOfOneIteration) {

@@ -1,6 +1,7 @@
 #include "libtracer/analysis/reports/steps.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -17,6 +18,19 @@ bool IsDescendant(const std::vector<RangeFact>& ranges, uint32_t r, uint32_t s) 
 }
 
 }  // namespace
+
+std::optional<uint64_t> StepNumberInName(std::string_view name) {
+  size_t i = name.size();
+  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') --i;
+  const size_t digits = name.size() - i;
+  // 19 digits always fit in 64 bits; a longer run is not a step count.
+  if (digits == 0 || digits > 19 || i < 2 || (name[i - 1] != '#' && name[i - 1] != '_')) {
+    return std::nullopt;
+  }
+  uint64_t n = 0;
+  for (size_t k = i; k < name.size(); ++k) n = n * 10 + static_cast<uint64_t>(name[k] - '0');
+  return n;
+}
 
 std::string StepKey(std::string_view name) {
   size_t i = name.size();
@@ -133,11 +147,26 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
   }
   for (Steps::OfProcess& proc : steps.by_process) {
     const ProcessTrace& pt = model.trace().processes[proc.process];
+    // Numbered step names (ProfilerStep#12) are the program's own count, so
+    // they win over counting from the capture start, as long as they rise
+    // with time (a profiler restarted mid-run numbers from 0 again: then
+    // counting is the only consistent order).
+    std::vector<uint64_t> named;
+    for (uint32_t r : proc.instances) {
+      const std::optional<uint64_t> n = StepNumberInName(model.Name(ranges[r].name));
+      if (!n || (!named.empty() && *n <= named.back())) {
+        named.clear();
+        break;
+      }
+      named.push_back(*n);
+    }
     const uint64_t base = CaptureStepBase(pt, steps.name);
     for (size_t i = 0; i < proc.instances.size(); ++i) {
       const RangeFact& f = ranges[proc.instances[i]];
       const auto known = pt.step_numbers.find({pt.ranges[f.local].thread, f.start_ns});
-      proc.numbers.push_back(known != pt.step_numbers.end() ? known->second : base + i);
+      proc.numbers.push_back(known != pt.step_numbers.end() ? known->second
+                             : !named.empty()               ? named[i]
+                                                            : base + i);
     }
   }
   return steps;

@@ -76,6 +76,35 @@ TEST(Steps, NumberedStepsAreOneStepAndLongRunsWin) {
   EXPECT_EQ(steps.by_process[0].numbers, (std::vector<uint64_t>{5, 6, 7}));
 }
 
+TEST(Steps, WorkerThreadRangesInsideTheStepAreNotCandidates) {
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  // One traced step on the main thread (1); the autograd worker (2) runs
+  // two numbered backward ranges inside it, which share the key
+  // b_checkpoint_* and so repeat. The data loader (3) works before the step,
+  // outside it: still a candidate, but shorter.
+  f.Range("load_batch", 0, 50, 0, 3);
+  f.Range("step", 100, 10100);
+  f.Range("b_checkpoint_0", 5000, 5120, 0, 2);
+  f.Range("b_checkpoint_1", 6000, 6120, 0, 2);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  const Steps steps = FindSteps(model, "");
+  EXPECT_EQ(steps.name, "step");
+  EXPECT_EQ(steps.instances.size(), 1u);
+
+  // The same worker ranges outside any main-thread range are top-level work
+  // of their own and, repeating, are preferred to a single range.
+  Trace trace2;
+  testing::TraceFixture g(&trace2);
+  g.Range("step", 100, 10100);
+  g.Range("b_checkpoint_0", 20000, 20120, 0, 2);
+  g.Range("b_checkpoint_1", 21000, 21120, 0, 2);
+  AnalyzedTrace analyzed2(trace2, {});
+  ReportModel model2(analyzed2);
+  EXPECT_EQ(FindSteps(model2, "").name, "b_checkpoint_*");
+}
+
 TEST(Steps, NameNumbersAreUsedOnlyWhenTheyRiseWithTime) {
   EXPECT_EQ(StepNumberInName("ProfilerStep#12"), std::optional<uint64_t>(12));
   EXPECT_EQ(StepNumberInName("step_0"), std::optional<uint64_t>(0));

@@ -44,7 +44,9 @@ std::optional<uint64_t> StepNumberInName(std::string_view range_name);
 // The instances of range `step_range` (by exact name, else by StepKey), or,
 // when empty, of the top-level push/pop range key with at least two
 // instances that covers the most CPU time (the training loop's step; a key
-// with one instance only when there is no other). Every process's instances
+// with one instance only when there is no other). A top-level range inside
+// a top-level range of another thread (backward work on an autograd worker
+// during the main thread's step) is not a candidate. Every process's instances
 // (several ranks: each its own steps). Throws std::runtime_error when there
 // is none.
 Steps FindSteps(const ReportModel& model, std::string_view step_range);

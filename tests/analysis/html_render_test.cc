@@ -160,9 +160,9 @@ TEST(HtmlPageTest, DuplicateTableNamesGetDistinctIds) {
 TEST(HtmlReportTest, MedianStepOfTheFirstProcess) {
   Table phases;
   phases.name = "phases";
-  phases.columns = {{"process", ColumnKind::kText},
-                    {"step", ColumnKind::kText},
-                    {"step_cpu_ns", ColumnKind::kDuration}};
+  phases.columns = {{"process", ColumnKind::kText, "Process"},
+                    {"step", ColumnKind::kText, "Step"},
+                    {"step_cpu_ns", ColumnKind::kDuration, "Step"}};
   auto row = [&](const char* p, const char* step, int64_t ns) {
     phases.rows.push_back({std::string(p), std::string(step), ns});
   };

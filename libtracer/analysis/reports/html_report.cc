@@ -275,9 +275,10 @@ StatusOr<std::string> HtmlReport(const AnalyzedTrace& analyzed, std::vector<Tabl
       Table& t = *timeline;
       const bool shown = FindTable(page.tables, "timeline") == nullptr;
       if (!shown) t.name = "flame";  // the user's own --table timeline stays as asked
+      const size_t source_rows = t.rows.size();
       TrimFlameRows(&t);
       page.charts.push_back(FlameChart(t, step, chosen));
-      page.tables.push_back({std::move(t), kHtmlFlameRows, shown});
+      page.tables.push_back({std::move(t), kHtmlFlameRows, shown, source_rows});
     }
   }
 

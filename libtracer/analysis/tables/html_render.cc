@@ -83,7 +83,7 @@ Json TableJson(const HtmlTable& ht, size_t max_rows) {
     rows.push_back(std::move(row));
   }
   j["rows"] = std::move(rows);
-  j["total_rows"] = t.rows.size();
+  j["total_rows"] = ht.source_rows != 0 ? ht.source_rows : t.rows.size();
   j["notes"] = t.notes;
   return j;
 }
@@ -92,6 +92,7 @@ Json ChartJson(const HtmlChart& c) {
   Json j = Json::object();
   j["kind"] = ChartKindName(c.kind);
   j["id"] = c.id;
+  j["title"] = c.title;
   j["table"] = c.table;
   j["label"] = c.label_columns;
   j["group"] = c.group_column;
@@ -141,8 +142,8 @@ void AppendTable(const HtmlTable& ht, size_t max_rows, const std::string& id, st
           ")</small></h3>\n";
   const size_t shown = std::min(t.rows.size(), max_rows);
   *out += "<div class=\"tw\"><table class=\"data\" id=\"t-" + id + "\" data-table=\"" +
-          HtmlEscape(t.name) + "\" data-rows=\"" + std::to_string(t.rows.size()) +
-          "\">\n<thead><tr>";
+          HtmlEscape(t.name) + "\" data-rows=\"" +
+          std::to_string(ht.source_rows != 0 ? ht.source_rows : t.rows.size()) + "\">\n<thead><tr>";
   for (const Column& c : t.columns) {
     *out += "<th data-col=\"" + HtmlEscape(c.name) + "\" data-kind=\"" + KindName(c.kind) + "\"" +
             (IsNumeric(c.kind) ? " class=\"n\"" : "") + ">" +

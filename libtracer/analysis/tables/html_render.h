@@ -65,6 +65,9 @@ struct HtmlTable {
   // HtmlPage::max_rows of them. 0 = HtmlPage::max_rows.
   size_t embed_rows = 0;
   bool show = true;  // false: embedded for a chart only, no HTML table
+  // Rows of the table the CLI prints when `table` holds a chosen part of
+  // them (a note says which); 0 = table.rows.size().
+  size_t source_rows = 0;
 };
 
 struct HtmlPage {

@@ -234,6 +234,18 @@ class HtmlReportTest(unittest.TestCase):
         self.assertTrue(tip.is_displayed(), f"{name}: no tooltip on hover")
         self.assertIn(label, tip.text)
         self.assertIn("CPU ", tip.text)
+        # A click zooms to the range: it then spans the plot's width.
+        frames = d.find_elements(By.CSS_SELECTOR, "g.frame")
+        target = frames[1] if len(frames) > 1 else frames[0]
+        index = target.get_attribute("data-index")
+        d.execute_script(
+            "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))",
+            target.find_element(By.TAG_NAME, "rect"))
+        zoomed = d.find_element(By.CSS_SELECTOR, f"g.frame[data-index='{index}'] rect")
+        plot = d.find_element(By.CSS_SELECTOR, "#chart-flame svg")
+        self.assertGreater(float(zoomed.get_attribute("width")),
+                           0.9 * (float(plot.get_attribute("width")) - 120), f"{name}: zoom")
+        self.assertIn("zoomed:", d.find_element(By.ID, "chart-flame").text)
 
     def test_bundled_sample(self):
         if not (SAMPLE_BIN and LIB and os.path.exists(SAMPLE_BIN)):
@@ -243,7 +255,8 @@ class HtmlReportTest(unittest.TestCase):
             os.remove(trace)
         r = run([CLI, "run", "-o", trace, "--", SAMPLE_BIN], env=clean_env(), timeout=300)
         self.assertEqual(r.returncode, 0, r.stdout)
-        data, dom, cli, _ = self.check_page("lora_step", [trace], ["--groups", "mlora"])
+        data, dom, cli, _ = self.check_page("lora_step", [trace],
+                                            ["--groups", "mlora", "--step-range", "step"])
         self.assertIn("groups", dom["tables"])
         self.assertEqual(data["charts"][0]["table"], "groups")
         self.assertIn("flame", {c["kind"] for c in data["charts"]})

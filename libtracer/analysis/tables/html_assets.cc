@@ -251,14 +251,14 @@ std::string_view HtmlScript() {
       });
       var base = {}, lanes = 0;
       threads.forEach(function (th) { base[th] = lanes; lanes += maxDepth[th] - minDepth[th] + 1; });
-      var W = plotWidth(plot), left = 70, rh = 17, top = 22;
+      var W = plotWidth(plot), left = 110, rh = 17, top = 22;
       var H = top + lanes * rh + 30;
       var svg = svgEl('svg', { width: W, height: H, 'class': 'flame' }, plot);
       var scale = (W - left - 10) / Math.max(1, v1 - v0);
       svgText(svg, left, 14, view ? 'zoomed: ' + fmtDur(v0) + ' .. ' + fmtDur(v1) +
               ' (click the background to zoom out)' : 'click a range to zoom in');
       threads.forEach(function (th) {
-        svgText(svg, left - 6, top + base[th] * rh + 12, cut(String(th), 11), { 'text-anchor': 'end' });
+        svgText(svg, left - 6, top + base[th] * rh + 12, cut(String(th), 17), { 'text-anchor': 'end' });
         svgEl('line', { x1: left, x2: W - 10, y1: top + base[th] * rh - 1, y2: top + base[th] * rh - 1,
                         stroke: '#ddd' }, svg);
       });

@@ -288,6 +288,11 @@ class HtmlReportTest(unittest.TestCase):
         data, _, _, _ = self.check_page("flame_step", [path], ["--flame-step", "3"])
         flame = [c for c in data["charts"] if c["kind"] == "flame"][0]
         self.assertEqual(flame["step"], 3)
+        # A step the trace does not hold is an error, not a page without it.
+        r = run([CLI, "report", path, "--format", "html", "--flame-step", "9", "-o",
+                 os.path.join(OUT, "no_such_step.html")], env=clean_env())
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("--flame-step 9", r.stdout)
 
     def test_diff(self):
         a = os.path.join(OUT, "diff_a.pt.trace.json.gz")

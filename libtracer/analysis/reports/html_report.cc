@@ -269,6 +269,10 @@ StatusOr<std::string> HtmlReport(const AnalyzedTrace& analyzed, std::vector<Tabl
     ExtraTableOptions extra = options.extra;
     extra.iteration = step;
     auto timeline = ExtraTable(analyzed, "timeline", extra);
+    if (!timeline.ok() && chosen) {
+      return Status::Error("--flame-step " + std::to_string(step) + ": " +
+                           timeline.status().message());
+    }
     if (!timeline.ok()) {
       page.chart_notes.push_back("No flame graph: " + timeline.status().message());
     } else {

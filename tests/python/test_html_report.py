@@ -259,6 +259,10 @@ class HtmlReportTest(unittest.TestCase):
                                             ["--groups", "mlora", "--step-range", "step"])
         self.assertIn("groups", dom["tables"])
         self.assertEqual(data["charts"][0]["table"], "groups")
+        # CPU time only: the sample has no GPU work (no driver), and an
+        # empty GPU cell draws no bar.
+        self.assertEqual({b["series"] for b in dom["bars"]}, {"cpu_ns"})
+        self.assertEqual(len(dom["bars"]), min(25, len(cli["groups"])))
         self.assertIn("flame", {c["kind"] for c in data["charts"]})
 
     def test_two_ranks_with_20k_names(self):
@@ -273,6 +277,10 @@ class HtmlReportTest(unittest.TestCase):
         self.assertGreater(len(cli["ranges"]), 20000)
         self.assertIn(f"Showing the first 200 of {len(cli['ranges'])} rows", html)
         self.assertIn("spread", {c["kind"] for c in data["charts"]})
+        # Bars: the first 25 ranges, CPU and GPU projected time each.
+        self.assertEqual({b["series"] for b in dom["bars"]},
+                         {"cpu_total_ns", "gpu_proj_total_ns"})
+        self.assertEqual(len({b["label"] for b in dom["bars"]}), 25)
         # Rank 1 is slower in every step: the page names it the slowest.
         steps = [s for s in dom["spread"] if s["label"].startswith("ProfilerStep")]
         self.assertTrue(steps)

@@ -28,6 +28,7 @@ table.data .n { text-align: right; font-variant-numeric: tabular-nums; }
 section.chart { margin-bottom: 1.5em; }
 .controls { font-size: 12px; margin: .2em 0; }
 .controls label { margin-right: 1em; }
+.plot { overflow-x: auto; }
 .plot svg { display: block; font: 11px sans-serif; }
 .plot svg text { fill: #333; }
 #tip { position: absolute; display: none; pointer-events: none; background: #fffbe6;
@@ -195,6 +196,8 @@ std::string_view HtmlScript() {
       });
       var W = plotWidth(plot), left = 80, top = 10, h = 260;
       var legendW = 140, band = Math.max(2, Math.min(40, (W - left - legendW) / Math.max(1, rows.length)));
+      // Many steps: 2 px each, the plot scrolls sideways.
+      W = Math.max(W, left + band * rows.length + legendW);
       var svg = svgEl('svg', { width: W, height: top + h + 40, 'class': 'stack' }, plot);
       for (var i = 0; i <= 4; i++) {
         var y = top + h - h * i / 4;

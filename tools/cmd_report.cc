@@ -521,7 +521,7 @@ int RunReport(ReportArgs args) {
     page.extra.by = group_keys;
     if (args.top > 0) page.extra.top = args.top;
     page.flame_step = args.flame_step;
-    page.max_rows = args.html_rows;
+    page.max_rows = args.html_rows == 0 ? SIZE_MAX : args.html_rows;
     std::string inputs = "Input:";
     for (const std::string& f : args.files) inputs += " " + f;
     page.header_lines = {inputs};
@@ -590,8 +590,8 @@ const Registrar kReport{Command{
                      "html: the step the flame graph shows, by the program's own number "
                      "(default: the step of median CPU time)");
       sub.add_option("--html-rows", args->html_rows,
-                     "html: rows shown per table (default 200; the page says how many each "
-                     "table has)");
+                     "html: rows shown per table (default 200, 0 = all; the page says how many "
+                     "each table has)");
       sub.add_option(
           "--groups", args->extra.groups_file,
           "Groups file, or the name of a shipped one (mlora, peft); adds the groups table "

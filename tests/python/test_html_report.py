@@ -296,6 +296,12 @@ class HtmlReportTest(unittest.TestCase):
         data, _, _, _ = self.check_page("flame_step", [path], ["--flame-step", "3"])
         flame = [c for c in data["charts"] if c["kind"] == "flame"][0]
         self.assertEqual(flame["step"], 3)
+        # --html-rows: each table's cap, said in the page; 0 shows every row.
+        for rows, capped in (("5", True), ("0", False)):
+            page = os.path.join(OUT, f"rows_{rows}.html")
+            tracer("report", path, "--format", "html", "--html-rows", rows, "-o", page)
+            with open(page, encoding="utf-8") as f:
+                self.assertEqual("Showing the first 5 of" in f.read(), capped, rows)
         # A step the trace does not hold is an error, not a page without it.
         r = run([CLI, "report", path, "--format", "html", "--flame-step", "9", "-o",
                  os.path.join(OUT, "no_such_step.html")], env=clean_env())

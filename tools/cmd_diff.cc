@@ -10,6 +10,7 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/reports/diff.h"
+#include "libtracer/analysis/reports/html_report.h"
 #include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_tables.h"
 #include "libtracer/analysis/tables/render.h"
@@ -96,9 +97,11 @@ int RunDiff(DiffArgs args) {
     if (args.extra.groups_file.empty()) return Fail(error);
   }
   if (args.table.empty()) args.table = args.extra.groups_file.empty() ? "ranges" : "groups";
-  analysis::OutputFormat format;
-  if (!analysis::ParseOutputFormat(args.format, &format)) {
-    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
+  // html: the diff table and bars of A and B (html_report.h).
+  const bool html = args.format == "html";
+  analysis::OutputFormat format = analysis::OutputFormat::kJson;
+  if (!html && !analysis::ParseOutputFormat(args.format, &format)) {
+    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json, html)");
   }
   analysis::reports::DiffSpec spec;
   if (args.table == "ranges") {
@@ -146,7 +149,10 @@ int RunDiff(DiffArgs args) {
   analysis::Table diff = std::move(*joined);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   if (!selection_note.empty()) diff.notes.push_back(selection_note + " (of A and of B)");
-  const std::string text = analysis::RenderTable(diff, format);
+  const std::string text =
+      html ? analysis::reports::HtmlDiffReport(std::move(diff), spec.keys, spec.values,
+                                               {"A: " + args.a, "B: " + args.b}, 200)
+           : analysis::RenderTable(diff, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
@@ -162,7 +168,8 @@ const Registrar kDiff{Command{
                      "Groups file or shipped name (mlora, peft); alone, it shows the groups table");
       sub.add_option("--by", args->extra.by,
                      "groups: placeholders kept apart, comma separated (layer_id, adapter)");
-      sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
+      sub.add_option("--format,-f", args->format,
+                     "text (default), csv, md, json or html (the table and bars of A and B)");
       sub.add_option("--main-thread", args->main_thread,
                      "auto (default) or off (nsys-identical attribution)");
       sub.add_option("--steps", args->steps,

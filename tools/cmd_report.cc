@@ -14,6 +14,7 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/frame_scanner.h"
+#include "libtracer/analysis/reports/html_report.h"
 #include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/reports/report_tables.h"
@@ -104,6 +105,16 @@ SQLite exports and PyTorch profiler (Kineto) JSON traces take that path too
 (their events are sorted by time first: an nsys export by SQLite, a Kineto trace
 in a temporary file of 48 bytes per event).
 
+HTML (--format html -o report.html): one self-contained page (no network
+needed: its script, style and SVG charts are inline) with the tables above and
+charts drawn from them: CPU and GPU time per group (--groups, else the first
+25 ranges), the phases of each step stacked, a flame graph of one step's ranges
+(the step of median CPU time, or --flame-step N; hover for name and duration,
+click to zoom) and, with several processes, each step's and range's spread
+across ranks (min, median, max, the slowest). The page embeds the tables'
+rows as JSON (the numbers --format json prints); each table shows its first
+--html-rows rows (default 200) and says how many it has.
+
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record
 is used and one warning per file says what was lost. Exit code 0 when
@@ -126,6 +137,8 @@ struct ReportArgs {
   bool stream = false, no_stream = false;
   std::string stream_above = "2G";
   std::string output;
+  int64_t flame_step = -1;                     // --flame-step (html)
+  size_t html_rows = 200;                      // --html-rows (html)
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
   NameOptions names;
 };
@@ -345,9 +358,11 @@ int RunReport(ReportArgs args) {
     args.extra.groups_file = ResolveGroupsFile(args.extra.groups_file, &error);
     if (args.extra.groups_file.empty()) return Fail(error);
   }
-  analysis::OutputFormat format;
-  if (!analysis::ParseOutputFormat(args.format, &format)) {
-    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
+  // html is a page of tables and charts (html_report.h), not a table renderer.
+  const bool html = args.format == "html";
+  analysis::OutputFormat format = analysis::OutputFormat::kJson;
+  if (!html && !analysis::ParseOutputFormat(args.format, &format)) {
+    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json, html)");
   }
   analysis::ReportOptions options;
   options.top = args.top;
@@ -419,13 +434,14 @@ int RunReport(ReportArgs args) {
                 args.stream_above + "'");
   }
   std::string why;
-  if (args.stream ||
-      (!args.no_stream && ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
+  if (args.stream || (!args.no_stream && !html &&
+                      ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
     // Same numbers either way: the bounded path is only a way of computing.
     const std::string unavailable =
-        !args.steps.empty()  ? "--steps chooses steps from the whole trace"
-        : !args.time.empty() ? "--time counts from each process's start, found in the whole trace"
-                             : BoundedUnavailable(args.files, tables);
+        html                  ? "--format html draws phases and steps from the whole trace"
+        : !args.steps.empty() ? "--steps chooses steps from the whole trace"
+        : !args.time.empty()  ? "--time counts from each process's start, found in the whole trace"
+                              : BoundedUnavailable(args.files, tables);
     if (!unavailable.empty()) {
       std::fprintf(stderr, "tracer report: --stream: %s; reading the input whole\n",
                    unavailable.c_str());
@@ -466,6 +482,11 @@ int RunReport(ReportArgs args) {
     if (api) tables.push_back("api");
     if (add_groups) tables.push_back("groups");
   }
+  // The page's bars need the groups or the ranges table.
+  if (html && std::find(tables.begin(), tables.end(), "groups") == tables.end() &&
+      std::find(tables.begin(), tables.end(), "ranges") == tables.end()) {
+    tables.push_back("ranges");
+  }
 
   const analysis::AnalyzedTrace& analyzed =
       KeepUntilExit<analysis::AnalyzedTrace>(trace, attribution);
@@ -493,6 +514,23 @@ int RunReport(ReportArgs args) {
   if (!steps_note.empty()) {
     for (Table& t : out) t.notes.push_back(steps_note);
   }
+  if (html) {
+    analysis::reports::HtmlReportOptions page;
+    page.extra = args.extra;
+    page.extra.report = options;
+    page.extra.by = group_keys;
+    if (args.top > 0) page.extra.top = args.top;
+    page.flame_step = args.flame_step;
+    page.max_rows = args.html_rows == 0 ? SIZE_MAX : args.html_rows;
+    std::string inputs = "Input:";
+    for (const std::string& f : args.files) inputs += " " + f;
+    page.header_lines = {inputs};
+    if (!steps_note.empty()) page.header_lines.push_back(steps_note);
+    auto text = analysis::reports::HtmlReport(analyzed, std::move(out), page);
+    if (!text.ok()) return Fail("error: " + text.status().message());
+    if (!WriteOutput(*text, args.output)) return Fail(args.output + ": cannot write");
+    return 0;
+  }
   const std::string text = analysis::RenderTables(out, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
@@ -511,7 +549,8 @@ const Registrar kReport{Command{
           "api or all (the core tables); groups (--groups alone adds it), timeline, phases, "
           "categories, gaps, top (default: summary,ranges + GPU tables when the "
           "trace has GPU data)");
-      sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
+      sub.add_option("--format,-f", args->format,
+                     "text (default), csv, md, json, or html (a page with charts, see below)");
       sub.add_option("--top", args->top, "Keep the first N rows of each table (0 = all)");
       sub.add_option("--sort", args->sort, "Row order: total (default), count, avg or name");
       sub.add_option("--filter", args->filter,
@@ -548,6 +587,12 @@ const Registrar kReport{Command{
                      "(default), 512M; inputs too large to read whole in half the available "
                      "memory are streamed whatever this says");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      sub.add_option("--flame-step", args->flame_step,
+                     "html: the step the flame graph shows, by the program's own number "
+                     "(default: the step of median CPU time)");
+      sub.add_option("--html-rows", args->html_rows,
+                     "html: rows shown per table (default 200, 0 = all; the page says how many "
+                     "each table has)");
       sub.add_option(
           "--groups", args->extra.groups_file,
           "Groups file, or the name of a shipped one (mlora, peft); adds the groups table "

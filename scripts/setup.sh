@@ -43,4 +43,9 @@ fi
 # real PyTorch profiler trace (tests/python/test_hta_compare.py).
 "$py" -c 'import hta, psutil' 2>/dev/null ||
   "$py" -m pip install $pip_quiet HolisticTraceAnalysis psutil
+# tracer.load (python/): nanobind and scikit-build-core build the extension
+# (the project's build too, when nanobind is importable), pyarrow and pandas
+# take its tables.
+"$py" -c 'import nanobind, scikit_build_core, pyarrow, pandas' 2>/dev/null ||
+  "$py" -m pip install $pip_quiet nanobind scikit-build-core pyarrow pandas
 echo "setup: done"

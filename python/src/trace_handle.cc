@@ -394,18 +394,24 @@ nb::list TraceHandle::GpuOps() const {
       }
     }
   }
-  // Demangled short names, once per distinct name.
-  Dictionary short_names(0);
-  std::vector<int32_t> short_of;
-  for (const std::string& full : names.names()) {
-    short_of.push_back(short_names.ByText(analysis::ShortKernelName(full)));
+  // Demangled full and short names (the kernels table's), once per
+  // distinct name.
+  Dictionary full_names(0), short_names(0);
+  std::vector<int32_t> full_of, short_of;
+  for (const std::string& recorded : names.names()) {
+    full_of.push_back(full_names.ByText(analysis::Demangle(recorded)));
+    short_of.push_back(short_names.ByText(analysis::ShortKernelName(recorded)));
   }
-  std::vector<int32_t> short_code(name.size());
-  for (size_t i = 0; i < name.size(); ++i) short_code[i] = short_of[name[i]];
+  std::vector<int32_t> full_code(name.size()), short_code(name.size());
+  for (size_t i = 0; i < name.size(); ++i) {
+    full_code[i] = full_of[name[i]];
+    short_code[i] = short_of[name[i]];
+  }
   ColumnSet out;
   proc.MoveTo(&out);
   out.AddDictionary("kind", std::move(kind), kinds);
   out.AddDictionary("name", std::move(name), names);
+  out.AddDictionary("full_name", std::move(full_code), full_names);
   out.AddDictionary("short_name", std::move(short_code), short_names);
   out.Add("device", std::move(device));
   out.Add("stream", std::move(stream));

@@ -9,6 +9,7 @@ the export) and, when present beside the checkout, the real nsys and Kineto
 traces of the shared data. Exits 77 (skipped) when the extension, pyarrow or
 pandas is missing, or the CLI was not built.
 """
+import glob
 import json
 import os
 import subprocess
@@ -57,13 +58,15 @@ def cli_json(path, tables, *flags):
     return json.loads(out.stdout), None
 
 
-def import_stream(sqlite_path):
-    """The export as a tracer stream (`tracer import`): a third reader path."""
-    out = os.path.join(tt.work_dir("api"), os.path.basename(sqlite_path) + ".trace")
-    if not os.path.exists(out):
-        subprocess.run([tt.CLI, "import", sqlite_path, "-o", out], check=True,
+def import_streams(sqlite_path):
+    """The export as tracer streams (`tracer import`: one file per process
+    of the export, NAME.PID.trace): the recorded-stream reader path."""
+    prefix = os.path.join(tt.work_dir("api"), os.path.basename(sqlite_path))
+    found = lambda: sorted(glob.glob(prefix + ".*.trace"))  # noqa: E731
+    if not found():
+        subprocess.run([tt.CLI, "import", sqlite_path, "-o", prefix + ".trace"], check=True,
                        capture_output=True, timeout=300)
-    return out
+    return found()
 
 
 class ReportTablesMatchTheCli(unittest.TestCase):
@@ -93,8 +96,11 @@ class ReportTablesMatchTheCli(unittest.TestCase):
         for key, path in BUNDLED.items():
             self.compare(path)
 
-    def test_imported_stream(self):
-        self.compare(import_stream(BUNDLED["nsys_synthetic"]))
+    def test_imported_streams(self):
+        streams = import_streams(BUNDLED["nsys_synthetic"])
+        self.assertEqual(len(streams), 2)
+        self.compare(streams[0])
+        self.compare(streams)  # several files, merged per process
 
     def test_groups(self):
         path = REAL["h100"] if os.path.exists(REAL["h100"]) else BUNDLED["nsys_synthetic"]
@@ -129,7 +135,7 @@ class ReportTablesMatchTheCli(unittest.TestCase):
             self.compare(path)
 
     def test_several_files(self):
-        paths = [BUNDLED["nsys_synthetic"], import_stream(BUNDLED["nsys_synthetic"])]
+        paths = [BUNDLED["nsys_synthetic"], BUNDLED["kineto_unit"]]
         self.compare(paths, ["summary", "ranges", "kernels", "ranks"])
 
 
@@ -150,12 +156,17 @@ class RecordTables(unittest.TestCase):
         self.assertEqual(len(totals), len(by_name))
         for (domain, name), total in totals.items():
             row = by_name[(domain, name)]
-            self.assertEqual(int(total), row["total_ns"], name)
+            self.assertEqual(int(total), row["cpu_total_ns"], name)
             self.assertEqual(int(counts[(domain, name)]), row["instances"], name)
-        gpu = {r["range"]: r for r in report["gpu"]}
-        proj = ranges.dropna(subset=["gpu_proj_ns"]).groupby("name", observed=True)["gpu_proj_ns"]
-        for name, total in proj.sum().items():
-            self.assertEqual(int(total), gpu[name]["proj_total_ns"], name)
+        gpu = {(r["domain"], r["range"]): r for r in report["gpu"]}
+        proj = ranges.dropna(subset=["gpu_proj_ns"]).groupby(["domain", "name"], observed=True)
+        sums = proj[["gpu_proj_ns", "gpu_busy_ns", "kernel_ns", "gpu_ops"]].sum()
+        self.assertEqual(set(sums.index), {k for k, r in gpu.items() if r["proj_instances"] > 0})
+        for key, row in sums.iterrows():
+            self.assertEqual(int(row["gpu_proj_ns"]), gpu[key]["proj_total_ns"], key)
+            self.assertEqual(int(row["gpu_busy_ns"]), gpu[key]["busy_ns"], key)
+            self.assertEqual(int(row["kernel_ns"]), gpu[key]["kernel_ns"], key)
+            self.assertEqual(int(row["gpu_ops"]), gpu[key]["ops"], key)
         # Parents are rows of the same table, one level up.
         has_parent = ranges[ranges["parent"] >= 0]
         parents = ranges.iloc[has_parent["parent"].to_numpy()]
@@ -170,9 +181,13 @@ class RecordTables(unittest.TestCase):
         self.assertEqual(len(kernels), sum(r["count"] for r in report["kernels"]))
         self.assertEqual(int(kernels["duration_ns"].sum()),
                          sum(r["total_ns"] for r in report["kernels"]))
-        by_short = kernels.groupby("short_name", observed=True)["duration_ns"].sum()
+        by_name = kernels.groupby("full_name", observed=True)["duration_ns"].sum()
+        expected = {}
         for r in report["kernels"]:
-            self.assertEqual(int(by_short[r["kernel"]]), r["total_ns"], r["kernel"])
+            expected[r["full_name"]] = expected.get(r["full_name"], 0) + r["total_ns"]
+        self.assertEqual({k: int(v) for k, v in by_name.items()}, expected)
+        shorts = set(kernels["short_name"].astype(str))
+        self.assertEqual(shorts, {r["kernel"] for r in report["kernels"]})
         mem = ops[ops["kind"] != "kernel"].groupby("name", observed=True)["bytes"].sum()
         for r in report["memory"]:
             self.assertEqual(int(mem[r["operation"]]), r["bytes"], r["operation"])
@@ -182,7 +197,7 @@ class RecordTables(unittest.TestCase):
         rows = t.ranges.iloc[attributed["range"].to_numpy()]
         np.testing.assert_array_equal(rows["name"].astype(str).to_numpy(),
                                       attributed["range_name"].astype(str).to_numpy())
-        outside = sum(r.get("outside_ranges", 0) + r.get("unattributed", 0) for r in report["summary"])
+        outside = sum(r["ops_outside_ranges"] + r["unattributed_ops"] for r in report["summary"])
         self.assertEqual(len(ops) - len(attributed), outside)
 
     def test_api_calls_agree_with_the_api_report(self):

@@ -246,6 +246,25 @@ class ZeroCopy(unittest.TestCase):
         self.assertLessEqual(len(name.chunk(0).dictionary), len(table))
 
 
+class SharesAProcess(unittest.TestCase):
+    def test_with_torch_and_protobuf(self):
+        """torch (its own protobuf inside) and Python's protobuf loaded first,
+        then the extension: each keeps its symbols."""
+        if not tt.have_torch():
+            self.skipTest("torch is not importable")
+        code = ("import torch, google.protobuf.descriptor_pb2 as d, tracer\n"
+                "m = d.FileDescriptorProto(name='x.proto'); assert d.FileDescriptorProto.FromString("
+                "m.SerializeToString()).name == 'x.proto'\n"
+                "t = tracer.load(%r)\n"
+                "print(int(t.report('kernels', arrow=True).column('count').to_numpy().sum()),"
+                " float(torch.ones(3).sum()))\n" % BUNDLED["nsys_synthetic"])
+        env = dict(os.environ, PYTHONPATH=os.path.join(tt.SOURCE_DIR, "python"))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.split(), ["3", "3.0"])
+
+
 class Errors(unittest.TestCase):
     def test_missing_file(self):
         with self.assertRaises(FileNotFoundError):

@@ -43,11 +43,13 @@ base = hwm()
 t0 = time.perf_counter()
 if kind in ("tracer", "tracer-sql"):
     t = tracer.load(path)
+    loaded = time.perf_counter() - t0
     ops = t.gpu_ops
     rows = int((ops["kind"] == "kernel").sum())
     t1 = time.perf_counter()
     ranges = t.ranges
     extra = time.perf_counter() - t1
+    print(f"load {loaded:.3f}", file=sys.stderr)
 elif kind == "read_sql":
     con = sqlite3.connect(path)
     df = pd.read_sql("SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL", con)
@@ -67,7 +69,9 @@ def run_child(kind, path, env):
     if out.returncode != 0:
         return None, out.stderr.strip().splitlines()[-1:] or ["failed"]
     secs, peak, base, rows, extra = out.stdout.split()
-    return (float(secs), float(peak), float(base), int(rows), float(extra)), None
+    loaded = [float(l.split()[1]) for l in out.stderr.splitlines() if l.startswith("load ")]
+    return (float(secs), float(peak), float(base), int(rows), float(extra),
+            loaded[0] if loaded else None), None
 
 
 def main():
@@ -113,7 +117,8 @@ def main():
                 print(f"  {kind:10} failed: {err[0]}", flush=True)
                 continue
             results[kind] = r
-            note = f"  (+{r[4]:.2f} s for the ranges DataFrame)" if kind.startswith("tracer") else ""
+            note = (f"  (tracer.load {r[5]:.2f} s, then the gpu_ops DataFrame; the ranges "
+                    f"DataFrame +{r[4]:.2f} s)" if kind.startswith("tracer") else "")
             print(f"  {kind:10} {r[0]:8.2f} {r[1]:9.0f} {r[2]:8.0f} {r[3]:10d}{note}", flush=True)
         base = results.get("tracer")
         if base:

@@ -47,4 +47,9 @@ fi
 # selenium drives the system chromium (through chromium-driver) in the HTML
 # report's browser test.
 "$py" -c 'import selenium' 2>/dev/null || "$py" -m pip install $pip_quiet selenium
+# tracer.load (python/): nanobind and scikit-build-core build the extension
+# (the project's build too, when nanobind is importable), pyarrow and pandas
+# take its tables.
+"$py" -c 'import nanobind, scikit_build_core, pyarrow, pandas' 2>/dev/null ||
+  "$py" -m pip install $pip_quiet nanobind scikit-build-core pyarrow pandas
 echo "setup: done"

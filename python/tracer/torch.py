@@ -13,7 +13,7 @@
                 opt.step(); opt.zero_grad()
     handle.remove()
 
-Names follow the seeds' convention (tracer/_naming.py): module
+Names follow the mLoRA profiling convention (tracer/_naming.py): module
 ``layers.3.q.lora_a.alpaca`` pushes ``f_lora_a_alpaca_3`` around its forward
 and ``b_lora_a_alpaca_3`` around its backward.
 
@@ -585,7 +585,7 @@ def annotate(
     """Pushes an NVTX range around each submodule's forward and backward.
 
     name_fn(path, module) -> base name (prefixes are added) or None to skip
-    the module; default: the seeds' convention (tracer/_naming.py).
+    the module; default: the mLoRA profiling convention (tracer/_naming.py).
     include / exclude: glob patterns matched against the module path or its
     base name (``"layers.*.q"``, ``"lora_*"``), or module classes. A module is
     annotated if it matches `include` (or `include` is empty) and no

@@ -478,8 +478,8 @@ int RunReport(ReportArgs args) {
                      "memory (--no-stream reads it whole; the numbers are the same)\n",
                      why.c_str());
       }
-      const int rc = RunStreamingReport(args, tables, options, attribution, names, format,
-                                        explicit_count);
+      const int rc =
+          RunStreamingReport(args, tables, options, attribution, names, format, explicit_count);
       if (rc >= 0) return rc;
     }
   }
@@ -574,9 +574,9 @@ const Registrar kReport{Command{
           "a table's first time column, count its first count");
       sub.add_option("--filter", args->filter,
                      "Only ranges whose name matches this regular expression (ECMAScript): in "
-                     "the range tables, and the rows' range, group or category name in "
-                     "timeline, groups, categories, gaps and top (kernels, memory and api are "
-                     "not per range)");
+                     "the range tables, and the rows' range or group name in timeline, groups, "
+                     "categories, gaps and top (kernels, kernels by category, memory and api "
+                     "are not per range and stay whole)");
       sub.add_option("--domain", args->domain, "Only ranges of this NVTX domain");
       sub.add_option("--main-thread", args->main_thread,
                      "Thread whose open ranges worker-thread launches inherit: auto (default), "

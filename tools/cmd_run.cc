@@ -131,8 +131,9 @@ void ReportTraces(const std::string& manifest) {
                           std::string(enable) == "false" || std::string(enable) == "no")) {
       why = "TRACER_ENABLE=" + std::string(enable) + " turns tracing off";
     } else {
-      why = "the program made no NVTX call and no CUDA call reached the tracer, so libtracer.so "
-            "never started (is it annotated with NVTX, and does it use the GPU?)";
+      why =
+          "the program made no NVTX call and no CUDA call reached the tracer, so libtracer.so "
+          "never started (is it annotated with NVTX, and does it use the GPU?)";
     }
     std::fprintf(stderr, "tracer: no trace was written: %s\n", why.c_str());
     return;

@@ -23,9 +23,7 @@ bool IsDiff(const Table& t) {
 }
 
 // A diff table sorts by B's values (the run compared), others by their own.
-bool Candidate(const Column& c, bool diff) {
-  return !diff || EndsWith(c.name, "_b");
-}
+bool Candidate(const Column& c, bool diff) { return !diff || EndsWith(c.name, "_b"); }
 
 int TotalColumn(const Table& t) {
   const bool diff = IsDiff(t);
@@ -43,8 +41,8 @@ int TotalColumn(const Table& t) {
 int CountColumn(const Table& t) {
   const bool diff = IsDiff(t);
   // Positions and sizes of a name set are not counts of instances.
-  static const std::vector<std::string> kNotCounts = {"index", "depth", "rank", "members", "names",
-                                                      "ranks"};
+  static const std::vector<std::string> kNotCounts = {"index",   "depth", "rank",
+                                                      "members", "names", "ranks"};
   for (size_t i = 0; i < t.columns.size(); ++i) {
     const Column& c = t.columns[i];
     if (c.kind == ColumnKind::kCount && Candidate(c, diff) &&
@@ -99,7 +97,9 @@ void SortByChange(Table* t) {
 }  // namespace
 
 size_t NameColumn(const Table& t) {
-  for (const char* name : {"range", "group", "category", "kernel", "name"}) {
+  // Not "category": kernels by category are not per range (as the kernels
+  // table, they are left whole).
+  for (const char* name : {"range", "group", "kernel", "name"}) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
       if (t.columns[i].name == name) return i;
     }
@@ -111,7 +111,7 @@ void SelectRows(const RowSelection& s, Table* t) {
   const size_t name_col = NameColumn(*t);
   if (!s.report.filter.empty()) {
     if (name_col == kNone) {
-      t->notes.push_back("--filter does not apply to this table (its rows have no name)");
+      t->notes.push_back("--filter does not apply to this table (its rows are not ranges)");
     } else {
       ReportOptions names_only = s.report;
       names_only.domain.clear();

@@ -28,8 +28,9 @@ struct RowSelection {
   bool trim = true;
 };
 
-// The column holding the row's name: range, group, category, kernel or
-// name, the first present; npos when none (phases: rows are steps).
+// The column holding the row's name: range, group, kernel or name, the
+// first present; npos when none (phases: rows are steps; kernels by
+// category: not per range).
 size_t NameColumn(const Table& t);
 
 // Applies s to t in that order: filter on the name column (a note says when

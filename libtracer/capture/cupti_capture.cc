@@ -45,7 +45,6 @@ void StartOnce() {
 }  // namespace
 
 void StartCuptiCapture() {
-  Session::NoteCudaInjection();
   static std::once_flag once;
   std::call_once(once, StartOnce);  // a throw leaves it to the next call
 }

@@ -115,6 +115,22 @@ void AddToRunManifest(const std::string& path) {
   AppendToRunManifest(line + path + "\n");
 }
 
+bool UnderTracerRun() {
+  const char* manifest = getenv("TRACER_RUN_MANIFEST");
+  return manifest != nullptr && *manifest != '\0';
+}
+
+// CUDA_INJECTION64_PATH names a library (`tracer run` sets it): CUPTI
+// capture was asked for, so its absence is worth a line.
+bool CudaInjectionRequested() {
+  const char* path = getenv("CUDA_INJECTION64_PATH");
+  return path != nullptr && *path != '\0';
+}
+
+// The NVIDIA kernel driver publishes its version there; without it no CUDA
+// call can reach CUPTI. (Checked without loading libcuda into the host.)
+bool NvidiaDriverPresent() { return access("/proc/driver/nvidia/version", F_OK) == 0; }
+
 // Logs why this process traces nothing and tells `tracer run` the same.
 void NoTrace(const std::string& why) {
   Log(LogLevel::kError, why);

@@ -56,8 +56,9 @@ ranges are pushed and popped where the autograd engine runs the module's
 backward: the calling thread on CPU, the device's engine thread on GPU
 (output edge, the module's nodes and its end node all run on the outputs'
 device queue). `tracer report` attributes work on engine threads to the
-ranges open on the main thread (`step`, `backward`): docs/design.md
-section 3.
+ranges open on the main thread (`step`, `backward`) too: a GPU op launched on
+a worker thread also counts toward the ranges the main thread has open at
+that moment (`tracer report --main-thread`; `off` gives nsys's attribution).
 
 Limits: the output edge hands the next op a view of a hooked module's
 output, and torch rejects an in-place change of such a view, so a module

@@ -185,18 +185,19 @@ TEST(TracerRunCli, TraceWrittenOnceAndCuptiUnavailableAtTheDefaultLevel) {
   EXPECT_EQ(Count(r.err, "CUPTI unavailable: no NVIDIA driver"), 1u) << r.err;
   EXPECT_EQ(Count(r.err, "trace written to"), 1u) << r.err;
   // At info level the library has more to say, but "trace written" once.
-  r = RunProgram({TRACER_CLI, "run", "--force-overwrite", "--log-level", "info", "-o", out,
-                  NVTX_CLIENT, "exitcode", "0"},
-                 {}, LoadPath::kNone);
+  const std::string info = dir.File("info.trace");
+  r = RunProgram(
+      {TRACER_CLI, "run", "--log-level", "info", "-o", info, NVTX_CLIENT, "exitcode", "0"}, {},
+      LoadPath::kNone);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(Count(r.err, "trace written to"), 1u) << r.err;
-  EXPECT_NE(r.err.find("tracing to " + out), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tracing to " + info), std::string::npos) << r.err;
   // NVTX only by request: nothing to say about CUPTI.
-  r = RunProgram({TRACER_CLI, "run", "--force-overwrite", "--no-cuda", "-o", out, NVTX_CLIENT,
-                  "exitcode", "0"},
-                 {}, LoadPath::kNone);
+  const std::string nvtx = dir.File("nvtx.trace");
+  r = RunProgram({TRACER_CLI, "run", "--no-cuda", "-o", nvtx, NVTX_CLIENT, "exitcode", "0"}, {},
+                 LoadPath::kNone);
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.err, "tracer: trace written to " + out + "\n");
+  EXPECT_EQ(r.err, "tracer: trace written to " + nvtx + "\n");
 }
 
 }  // namespace

@@ -206,7 +206,12 @@ int WriteCsvDirectory(const std::vector<Table>& tables, const std::string& dir) 
 int WriteReport(const std::vector<Table>& tables, analysis::OutputFormat format,
                 const ReportArgs& args, size_t explicit_tables) {
   if (CsvDirectory(args, format, explicit_tables)) return WriteCsvDirectory(tables, args.output);
-  const std::string text = analysis::RenderTables(tables, format);
+  // One table to a CSV file: the plain table (no "# name" line), as each
+  // file of a directory.
+  const bool plain_csv = format == analysis::OutputFormat::kCsv && tables.size() == 1 &&
+                         !args.output.empty() && args.output != "-";
+  const std::string text = plain_csv ? analysis::RenderTable(tables.front(), format)
+                                     : analysis::RenderTables(tables, format);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }

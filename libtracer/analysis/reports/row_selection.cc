@@ -64,9 +64,12 @@ int AvgColumn(const Table& t) {
   return -1;
 }
 
+// The name as recorded: the timeline indents names by depth.
 std::string Text(const Cell& c) {
-  if (const auto* s = std::get_if<std::string>(&c)) return *s;
-  return "";
+  const auto* s = std::get_if<std::string>(&c);
+  if (s == nullptr) return "";
+  const size_t first = s->find_first_not_of(' ');
+  return first == std::string::npos ? std::string() : s->substr(first);
 }
 
 // |value|; empty cells last (a row found in one run only has no B-A).

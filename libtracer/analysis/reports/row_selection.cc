@@ -126,6 +126,11 @@ void SelectRows(const RowSelection& s, Table* t) {
   }
   if (s.by_change) {
     SortByChange(t);
+  } else if (s.sort_given && s.report.sort == SortKey::kName && name_col != kNone) {
+    // By the name as recorded (Text), not by the timeline's indent.
+    std::stable_sort(t->rows.begin(), t->rows.end(), [name_col](const auto& a, const auto& b) {
+      return Text(a[name_col]) < Text(b[name_col]);
+    });
   } else if (s.sort_given) {
     ReportOptions o = s.report;
     o.top = 0;  // trimmed below, once

@@ -43,10 +43,13 @@ nlohmann::json Rows(const std::string& args, const std::string& table) {
   return nlohmann::json::array();
 }
 
+// A text column, without the indent the timeline gives nested names.
 std::vector<std::string> Column(const nlohmann::json& rows, const std::string& name) {
   std::vector<std::string> out;
-  for (const auto& row : rows)
-    out.push_back(row[name].is_string() ? row[name].get<std::string>() : "");
+  for (const auto& row : rows) {
+    const std::string v = row[name].is_string() ? row[name].get<std::string>() : "";
+    out.push_back(v.substr(std::min(v.find_first_not_of(' '), v.size())));
+  }
   return out;
 }
 

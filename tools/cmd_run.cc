@@ -1,6 +1,6 @@
-// `tracer run [options] cmd args...` (or `... -- cmd args...`): sets the environment that makes the
-// command load libtracer.so (NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH,
-// LD_PRELOAD on request) and the TRACER_* variables the options map onto,
+// `tracer run [options] cmd args...` (or `... -- cmd args...`): sets the
+// environment that makes the command load libtracer.so (NVTX_INJECTION64_PATH,
+// CUDA_INJECTION64_PATH, LD_PRELOAD on request) and the TRACER_* variables the options map onto,
 // runs the command, passes its exit status through and says where the
 // trace(s) went. Setting those variables by hand works the same.
 #include <fcntl.h>
@@ -193,7 +193,12 @@ bool ExpandsHereAsThere(const std::string& tmpl) {
 // silently (as nsys profile -o). The library checks again when it opens the
 // file (it may appear meanwhile, or the name holds the program's pid).
 bool OutputIsFree(const RunArgs& args) {
-  if (args.force_overwrite) return true;
+  const char* force = getenv("TRACER_FORCE_OVERWRITE");  // set by hand: the same as the flag
+  if (args.force_overwrite ||
+      (force && (std::strcmp(force, "1") == 0 || std::strcmp(force, "true") == 0 ||
+                 std::strcmp(force, "yes") == 0))) {
+    return true;
+  }
   const char* env_output = getenv("TRACER_OUTPUT");
   const std::string tmpl = !args.output.empty() ? args.output
                            : env_output         ? env_output

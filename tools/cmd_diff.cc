@@ -13,7 +13,9 @@
 #include "libtracer/analysis/reports/html_report.h"
 #include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/reports/row_selection.h"
 #include "libtracer/analysis/tables/render.h"
+#include "libtracer/analysis/tables/table_util.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
@@ -28,6 +30,7 @@ Examples:
   tracer diff mlora.trace peft.trace --groups peft     per group (shipped peft.groups)
   tracer diff a.trace b.trace --groups lora.groups --by layer_id
   tracer diff before.trace after.trace --table kernels --format csv
+  tracer diff a.trace b.trace --filter '^f_lora' --top 10   the 10 largest changes
 
 Tables:
   ranges    key: range name (and domain); compares instances, CPU total, GPU
@@ -40,8 +43,11 @@ Tables:
 installed in share/tracer/groups); it makes groups the default table.
 
 Columns: <value>_a, <value>_b, <value>_delta (B-A), <value>_ratio (B/A, empty
-when A is 0 or missing), and 'In': both, A only or B only. Rows found in one
-trace only are listed after the matched ones. Inputs are anything `tracer
+when A is 0 or missing), and 'In': both, A only or B only. Rows are ordered by
+the size of the change (|B-A| of CPU total for ranges and groups, of total time
+for kernels), largest first; rows found in one trace only come after the
+matched ones. --sort total|count|avg|name orders by B's values or the name
+instead; --filter and --top select rows as in `tracer report`. Inputs are anything `tracer
 report` reads (streams, nsys SQLite exports, Kineto JSON). Range names are
 normalized as in `tracer report` (emit_nvtx per-call suffixes removed, so two
 ranks' "aten::mm, seq = 7, op_id = 42" and "aten::mm, seq = 9, op_id = 77"
@@ -58,6 +64,10 @@ struct DiffArgs {
   std::string format = "text";
   std::string main_thread = "auto";
   std::string output;
+  bool force_overwrite = false;
+  size_t top = 0;
+  std::string sort = "change";
+  std::string filter;
   analysis::reports::ExtraTableOptions extra;
   NameOptions names;
   std::string steps, time;  // --steps / --time, applied to both runs
@@ -118,6 +128,29 @@ int RunDiff(DiffArgs args) {
   } else {
     return Fail("--table: unknown table '" + args.table + "' (ranges, groups, kernels)");
   }
+  analysis::reports::RowSelection selection;
+  selection.report.top = args.top;
+  selection.report.filter = args.filter;
+  if (args.sort == "change") {
+    selection.by_change = true;
+  } else {
+    selection.sort_given = true;
+    if (args.sort == "total") {
+      selection.report.sort = analysis::SortKey::kTotal;
+    } else if (args.sort == "count") {
+      selection.report.sort = analysis::SortKey::kCount;
+    } else if (args.sort == "avg") {
+      selection.report.sort = analysis::SortKey::kAvg;
+    } else if (args.sort == "name") {
+      selection.report.sort = analysis::SortKey::kName;
+    } else {
+      return Fail("--sort: unknown key '" + args.sort + "' (change, total, count, avg, name)");
+    }
+  }
+  if (tracer::Status s = analysis::RangeFilter::Check(selection.report); !s.ok()) {
+    return Fail(s.message());
+  }
+  if (!MayWrite("diff", args.output, args.force_overwrite)) return 1;
   analysis::AttributionOptions attribution;
   if (args.main_thread == "off") {
     attribution.main_thread = analysis::MainThreadMode::kOff;
@@ -149,6 +182,7 @@ int RunDiff(DiffArgs args) {
   analysis::Table diff = std::move(*joined);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   if (!selection_note.empty()) diff.notes.push_back(selection_note + " (of A and of B)");
+  analysis::reports::SelectRows(selection, &diff);
   const std::string text =
       html ? analysis::reports::HtmlDiffReport(std::move(diff), spec.keys, spec.values,
                                                {"A: " + args.a, "B: " + args.b}, 200)
@@ -179,7 +213,17 @@ const Registrar kDiff{Command{
                      "1.5s:2.5s, 200ms:)");
       sub.add_option("--step-range", args->extra.step_range,
                      "Name of the step range for --steps (default: found as for phases)");
-      sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      sub.add_option("--top", args->top, "Keep the first N rows (0 = all)");
+      sub.add_option("--sort", args->sort,
+                     "Row order: change (default: |B-A| of the first time value, largest "
+                     "first), or total, count, avg (B's values) or name");
+      sub.add_option("--filter", args->filter,
+                     "Only rows whose range, group or kernel name matches this regular "
+                     "expression (ECMAScript)");
+      sub.add_option("--output,-o", args->output,
+                     "Write to this file instead of stdout (an existing file is refused unless "
+                     "--force-overwrite)");
+      AddForceOverwrite(sub, &args->force_overwrite);
       AddNameOptions(sub, &args->names);
       sub.footer(kHelpFooter);
       return [args] { return RunDiff(*args); };

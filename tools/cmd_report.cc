@@ -18,6 +18,7 @@
 #include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/reports/row_selection.h"
 #include "libtracer/analysis/tables/core_tables.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
@@ -38,7 +39,7 @@ Examples:
   tracer report run.trace --table kernels --top 20
   tracer report run.trace --table range-kernels --filter '^f_lora'
   tracer report rank0.trace rank1.trace --by-process
-  tracer report run.trace --table all --format csv -o report.csv
+  tracer report run.trace --table all --format csv -o report_csv   (report_csv/<table>.csv)
   tracer report run.trace --groups peft        default tables + the groups table
   tracer report nsys_export.sqlite --main-thread off   (nsys-identical attribution)
 
@@ -127,6 +128,7 @@ struct ReportArgs {
   std::string format = "text";
   size_t top = 0;
   std::string sort = "total";
+  bool sort_given = false;  // --sort on the command line
   std::string filter;
   std::string domain;
   std::string main_thread = "auto";
@@ -139,6 +141,7 @@ struct ReportArgs {
   std::string output;
   int64_t flame_step = -1;                     // --flame-step (html)
   size_t html_rows = 200;                      // --html-rows (html)
+  bool force_overwrite = false;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
   NameOptions names;
 };
@@ -183,6 +186,47 @@ bool ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "tracer report: %s\n", message.c_str());
   return 1;
+}
+
+// CSV of several tables to -o: a directory with one DIR/<table>.csv each, so
+// that every file is one table a CSV reader (pandas.read_csv) takes as is.
+bool CsvDirectory(const ReportArgs& args, analysis::OutputFormat format, size_t explicit_tables) {
+  return format == analysis::OutputFormat::kCsv && !args.output.empty() && args.output != "-" &&
+         explicit_tables != 1;
+}
+
+int WriteCsvDirectory(const std::vector<Table>& tables, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail(dir + ": cannot create the directory: " + ec.message());
+  std::vector<std::string> written;
+  for (const Table& t : tables) {
+    std::string name = t.name;
+    for (int n = 2; std::find(written.begin(), written.end(), name) != written.end(); ++n) {
+      name = t.name + "-" + std::to_string(n);
+    }
+    written.push_back(name);
+    const std::string path = dir + "/" + name + ".csv";
+    if (!WriteOutput(analysis::RenderTable(t, analysis::OutputFormat::kCsv), path)) {
+      return Fail(path + ": cannot write");
+    }
+  }
+  std::fprintf(stderr, "tracer report: wrote %zu table%s to %s/ (one <table>.csv each)\n",
+               written.size(), written.size() == 1 ? "" : "s", dir.c_str());
+  return 0;
+}
+
+int WriteReport(const std::vector<Table>& tables, analysis::OutputFormat format,
+                const ReportArgs& args, size_t explicit_tables) {
+  if (CsvDirectory(args, format, explicit_tables)) return WriteCsvDirectory(tables, args.output);
+  // One table to a CSV file: the plain table (no "# name" line), as each
+  // file of a directory.
+  const bool plain_csv = format == analysis::OutputFormat::kCsv && tables.size() == 1 &&
+                         !args.output.empty() && args.output != "-";
+  const std::string text = plain_csv ? analysis::RenderTable(tables.front(), format)
+                                     : analysis::RenderTables(tables, format);
+  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
+  return 0;
 }
 
 // Reading a stream whole takes about this many times its size in memory
@@ -320,7 +364,8 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
 int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& tables,
                        const analysis::ReportOptions& options,
                        const analysis::AttributionOptions& attribution,
-                       const analysis::RangeNameRules& names, analysis::OutputFormat format) {
+                       const analysis::RangeNameRules& names, analysis::OutputFormat format,
+                       size_t explicit_tables) {
   std::vector<analysis::StreamingInput> inputs;
   for (const std::string& f : args.files) inputs.push_back({f, ProgressBar("report", f)});
   analysis::StreamingResult result =
@@ -335,9 +380,7 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
   for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
   PrintWarnings("report", result.warnings);
   if (result.files_read == 0) return Fail("nothing could be read");
-  const std::string text = analysis::RenderTables(result.tables, format);
-  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
-  return 0;
+  return WriteReport(result.tables, format, args, explicit_tables);
 }
 
 // What a whole-trace report builds is never freed: the process ends right
@@ -426,6 +469,10 @@ int RunReport(ReportArgs args) {
   const bool add_groups = !args.extra.groups_file.empty() &&
                           std::find(tables.begin(), tables.end(), "groups") == tables.end();
   if (add_groups) tables.push_back("groups");
+  // How many tables --table names (0: the default set, several).
+  const size_t explicit_count = explicit_tables ? (all_tables ? 2 : tables.size()) : 0;
+  // Before reading: an input may take minutes, the refusal none.
+  if (!MayWrite("report", args.output, args.force_overwrite)) return 1;
 
   if (args.stream && args.no_stream) return Fail("--stream and --no-stream exclude each other");
   uint64_t stream_above = 0;
@@ -452,7 +499,8 @@ int RunReport(ReportArgs args) {
                      "memory (--no-stream reads it whole; the numbers are the same)\n",
                      why.c_str());
       }
-      const int rc = RunStreamingReport(args, tables, options, attribution, names, format);
+      const int rc =
+          RunStreamingReport(args, tables, options, attribution, names, format, explicit_count);
       if (rc >= 0) return rc;
     }
   }
@@ -508,7 +556,18 @@ int RunReport(ReportArgs args) {
       extra.report = options;
       auto tables = analysis::reports::BuildExtraTables(analyzed, {t}, extra);
       if (!tables.ok()) return Fail("error: " + tables.status().message());
-      for (auto& x : *tables) out.push_back(std::move(x));
+      for (auto& x : *tables) {
+        // ranks and comm apply --filter/--top/--sort as they build.
+        if (t != "ranks" && t != "comm") {
+          analysis::reports::RowSelection selection;
+          selection.report = options;
+          // "top": --top is kernels per range, rows stay ranked per range.
+          selection.sort_given = args.sort_given && t != "top";
+          selection.trim = t != "top";
+          analysis::reports::SelectRows(selection, &x);
+        }
+        out.push_back(std::move(x));
+      }
     }
   }
   if (!steps_note.empty()) {
@@ -531,9 +590,7 @@ int RunReport(ReportArgs args) {
     if (!WriteOutput(*text, args.output)) return Fail(args.output + ": cannot write");
     return 0;
   }
-  const std::string text = analysis::RenderTables(out, format);
-  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
-  return 0;
+  return WriteReport(out, format, args, explicit_count);
 }
 
 const Registrar kReport{Command{
@@ -551,10 +608,19 @@ const Registrar kReport{Command{
           "trace has GPU data)");
       sub.add_option("--format,-f", args->format,
                      "text (default), csv, md, json, or html (a page with charts, see below)");
-      sub.add_option("--top", args->top, "Keep the first N rows of each table (0 = all)");
-      sub.add_option("--sort", args->sort, "Row order: total (default), count, avg or name");
+      sub.add_option("--top", args->top,
+                     "Keep the first N rows of every table (0 = all; the top table: N kernels "
+                     "per range)");
+      CLI::Option* sort_option = sub.add_option(
+          "--sort", args->sort,
+          "Row order of every table: total (default), count, avg or name. Timeline, phases, "
+          "groups, categories and gaps keep their own order unless --sort is given; total is "
+          "a table's first time column, count its first count");
       sub.add_option("--filter", args->filter,
-                     "Only ranges whose name matches this regular expression (ECMAScript)");
+                     "Only ranges whose name matches this regular expression (ECMAScript): in "
+                     "the range tables, and the rows' range or group name in timeline, groups, "
+                     "categories, gaps and top (kernels, kernels by category, memory and api "
+                     "are not per range and stay whole)");
       sub.add_option("--domain", args->domain, "Only ranges of this NVTX domain");
       sub.add_option("--main-thread", args->main_thread,
                      "Thread whose open ranges worker-thread launches inherit: auto (default), "
@@ -586,7 +652,11 @@ const Registrar kReport{Command{
                      "Stream (as --stream) recorded inputs of this size or more, e.g. 2G "
                      "(default), 512M; inputs too large to read whole in half the available "
                      "memory are streamed whatever this says");
-      sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      sub.add_option("--output,-o", args->output,
+                     "Write to this file instead of stdout; with --format csv and several tables "
+                     "(all, a list, or the default set) a directory with one <table>.csv each. "
+                     "An existing file or directory is refused unless --force-overwrite");
+      AddForceOverwrite(sub, &args->force_overwrite);
       sub.add_option("--flame-step", args->flame_step,
                      "html: the step the flame graph shows, by the program's own number "
                      "(default: the step of median CPU time)");
@@ -613,7 +683,10 @@ const Registrar kReport{Command{
       AddNameOptions(sub, &args->names);
       sub.footer(std::string(kHelpFooter) + std::string(analysis::reports::ExtraTablesHelp()) +
                  std::string(analysis::RangeNamesHelp()));
-      return [args] { return RunReport(*args); };
+      return [args, sort_option] {
+        args->sort_given = sort_option->count() > 0;
+        return RunReport(*args);
+      };
     }}};
 
 }  // namespace

@@ -110,7 +110,7 @@ class HtmlReportTest(unittest.TestCase):
     # CLI's JSON. Returns (page data, DOM, CLI JSON) for further checks.
     def check_page(self, name, inputs, options=()):
         page = os.path.join(OUT, name + ".html")
-        tracer("report", *inputs, *options, "--format", "html", "-o", page)
+        tracer("report", *inputs, *options, "--format", "html", "--force-overwrite", "-o", page)
         with open(page, encoding="utf-8") as f:
             html = f.read()
         self.assertNotIn("https:", html)
@@ -253,7 +253,7 @@ class HtmlReportTest(unittest.TestCase):
         trace = os.path.join(OUT, "lora_step.trace")
         if os.path.exists(trace):
             os.remove(trace)
-        r = run([CLI, "run", "-o", trace, "--", SAMPLE_BIN], env=clean_env(), timeout=300)
+        r = run([CLI, "run", "--force-overwrite", "-o", trace, "--", SAMPLE_BIN], env=clean_env(), timeout=300)
         self.assertEqual(r.returncode, 0, r.stdout)
         data, dom, cli, _ = self.check_page("lora_step", [trace],
                                             ["--groups", "mlora", "--step-range", "step"])
@@ -299,7 +299,7 @@ class HtmlReportTest(unittest.TestCase):
         # --html-rows: each table's cap, said in the page; 0 shows every row.
         for rows, capped in (("5", True), ("0", False)):
             page = os.path.join(OUT, f"rows_{rows}.html")
-            tracer("report", path, "--format", "html", "--html-rows", rows, "-o", page)
+            tracer("report", path, "--format", "html", "--html-rows", rows, "--force-overwrite", "-o", page)
             with open(page, encoding="utf-8") as f:
                 self.assertEqual("Showing the first 5 of" in f.read(), capped, rows)
         # A step the trace does not hold is an error, not a page without it.
@@ -314,7 +314,7 @@ class HtmlReportTest(unittest.TestCase):
         write_kineto(a, 0, names=30, steps=3, slow=1.0)
         write_kineto(b, 0, names=30, steps=3, slow=1.3)
         page = os.path.join(OUT, "diff.html")
-        tracer("diff", a, b, "--format", "html", "-o", page)
+        tracer("diff", a, b, "--format", "html", "--force-overwrite", "-o", page)
         cli = json.loads(tracer("diff", a, b, "--format", "json"))
         d = self.driver
         d.get_log("browser")

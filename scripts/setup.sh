@@ -43,4 +43,8 @@ fi
 # real PyTorch profiler trace (tests/python/test_hta_compare.py).
 "$py" -c 'import hta, psutil' 2>/dev/null ||
   "$py" -m pip install $pip_quiet HolisticTraceAnalysis psutil
+# pyarrow writes `tracer export --format parquet` (docs/parquet.md); duckdb
+# runs the documented queries over it in tests/python/test_parquet.py.
+"$py" -c 'import pyarrow, duckdb' 2>/dev/null ||
+  "$py" -m pip install $pip_quiet pyarrow duckdb
 echo "setup: done"

@@ -6,3 +6,6 @@ imports nothing heavy; torch is imported only by `tracer.torch`.
 """
 
 __version__ = "0.1.0"
+
+# `tracer export --format parquet` from Python (runs the CLI; docs/parquet.md).
+from .parquet import to_parquet  # noqa: E402,F401

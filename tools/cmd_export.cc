@@ -27,6 +27,7 @@ struct ExportArgs {
   std::string output;
   NameOptions names;
   analysis::reports::ExtraTableOptions extra;  // --groups, --by
+  bool force_overwrite = false;
 };
 
 bool WriteChrome(const analysis::Trace& trace, const std::string& path,

@@ -125,7 +125,6 @@ class RankWriter {
     Flush();
     out_.close();
   }
-  size_t kernels_per_step() const { return layers_ * 10 + 2; }
 
  private:
   uint64_t Open(uint32_t name, uint64_t parent) {

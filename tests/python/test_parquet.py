@@ -43,7 +43,8 @@ DOC = os.path.join(tt.SOURCE_DIR, "docs", "parquet.md")
 
 def doc_queries():
     """The SQL blocks of docs/parquet.md marked <!-- query: NAME -->."""
-    text = open(DOC).read()
+    with open(DOC) as f:
+        text = f.read()
     found = re.findall(r"<!-- query: ([\w-]+) -->\s*```sql\n(.*?)```", text, re.S)
     return {name: sql for name, sql in found}
 
@@ -141,7 +142,8 @@ class SyntheticJob(unittest.TestCase):
         export(cls.files, cls.dataset)
 
     def test_layout_and_schema_version(self):
-        desc = json.load(open(os.path.join(self.dataset, "_tracer_dataset.json")))
+        with open(os.path.join(self.dataset, "_tracer_dataset.json")) as f:
+            desc = json.load(f)
         self.assertEqual(desc["schema_version"], 1)
         for table in ("processes", "names", "ranges", "gpu_ops", "stacks", "api_calls"):
             parts = sorted(os.listdir(os.path.join(self.dataset, table)))
@@ -157,15 +159,15 @@ class SyntheticJob(unittest.TestCase):
         ops = "read_parquet('%s/gpu_ops/*/*.parquet', hive_partitioning = true)" % self.dataset
         per_rank = con.execute("SELECT rank, kind, count(*) FROM %s GROUP BY ALL ORDER BY ALL"
                                % ops).fetchall()
-        # synth_rank_traces: whole steps of 4 layers x 10 kernels + 2, each
-        # with one memcpy and one memset.
-        steps = math.ceil(3000 / 42)
+        # synth_rank_traces: whole steps of 4 layers x 10 kernels forward and
+        # backward + 2, each with one memcpy and one memset.
+        steps = math.ceil(3000 / 82)
         expected = []
         for rank in range(4):
-            expected += [(rank, "kernel", steps * 42), (rank, "memcpy", steps),
+            expected += [(rank, "kernel", steps * 82), (rank, "memcpy", steps),
                          (rank, "memset", steps)]
         self.assertEqual(per_rank, expected)
-        self.assertEqual(desc["tables"]["gpu_ops"]["rows"], 4 * steps * 44)
+        self.assertEqual(desc["tables"]["gpu_ops"]["rows"], 4 * steps * 84)
         # Every op of a recorded stream has its launch record.
         self.assertEqual(con.execute("SELECT DISTINCT attribution FROM %s" % ops).fetchall(),
                          [("launch_record",)])

@@ -169,6 +169,7 @@ int RunParquetExport(const ParquetExportArgs& args, const analysis::RangeNameRul
   uint32_t next_process = 0;
   bool ok = true;
   std::string error;
+  analysis::exporters::DatasetNames dataset_names;
   for (const std::string& file : args.files) {
     // One input at a time: memory holds one file's trace, whatever the
     // number of ranks.
@@ -176,12 +177,14 @@ int RunParquetExport(const ParquetExportArgs& args, const analysis::RangeNameRul
     if (LoadInputs("export", {file}, &trace) == 0) continue;
     ++read;
     analysis::NormalizeRangeNames(&trace, names);
-    if (!analysis::exporters::WriteParquetBatches(trace, next_process, {}, pipe, &error)) {
+    if (!analysis::exporters::WriteParquetBatches(trace, next_process, {}, &dataset_names, pipe,
+                                                  &error)) {
       ok = false;
       break;
     }
     next_process += static_cast<uint32_t>(trace.processes.size());
   }
+  if (ok && read > 0) ok = dataset_names.Write(pipe);
   if (ok) ok = analysis::exporters::WriteEndOfBatches(pipe);
   std::fclose(pipe);
   const int rc = Wait(pid);

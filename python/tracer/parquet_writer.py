@@ -9,6 +9,7 @@ plain script (`python3 parquet_writer.py DIR`) so that no other part of the
 
 Layout: DIR/<table>/rank=<R>/part-<P>.parquet (hive partitioning; R = the
 process's rank, -1 when it has none; P = the process's index in the export),
+DIR/names/part-0.parquet (the dataset's names, shared by every process),
 and DIR/_tracer_dataset.json describing the tables (a name starting with "_"
 is skipped by Spark, DuckDB globs and pyarrow datasets).
 
@@ -37,8 +38,10 @@ TABLES = {
         ("process", "int64", False), ("tid", "int64", False), ("name", "string", False),
         ("main", "bool", False),
     ],
+    # One table for the dataset (not partitioned): ids are shared by every
+    # process, so queries group by integers and join names once.
     "names": [
-        ("process", "int64", False), ("name_id", "int64", False), ("name", "string", False),
+        ("name_id", "int64", False), ("name", "string", False),
         ("short_name", "string", False),
     ],
     "ranges": [
@@ -83,6 +86,7 @@ TABLES = {
 # Framing type codes (libtracer/analysis/export/column_batch.h).
 _TYPE_CODES = {1: "int64", 2: "float64", 3: "string", 4: "bool"}
 _FRAMING_VERSION = 1
+_UNPARTITIONED = -(2 ** 63)  # ColumnBatch::kUnpartitioned: a table written once
 
 
 class WriterError(Exception):
@@ -146,7 +150,9 @@ class DatasetWriter:
         if self._key == key:
             return
         self._close()
-        folder = os.path.join(self.out_dir, table, "rank=%d" % rank)
+        folder = os.path.join(self.out_dir, table)
+        if rank != _UNPARTITIONED:
+            folder = os.path.join(folder, "rank=%d" % rank)
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "part-%d.parquet" % process)
         self._writer = self.pq.ParquetWriter(path, self._schemas[table], compression="zstd")
@@ -220,7 +226,8 @@ class DatasetWriter:
             tables[table] = {
                 "files": self.files[table], "rows": self.rows[table],
                 "columns": [{"name": n, "type": ty, "nullable": nu} for n, ty, nu in cols],
-                "partitioning": "hive: rank=<R>/part-<process>.parquet",
+                "partitioning": ("none: part-0.parquet" if table == "names"
+                                 else "hive: rank=<R>/part-<process>.parquet"),
             }
         description = {"format": "tracer parquet dataset", "schema_version": SCHEMA_VERSION,
                        "tracer_version": self.tracer_version, "tables": tables}

@@ -145,7 +145,7 @@ class SyntheticJob(unittest.TestCase):
         with open(os.path.join(self.dataset, "_tracer_dataset.json")) as f:
             desc = json.load(f)
         self.assertEqual(desc["schema_version"], 1)
-        for table in ("processes", "names", "ranges", "gpu_ops", "stacks", "api_calls"):
+        for table in ("processes", "ranges", "gpu_ops", "stacks", "api_calls"):
             parts = sorted(os.listdir(os.path.join(self.dataset, table)))
             self.assertEqual(parts, ["rank=0", "rank=1", "rank=2", "rank=3"], table)
             f = glob.glob(os.path.join(self.dataset, table, "rank=2", "*.parquet"))
@@ -153,6 +153,11 @@ class SyntheticJob(unittest.TestCase):
             meta = pq.read_schema(f[0]).metadata
             self.assertEqual(meta[b"tracer.schema_version"], b"1")
             self.assertEqual(meta[b"tracer.table"], table.encode())
+        # Names: one table for the dataset, each name once.
+        names = pq.read_table(os.path.join(self.dataset, "names", "part-0.parquet"))
+        self.assertEqual(names.schema.metadata[b"tracer.schema_version"], b"1")
+        self.assertEqual(len(set(names.column("name").to_pylist())), names.num_rows)
+        self.assertEqual(names.column("name_id").to_pylist(), list(range(names.num_rows)))
         # No PM samples in these traces: no folder.
         self.assertFalse(os.path.exists(os.path.join(self.dataset, "pm_samples")))
         con = duckdb.connect()

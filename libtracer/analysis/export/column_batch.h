@@ -17,6 +17,8 @@ namespace tracer::analysis::exporters {
 class ColumnBatch {
  public:
   enum class Type : uint8_t { kInt64 = 1, kFloat64 = 2, kString = 3, kBool = 4 };
+  // The rank of a table written once for the dataset (no rank=R folder).
+  static constexpr int64_t kUnpartitioned = INT64_MIN;
 
   // table: the dataset folder; rank: the hive partition; process: the
   // process's index in the export (one file per table and process).

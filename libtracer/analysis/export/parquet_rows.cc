@@ -50,7 +50,7 @@ const char* KindName(OpKind k) {
 class ProcessRows {
  public:
   ProcessRows(const AnalyzedTrace& analyzed, size_t index, uint32_t process_id,
-              const reports::Steps* steps, std::FILE* out)
+              const reports::Steps* steps, DatasetNames* names, std::FILE* out)
       : t_(analyzed.trace()),
         pa_(analyzed.process(index)),
         p_(*pa_.process),
@@ -59,11 +59,12 @@ class ProcessRows {
         out_(out),
         analyzed_(analyzed),
         index_(index),
-        steps_(steps) {}
+        steps_(steps),
+        names_(names),
+        map_(t_.strings.size(), -1),
+        kernel_mapped_(t_.strings.size(), false) {}
 
-  bool Write() {
-    return Processes() && Threads() && Names() && Ranges() && Ops() && Api() && PmSamples();
-  }
+  bool Write() { return Processes() && Threads() && Ranges() && Ops() && Api() && PmSamples(); }
 
  private:
   TableWriter Table(const char* name) { return TableWriter(name, rank_, process_, out_); }
@@ -116,40 +117,15 @@ class ProcessRows {
     return Done(w);
   }
 
-  // Every string id the process's rows use; kernel names also get their
-  // short label (the kernels and range-kernels tables' "Kernel" column).
-  bool Names() {
-    std::vector<uint8_t> used(t_.strings.size(), 0);  // 1 = used, 2 = kernel name
-    auto use = [&](uint32_t id, uint8_t how) {
-      if (id < used.size() && used[id] < how) used[id] = how;
-    };
-    for (const RangeRecord& r : p_.ranges) {
-      use(r.name, 1);
-      use(r.raw_name, 1);
+  // The dataset id of string id (a trace's own), mapped once per id.
+  int64_t Name(uint32_t id, bool kernel = false) {
+    if (id >= map_.size()) id = 0;  // not a string of this trace: ""
+    int64_t& m = map_[id];
+    if (m < 0 || (kernel && !kernel_mapped_[id])) {
+      m = names_->Id(t_.strings.Get(id), kernel);
+      if (kernel) kernel_mapped_[id] = true;
     }
-    for (const auto& [id, name] : p_.domain_names) use(name, 1);
-    for (const KernelRecord& k : p_.kernels) use(k.name, 2);
-    for (const ApiRecord& a : p_.api_calls) use(a.name, 1);
-    for (const PmSampleRecord& s : p_.pm_samples) use(s.metric, 1);
-    use(0, 1);
-    TableWriter w = Table("names");
-    const size_t c_process = w.Col("process", Type::kInt64), c_id = w.Col("name_id", Type::kInt64),
-                 c_name = w.Col("name", Type::kString),
-                 c_short = w.Col("short_name", Type::kString);
-    for (uint32_t id = 0; id < used.size(); ++id) {
-      if (used[id] == 0) continue;
-      const std::string_view name = t_.strings.Get(id);
-      w.b().Int(c_process, process_);
-      w.b().Int(c_id, id);
-      w.b().Str(c_name, name);
-      if (used[id] == 2 && !name.empty()) {
-        w.b().Str(c_short, ShortKernelName(name));
-      } else {
-        w.b().Str(c_short, name);
-      }
-      w.EndRow();
-    }
-    return Done(w);
+    return m;
   }
 
   bool Ranges() {
@@ -194,9 +170,9 @@ class ProcessRows {
         auto it = p_.domain_names.find(r.domain);
         if (it != p_.domain_names.end()) domain = it->second;
       }
-      b.Int(c_domain, domain);
-      b.Int(c_name, r.name);
-      b.Int(c_raw, r.raw_name != 0 ? r.raw_name : r.name);
+      b.Int(c_domain, Name(domain));
+      b.Int(c_name, Name(r.name));
+      b.Int(c_raw, Name(r.raw_name != 0 ? r.raw_name : r.name));
       b.Int(c_start, static_cast<int64_t>(r.start_ns));
       b.Int(c_end, static_cast<int64_t>(r.end_ns));
       b.Int(c_cpu, static_cast<int64_t>(r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0));
@@ -250,7 +226,7 @@ class ProcessRows {
       b.Int(c_process, process_);
       b.Str(c_kind, KindName(kind));
       b.Int(c_index, static_cast<int64_t>(i));
-      name ? b.Int(c_name, *name) : b.Null(c_name);
+      name ? b.Int(c_name, Name(*name, true)) : b.Null(c_name);
       b.Int(c_start, static_cast<int64_t>(start));
       b.Int(c_end, static_cast<int64_t>(end));
       b.Int(c_dur, static_cast<int64_t>(end - start));
@@ -327,7 +303,7 @@ class ProcessRows {
       b.Int(c_tid, static_cast<int64_t>(OsTid(p_, r.thread)));
       b.Str(c_domain, r.domain == ApiDomain::kDriver ? "driver" : "runtime");
       b.Int(c_cbid, r.cbid);
-      b.Int(c_name, r.name);
+      b.Int(c_name, Name(r.name));
       b.Int(c_start, static_cast<int64_t>(r.start_ns));
       b.Int(c_end, static_cast<int64_t>(r.end_ns));
       b.Int(c_dur, static_cast<int64_t>(r.end_ns > r.start_ns ? r.end_ns - r.start_ns : 0));
@@ -349,7 +325,7 @@ class ProcessRows {
       ColumnBatch& b = w.b();
       b.Int(c_process, process_);
       b.Int(c_device, s.device);
-      b.Int(c_metric, s.metric);
+      b.Int(c_metric, Name(s.metric));
       b.Int(c_start, static_cast<int64_t>(s.start_ns));
       b.Int(c_end, static_cast<int64_t>(s.end_ns));
       b.Float(c_value, s.value);
@@ -372,12 +348,47 @@ class ProcessRows {
   const AnalyzedTrace& analyzed_;
   size_t index_;
   const reports::Steps* steps_;
+  DatasetNames* names_;
+  std::vector<int64_t> map_;  // trace string id -> dataset id, -1 = not yet
+  std::vector<bool> kernel_mapped_;
 };
 
 }  // namespace
 
+DatasetNames::DatasetNames() { Id("", false); }
+
+int64_t DatasetNames::Id(std::string_view name, bool kernel) {
+  auto [it, inserted] = ids_.try_emplace(std::string(name), static_cast<int64_t>(names_.size()));
+  if (inserted) {
+    names_.push_back(&it->first);
+    kernel_.push_back(0);
+  }
+  if (kernel) kernel_[static_cast<size_t>(it->second)] = 1;
+  return it->second;
+}
+
+bool DatasetNames::Write(std::FILE* out) {
+  // Not partitioned: rank kUnpartitioned (column_batch.h).
+  TableWriter w("names", ColumnBatch::kUnpartitioned, 0, out);
+  const size_t c_id = w.Col("name_id", Type::kInt64), c_name = w.Col("name", Type::kString),
+               c_short = w.Col("short_name", Type::kString);
+  for (size_t id = 0; id < names_.size(); ++id) {
+    const std::string& name = *names_[id];
+    w.b().Int(c_id, static_cast<int64_t>(id));
+    w.b().Str(c_name, name);
+    if (kernel_[id] != 0 && !name.empty()) {
+      w.b().Str(c_short, ShortKernelName(name));
+    } else {
+      w.b().Str(c_short, name);
+    }
+    w.EndRow();
+  }
+  w.Flush();
+  return w.ok();
+}
+
 bool WriteParquetBatches(const Trace& trace, uint32_t first_process,
-                         const AttributionOptions& attribution, std::FILE* out,
+                         const AttributionOptions& attribution, DatasetNames* names, std::FILE* out,
                          std::string* error) {
   const AnalyzedTrace analyzed(trace, attribution);
   std::optional<reports::Steps> steps;
@@ -395,7 +406,7 @@ bool WriteParquetBatches(const Trace& trace, uint32_t first_process,
   }
   for (size_t i = 0; i < analyzed.size(); ++i) {
     ProcessRows rows(analyzed, i, first_process + static_cast<uint32_t>(i),
-                     steps ? &*steps : nullptr, out);
+                     steps ? &*steps : nullptr, names, out);
     rows.model_local_ = model_local;
     if (!rows.Write()) {
       *error = "the Parquet writer stopped reading (see its message above)";

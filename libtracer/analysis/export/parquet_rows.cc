@@ -50,7 +50,8 @@ const char* KindName(OpKind k) {
 class ProcessRows {
  public:
   ProcessRows(const AnalyzedTrace& analyzed, size_t index, uint32_t process_id,
-              const reports::Steps* steps, DatasetNames* names, std::FILE* out)
+              const reports::Steps* steps, const std::vector<uint32_t>* model_local,
+              DatasetNames* names, std::FILE* out)
       : t_(analyzed.trace()),
         pa_(analyzed.process(index)),
         p_(*pa_.process),
@@ -60,6 +61,7 @@ class ProcessRows {
         analyzed_(analyzed),
         index_(index),
         steps_(steps),
+        model_local_(model_local),
         names_(names),
         map_(t_.strings.size(), -1),
         kernel_mapped_(t_.strings.size(), false) {}
@@ -134,7 +136,7 @@ class ProcessRows {
       for (const auto& proc : steps_->by_process) {
         if (proc.process != index_) continue;
         for (size_t i = 0; i < proc.instances.size(); ++i) {
-          step_of[model_local_[proc.instances[i]]] = static_cast<int64_t>(proc.numbers[i]);
+          step_of[(*model_local_)[proc.instances[i]]] = static_cast<int64_t>(proc.numbers[i]);
         }
       }
     }
@@ -334,11 +336,6 @@ class ProcessRows {
     return Done(w);
   }
 
- public:
-  // ReportModel range index -> index in this process's ranges.
-  std::vector<uint32_t> model_local_;
-
- private:
   const Trace& t_;
   const ProcessAnalysis& pa_;
   const ProcessTrace& p_;
@@ -348,6 +345,7 @@ class ProcessRows {
   const AnalyzedTrace& analyzed_;
   size_t index_;
   const reports::Steps* steps_;
+  const std::vector<uint32_t>* model_local_;  // ReportModel range index -> index in p_.ranges
   DatasetNames* names_;
   std::vector<int64_t> map_;  // trace string id -> dataset id, -1 = not yet
   std::vector<bool> kernel_mapped_;
@@ -406,8 +404,7 @@ bool WriteParquetBatches(const Trace& trace, uint32_t first_process,
   }
   for (size_t i = 0; i < analyzed.size(); ++i) {
     ProcessRows rows(analyzed, i, first_process + static_cast<uint32_t>(i),
-                     steps ? &*steps : nullptr, names, out);
-    rows.model_local_ = model_local;
+                     steps ? &*steps : nullptr, &model_local, names, out);
     if (!rows.Write()) {
       *error = "the Parquet writer stopped reading (see its message above)";
       return false;

@@ -156,6 +156,8 @@ int RunParquetExport(const ParquetExportArgs& args, const analysis::RangeNameRul
   if (const std::string why = PrepareOutput(output, args.force_overwrite); !why.empty()) {
     return Fail(why);
   }
+  std::error_code ec;
+  const bool created = !fs::exists(output, ec);
 
   command.push_back(output);
   command.push_back(TRACER_VERSION);
@@ -190,8 +192,13 @@ int RunParquetExport(const ParquetExportArgs& args, const analysis::RangeNameRul
   const int rc = Wait(pid);
   if (rc != 0) return ok ? Fail("the Parquet writer failed (exit " + std::to_string(rc) + ")") : 1;
   if (!ok) return Fail(error);
-  if (read == 0) return Fail("nothing could be read");
-  std::fprintf(stderr, "tracer export: wrote %s (%u processes)\n", output.c_str(), next_process);
+  if (read == 0) {
+    // No dataset: leave no empty one behind.
+    if (created) fs::remove_all(output, ec);
+    return Fail("nothing could be read");
+  }
+  std::fprintf(stderr, "tracer export: wrote %s (%u process%s)\n", output.c_str(), next_process,
+               next_process == 1 ? "" : "es");
   return read == args.files.size() ? 0 : 1;
 }
 

@@ -208,6 +208,17 @@ class SyntheticJob(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(os.path.join(other, "ranges"))), ["rank=0", "rank=1"])
         shutil.rmtree(other)
 
+    def test_unreadable_input_leaves_no_dataset(self):
+        out = os.path.join(self.work, "unreadable")
+        shutil.rmtree(out, ignore_errors=True)
+        missing = os.path.join(self.work, "no-such.trace")
+        done = run_cli("export", missing, "--format", "parquet", "-o", out)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("no-such.trace: cannot open", done.stderr)
+        self.assertTrue(done.stderr.rstrip().endswith("tracer export: nothing could be read"),
+                        done.stderr)
+        self.assertFalse(os.path.exists(out))
+
     def test_python_entry(self):
         out = os.path.join(self.work, "py_parquet")
         shutil.rmtree(out, ignore_errors=True)

@@ -6,7 +6,8 @@
 // forward and backward holding transformer layers (attention, mlp) whose
 // kernels carry real kernel names (cuBLAS, flash-attention, PyTorch
 // elementwise, NCCL), one H2D copy and one memset per step with their API
-// calls, and NCCL all-reduce in backward. The last rank is a straggler: its
+// calls, NCCL all-reduce in backward, and one PM sample (SM throughput) per
+// step. The last rank is a straggler: its
 // kernels run 20% longer. Frames are written as they fill, so memory stays
 // flat whatever N.
 //
@@ -66,12 +67,15 @@ const char* const kKernels[] = {
 };
 enum Kernel : uint32_t { kGemm, kFlashFwd, kGelu, kLayerNorm, kFlashBwd, kGemmBwd, kNccl, kAdam };
 constexpr uint32_t kApiLaunch = kKernelBase + 16, kApiMemcpy = kApiLaunch + 1,
-                   kApiMemset = kApiLaunch + 2;
+                   kApiMemset = kApiLaunch + 2, kPmMetric = kApiLaunch + 3;
 
 class RankWriter {
  public:
   RankWriter(const std::string& path, int rank, int world, uint32_t layers, double slow)
-      : out_(path, std::ios::binary), layers_(layers), slow_(slow) {
+      : out_(path, std::ios::binary),
+        layers_(layers),
+        slow_(slow),
+        device_(static_cast<uint32_t>(rank % 8)) {
     std::string magic;
     AppendFileMagic(&magic);
     out_ << magic;
@@ -93,6 +97,7 @@ class RankWriter {
     b_.AddString(kApiLaunch, "cudaLaunchKernel");
     b_.AddString(kApiMemcpy, "cudaMemcpyAsync");
     b_.AddString(kApiMemset, "cudaMemsetAsync");
+    b_.AddString(kPmMetric, "sm__throughput.avg.pct_of_peak_sustained_elapsed");
     b_.AddThread({1, h.pid, 0, 0});
     b_.AddStream({1, static_cast<uint32_t>(rank % 8), 1, 7});   // compute
     b_.AddStream({2, static_cast<uint32_t>(rank % 8), 1, 13});  // NCCL
@@ -115,7 +120,16 @@ class RankWriter {
     launched += Kernel(opt, kAdam, 1, 40000);
     Close(opt);
     // The loss is read back at the end of a step: the CPU waits for the GPU.
+    const uint64_t step_start = open_[0].start_ns;
     now_ = std::max({now_, gpu_free_[1], gpu_free_[2]}) + 3000;
+    // One PM sample per step (SM throughput over the step, 40..89 %).
+    PmSampleRecord pm;
+    pm.start_ns = step_start;
+    pm.end_ns = now_;
+    pm.device = device_;
+    pm.metric = kPmMetric;
+    pm.value = 40.0 + static_cast<double>(step_index % 50);
+    b_.AddPmSample(pm);
     Close(step);
     if (b_.pending_items() >= 64 * 1024) Flush();
     return launched;
@@ -243,6 +257,7 @@ class RankWriter {
   ChunkBuilder b_;
   uint32_t layers_;
   double slow_;
+  uint32_t device_;
   uint64_t now_ = 1'000'000, corr_ = 0, range_id_ = 0;
   uint32_t depth_ = 0;
   RangeRecord open_[8];

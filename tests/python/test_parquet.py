@@ -158,8 +158,6 @@ class SyntheticJob(unittest.TestCase):
         self.assertEqual(names.schema.metadata[b"tracer.schema_version"], b"1")
         self.assertEqual(len(set(names.column("name").to_pylist())), names.num_rows)
         self.assertEqual(names.column("name_id").to_pylist(), list(range(names.num_rows)))
-        # No PM samples in these traces: no folder.
-        self.assertFalse(os.path.exists(os.path.join(self.dataset, "pm_samples")))
         con = duckdb.connect()
         ops = "read_parquet('%s/gpu_ops/*/*.parquet', hive_partitioning = true)" % self.dataset
         per_rank = con.execute("SELECT rank, kind, count(*) FROM %s GROUP BY ALL ORDER BY ALL"
@@ -173,6 +171,15 @@ class SyntheticJob(unittest.TestCase):
                          (rank, "memset", steps)]
         self.assertEqual(per_rank, expected)
         self.assertEqual(desc["tables"]["gpu_ops"]["rows"], 4 * steps * 84)
+        # PM samples: one per step (value 40 + step % 50), on the rank's device.
+        pm = con.execute(
+            "SELECT rank, count(*), min(value), max(value), min(device), any_value(n.name) "
+            "FROM read_parquet('%s/pm_samples/*/*.parquet', hive_partitioning = true) "
+            "JOIN read_parquet('%s/names/*.parquet') n ON n.name_id = metric_id "
+            "GROUP BY rank ORDER BY rank" % (self.dataset, self.dataset)).fetchall()
+        self.assertEqual(pm, [(r, steps, 40.0, 40.0 + min(steps - 1, 49), r,
+                               "sm__throughput.avg.pct_of_peak_sustained_elapsed")
+                              for r in range(4)])
         # Every op of a recorded stream has its launch record.
         self.assertEqual(con.execute("SELECT DISTINCT attribution FROM %s" % ops).fetchall(),
                          [("launch_record",)])

@@ -52,4 +52,8 @@ fi
 # take its tables.
 "$py" -c 'import nanobind, scikit_build_core, pyarrow, pandas' 2>/dev/null ||
   "$py" -m pip install $pip_quiet nanobind scikit-build-core pyarrow pandas
+# pyarrow writes `tracer export --format parquet` (docs/parquet.md); duckdb
+# runs the documented queries over it in tests/python/test_parquet.py.
+"$py" -c 'import pyarrow, duckdb' 2>/dev/null ||
+  "$py" -m pip install $pip_quiet pyarrow duckdb
 echo "setup: done"

@@ -16,6 +16,7 @@
 #include "tools/cli_util.h"
 #include "tools/command.h"
 #include "tools/groups_files.h"
+#include "tools/parquet_export.h"
 
 namespace tracer::cli {
 namespace {
@@ -55,10 +56,18 @@ int Fail(const std::string& message) {
 std::string FormatList() {
   std::string names;
   for (const auto& f : analysis::ExportFormats()) names += (names.empty() ? "" : ", ") + f.name;
-  return names;
+  return names + ", parquet";
 }
 
 int RunExport(ExportArgs args) {
+  if (args.format == "parquet") {
+    // Streams one input at a time to its own writer (parquet_export.h), not
+    // through the registry's whole-trace writers.
+    analysis::RangeNameRules names;
+    if (!BuildNameRules("export", args.names, &names)) return 1;
+    if (!args.extra.groups_file.empty()) return Fail("--groups: not a table of --format parquet");
+    return RunParquetExport({args.files, args.output, args.force_overwrite}, names);
+  }
   const analysis::ExportFormat* format = nullptr;
   for (const auto& f : analysis::ExportFormats()) {
     if (f.name == args.format) format = &f;
@@ -108,7 +117,8 @@ const Registrar kExport{Command{
       sub.add_option("--format,-f", args->format, "Output format (default: chrome)");
       sub.add_option("--output,-o", args->output,
                      "Output file ('-' = stdout; default: the first input with the format's "
-                     "extension; an existing one is refused unless --force-overwrite)");
+                     "extension; an existing one is refused unless --force-overwrite; parquet: "
+                     "a folder, whose dataset --force-overwrite replaces)");
       AddForceOverwrite(sub, &args->force_overwrite);
       sub.add_option("--groups", args->extra.groups_file,
                      "Groups file, or the name of a shipped one (mlora, peft): adds the groups "
@@ -122,10 +132,15 @@ const Registrar kExport{Command{
                    f.description + "\n";
       }
       formats +=
+          "  parquet   a Parquet dataset folder (-o DIR): ranges, gpu_ops, stacks, api_calls, "
+          "...\n            partitioned by rank, for DuckDB / Spark / pandas (docs/parquet.md; "
+          "needs\n            python3 with pyarrow: TRACER_PYTHON or PATH)\n";
+      formats +=
           "\nExamples:\n"
           "  tracer export run.trace --format chrome -o run.json   (open in ui.perfetto.dev)\n"
           "  tracer export rank0.trace rank1.trace -o both.json\n"
           "  tracer export run.trace --format csv --groups peft   (adds groups.csv)\n"
+          "  tracer export rank*.trace --format parquet -o job_parquet\n"
           "\nRange names are normalized as in `tracer report` (see its --help); the "
           "recorded\nname of a renamed range is kept: SQLite TRACER_NVTX_RAW_TEXT, Chrome "
           "args.raw_name.\n";

@@ -44,3 +44,7 @@ def __getattr__(name):
 
         return getattr(_trace, name)
     raise AttributeError(f"module 'tracer' has no attribute {name!r}")
+
+
+# `tracer export --format parquet` from Python (runs the CLI; docs/parquet.md).
+from .parquet import to_parquet  # noqa: E402,F401

@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
     }
     b.FinishFrame(&out);
     bytes += out.size();
+    out.clear();
     const double t2 = ThreadCpuSeconds();
     best_copy = std::min(best_copy, t1 - t0);
     best_encode = std::min(best_encode, t2 - t1);

@@ -493,12 +493,16 @@ size_t ChunkBuilder::ApproximateBytes() const {
 
 void ChunkBuilder::FinishFrame(std::string* out) {
   if (items_ == 0) return;
-  payload_.clear();
+  // The payload is built in place after its 8-byte header (length, CRC-32),
+  // filled in at the end: no copy of the frame.
+  const size_t start = out->size();
+  out->append(8, '\0');
+  std::string& payload = *out;
   // Fields in number order, as a conforming serializer would write them.
-  wire::AppendNonEmptyBytes(&payload_, f::Chunk::kHeader, header_);
-  for (uint32_t d = f::Chunk::kStrings; d <= f::Chunk::kCategories; ++d) payload_.append(defs_[d]);
-  payload_.append(rows_[f::Chunk::kRanges]);
-  payload_.append(rows_[f::Chunk::kMarks]);
+  wire::AppendNonEmptyBytes(&payload, f::Chunk::kHeader, header_);
+  for (uint32_t d = f::Chunk::kStrings; d <= f::Chunk::kCategories; ++d) payload.append(defs_[d]);
+  payload.append(rows_[f::Chunk::kRanges]);
+  payload.append(rows_[f::Chunk::kMarks]);
   auto append_batch = [&](uint32_t field, ColumnBatch& batch, std::string* extra) {
     if (batch.rows() == 0) return;
     scratch_.clear();
@@ -507,7 +511,7 @@ void ChunkBuilder::FinishFrame(std::string* out) {
       scratch_.append(*extra);
       extra->clear();
     }
-    AppendBytes(&payload_, field, scratch_);
+    AppendBytes(&payload, field, scratch_);
   };
   append_batch(f::Chunk::kKernels, kernels_, &kernel_graph_refs_);
   append_batch(f::Chunk::kMemcpys, memcpys_, &memcpy_graph_refs_);
@@ -515,30 +519,41 @@ void ChunkBuilder::FinishFrame(std::string* out) {
   append_batch(f::Chunk::kApiCalls, apis_, nullptr);
   append_batch(f::Chunk::kLaunches, launches_, nullptr);
   for (uint32_t r = f::Chunk::kSynchronizations; r <= f::Chunk::kGraphLaunches; ++r) {
-    payload_.append(rows_[r]);
+    payload.append(rows_[r]);
   }
+  // The batches are serialized in place too, after their length.
   if (ranges_.rows() > 0) {
-    scratch_.clear();
-    ranges_.SerializeAndClear(&scratch_);
-    wire::AppendNonEmptyBytes(&scratch_, f::RangeBatch::kSelfParentRows, self_parent_rows_);
+    size_t size = ranges_.SerializedSize();
+    if (!self_parent_rows_.empty()) {
+      size += wire::VarintSize((uint64_t{f::RangeBatch::kSelfParentRows} << 3) |
+                               wire::kLengthDelimited) +
+              wire::VarintSize(self_parent_rows_.size()) + self_parent_rows_.size();
+    }
+    wire::AppendTag(&payload, f::Chunk::kRangeBatch, wire::kLengthDelimited);
+    wire::AppendVarint(&payload, size);
+    ranges_.SerializeAndClear(&payload);
+    wire::AppendNonEmptyBytes(&payload, f::RangeBatch::kSelfParentRows, self_parent_rows_);
     self_parent_rows_.clear();
-    AppendBytes(&payload_, f::Chunk::kRangeBatch, scratch_);
   }
   if (marks_.rows() > 0) {
-    scratch_.clear();
-    marks_.SerializeAndClear(&scratch_);
-    AppendBytes(&payload_, f::Chunk::kMarkBatch, scratch_);
+    wire::AppendTag(&payload, f::Chunk::kMarkBatch, wire::kLengthDelimited);
+    wire::AppendVarint(&payload, marks_.SerializedSize());
+    marks_.SerializeAndClear(&payload);
   }
   range_previous_.NewBatch();
   mark_previous_.NewBatch();
-  payload_.append(rows_[f::Chunk::kCounterDeltas]);
-  wire::AppendNonEmptyBytes(&payload_, f::Chunk::kFooter, footer_);
+  payload.append(rows_[f::Chunk::kCounterDeltas]);
+  wire::AppendNonEmptyBytes(&payload, f::Chunk::kFooter, footer_);
 
-  wire::AppendFixed32LE(out, static_cast<uint32_t>(payload_.size()));
-  const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(payload_.data()),
-                          static_cast<uInt>(payload_.size()));
-  wire::AppendFixed32LE(out, static_cast<uint32_t>(crc));
-  out->append(payload_);
+  const size_t size = out->size() - start - 8;
+  const uLong crc =
+      crc32(0L, reinterpret_cast<const Bytef*>(out->data() + start + 8), static_cast<uInt>(size));
+  char header[8];
+  for (int i = 0; i < 4; ++i) {
+    header[i] = static_cast<char>(size >> (8 * i));
+    header[4 + i] = static_cast<char>(crc >> (8 * i));
+  }
+  std::memcpy(out->data() + start, header, 8);
 
   header_.clear();
   footer_.clear();

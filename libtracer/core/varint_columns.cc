@@ -70,13 +70,34 @@ bool AllZero(const char* data, size_t size, size_t rows) {
 
 }  // namespace
 
+bool VarintColumns::Writes(size_t c) const {
+  const Column& col = columns_[c];
+  const size_t size = static_cast<size_t>(col.at - col.data.get());
+  // The reader reads a missing column as zeros; the first one stays when
+  // asked (written as zeros if need be), so that a batch of all-zero rows
+  // still says how many it has.
+  if (c == 0 && keep_first_ && rows_ > 0) return true;
+  return size > 0 && (!col.dense || !AllZero(col.data.get(), size, rows_));
+}
+
+size_t VarintColumns::SerializedSize() const {
+  size_t n = 0;
+  for (size_t c = 0; c < count_; ++c) {
+    if (!Writes(c)) continue;
+    const Column& col = columns_[c];
+    const size_t size = col.any ? static_cast<size_t>(col.at - col.data.get()) : rows_;
+    n += wire::VarintSize((static_cast<uint64_t>(c + 1) << 3) | wire::kLengthDelimited) +
+         wire::VarintSize(size) + size;
+  }
+  return n;
+}
+
 void VarintColumns::SerializeAndClear(std::string* out) {
   for (size_t c = 0; c < count_; ++c) {
     Column& col = columns_[c];
-    if (!col.any && c == 0 && keep_first_ && rows_ > 0) Materialize(&col);
-    const size_t size = static_cast<size_t>(col.at - col.data.get());
-    const bool keep = c == 0 && keep_first_ && rows_ > 0;
-    if (size > 0 && (keep || !col.dense || !AllZero(col.data.get(), size, rows_))) {
+    if (Writes(c)) {
+      if (!col.any) Materialize(&col);  // the kept first column, all zero
+      const size_t size = static_cast<size_t>(col.at - col.data.get());
       wire::AppendBytes(out, static_cast<uint32_t>(c + 1), std::string_view(col.data.get(), size));
     }
     col.at = col.data.get();

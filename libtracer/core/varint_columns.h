@@ -56,6 +56,9 @@ class VarintColumns {
 
   size_t rows() const { return rows_; }
   size_t bytes() const;
+  // Bytes SerializeAndClear appends now (so a caller can write the
+  // enclosing length first and serialize in place).
+  size_t SerializedSize() const;
   // Appends column c as packed field c + 1, leaving out all-zero columns
   // (the reader reads a missing column as zeros) but the first one when
   // keep_first_column, and clears the batch.
@@ -73,6 +76,8 @@ class VarintColumns {
   static constexpr size_t kRoomBytes = kRoomRows * 10;
   // Grows col until it has `room` bytes free.
   void Reserve(Column* col, size_t room);
+  // Whether SerializeAndClear writes column c (see there).
+  bool Writes(size_t c) const;
   // Gives every column in use kRoomBytes free and resets rows_with_room_.
   void MakeRoom();
   // Writes the zeros of the rows before this one into an all-zero sparse

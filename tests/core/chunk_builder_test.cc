@@ -389,7 +389,7 @@ TEST(ChunkBuilderTest, ManyRowsWithFieldsThatTurnUpMidBatchRoundTrip) {
       r.name = static_cast<uint32_t>(1 + i % 300);
       r.start_ns = 1'700'000'000'000'000'000ull + i * 3000 + (i % 7) * 1'000'000'000'000ull;
       r.end_ns = r.start_ns + (i % 11 == 0 ? ~uint64_t{0} >> 1 : 2000);
-      r.depth = 0;  // a usually set column left all zero
+      r.depth = 0;                                  // a usually set column left all zero
       if (i >= 1234) r.flags = kRangeFlagUnclosed;  // a rare one, from row 1234 on
       if (i == 4321) r.end_thread = 3;
       in.push_back(r);

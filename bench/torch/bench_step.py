@@ -14,6 +14,14 @@ Prints per mode the median over rounds of the mean steady step time, the
 median per-round ratio to `none` (overhead %), and the trace size per step:
 tracer's stream vs torch.profiler's Chrome JSON.
 
+Then the paired estimate: each round runs every mode back to back, so the
+per-round ratio of two modes cancels the slow drifts of a shared machine;
+the mean of the per-round log ratios with a 95 % confidence interval
+(Student t over rounds) says what overhead the run can resolve. It splits
+the tracer's overhead into the Python hooks' share (hooks vs none: the
+per-module hooks calling NVTX with no tool) and the tracer's own share
+(tracer vs hooks: the same calls recorded by libtracer.so).
+
     python3 bench/torch/bench_step.py --lib build/injection/libtracer.so
 """
 
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -72,12 +81,39 @@ def run_mode(mode, args, out_dir, rnd):
     return wall, cpu, size / len(steps), data["annotated_modules"]
 
 
+# Two-sided 95 % Student t quantiles by degrees of freedom (1..30); 1.96 past.
+T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+       2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+       2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def paired_ci(num, den):
+    """Mean ratio num/den over paired rounds and its 95 % interval, as
+    percentages of overhead: (estimate, low, high), None with < 2 rounds."""
+    logs = [math.log(a / b) for a, b in zip(num, den)]
+    if len(logs) < 2:
+        return None
+    mean = statistics.mean(logs)
+    df = len(logs) - 1
+    half = (T95[df - 1] if df <= len(T95) else 1.96) * statistics.stdev(logs) / math.sqrt(
+        len(logs))
+    pct = lambda x: (math.exp(x) - 1) * 100
+    return pct(mean), pct(mean - half), pct(mean + half)
+
+
+def ci_text(ci):
+    if ci is None:
+        return "(needs 2 rounds)"
+    est, lo, hi = ci
+    return f"{est:+6.2f} %  [{lo:+6.2f}, {hi:+6.2f}]  (+/- {(hi - lo) / 2:.2f})"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--lib", required=True, help="libtracer.so")
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--steps", type=int, default=10, help="measured steps per run")
-    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--steps", type=int, default=30, help="measured steps per run")
+    p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--out-dir", default="/tmp/tracer-bench-torch")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("sample_args", nargs="*", help="after --: arguments for the sample "
@@ -130,6 +166,18 @@ def main() -> int:
         s = statistics.median(size[m])
         size_text = f"{s / 1024:.1f} KiB" if s else "-"
         print(f"{m:<9} {cols[0]:>33} {cols[1]:>32} {size_text:>11}")
+    print("\npaired per round (mean of log ratios, 95 % confidence interval over rounds):")
+    pairs = [(m, "none") for m in modes if m != "none"]
+    if "tracer" in modes and "hooks" in modes:
+        pairs.append(("tracer", "hooks"))
+    for num, den in pairs:
+        label = f"{num} vs {den}"
+        if (num, den) == ("hooks", "none"):
+            label += " (Python hooks' share)"
+        elif (num, den) == ("tracer", "hooks"):
+            label += " (tracer's own share)"
+        for c in clocks:
+            print(f"  {label:<36} {c:<4} {ci_text(paired_ci(step[c][num], step[c][den]))}")
     if "tracer" in modes and "profiler" in modes:
         ts, ps = statistics.median(size["tracer"]), statistics.median(size["profiler"])
         print(f"trace size per step: tracer {ts / 1024:.1f} KiB vs torch.profiler Chrome JSON "

@@ -276,10 +276,44 @@ void CUPTIAPI CuptiAdapter::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buff
       []() noexcept {});
 }
 
+// The launch path outside the guard: every call in it is noexcept and
+// nothing in it allocates, so there is nothing to catch (the guard's frame
+// and the dispatch through HandleApi were a third of its cost). It leaves
+// the rare cases to HandleApi: a window change to follow, or the thread's
+// first event (its state is created, which may throw).
+// Inlined into OnCallback (its only caller): one call frame, not two.
+__attribute__((always_inline)) inline bool CuptiAdapter::RecordLaunch(
+    CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept {
+  if (data.callbackSite != CUPTI_API_ENTER) return true;  // nothing at EXIT
+  if (source_ != nullptr &&
+      source_->active() != launches_see_open_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  ThreadState* ts = internal::t_current_state;
+  if (__builtin_expect(ts == nullptr, 0)) return false;
+  const uint64_t range = ts->innermost_range_id();
+  Event* e = ts->BeginAppend();
+  if (e == nullptr) return true;  // ring full: counted
+  e->type = EventType::kLaunch;
+  e->flags = static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver
+                                                                       : ApiDomain::kRuntime);
+  e->name = cbid;
+  e->time = NowNs();
+  e->a = data.correlationId;
+  e->b = range;
+  ts->Publish1();
+  return true;
+}
+
 void CUPTIAPI CuptiAdapter::OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                        CUpti_CallbackId cbid, const void* cbdata) noexcept {
   auto* self = static_cast<CuptiAdapter*>(userdata);
   if (self == nullptr || cbdata == nullptr) return;
+  if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
+      ActionFor(domain, cbid) == CbidAction::kLaunch &&
+      self->RecordLaunch(domain, cbid, *static_cast<const CUpti_CallbackData*>(cbdata))) {
+    return;
+  }
   Guarded(
       "CUPTI callback", kNotTraced,
       [&] {

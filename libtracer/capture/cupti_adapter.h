@@ -88,6 +88,10 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
   static uint64_t CUPTIAPI TimestampNs() noexcept;
 
  private:
+  // A kLaunch callback (not a graph launch) on its common path; false when
+  // HandleApi must take it.
+  bool RecordLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                    const CUpti_CallbackData& data) noexcept;
   void HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                  const CUpti_CallbackData& data);
   void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);

@@ -77,11 +77,12 @@ constexpr Tables kTables;
 
 }  // namespace
 
-CbidAction ActionFor(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
-  if (domain == kRt) return cbid < kTables.runtime.size() ? kTables.runtime[cbid] : A::kNone;
-  if (domain == kDrv) return cbid < kTables.driver.size() ? kTables.driver[cbid] : A::kNone;
-  return A::kNone;
-}
+namespace internal {
+constinit const std::array<CbidAction, CUPTI_RUNTIME_TRACE_CBID_SIZE> kRuntimeActions =
+    kTables.runtime;
+constinit const std::array<CbidAction, CUPTI_DRIVER_TRACE_CBID_SIZE> kDriverActions =
+    kTables.driver;
+}  // namespace internal
 
 const CbidEntry* CbidEntries(int* count) noexcept {
   *count = static_cast<int>(sizeof(kEntries) / sizeof(kEntries[0]));

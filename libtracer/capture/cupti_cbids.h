@@ -6,6 +6,7 @@
 
 #include <cupti.h>
 
+#include <array>
 #include <cstdint>
 
 namespace tracer {
@@ -20,8 +21,25 @@ enum class CbidAction : uint8_t {
   kGraphExecUpdate,  // cudaGraphExecUpdate / cuGraphExecUpdate (EXIT: re-snapshot)
 };
 
-// kNone for cbids out of range or of other domains.
-CbidAction ActionFor(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept;
+namespace internal {
+// Built at compile time from the entry list in cupti_cbids.cc.
+extern const std::array<CbidAction, CUPTI_RUNTIME_TRACE_CBID_SIZE> kRuntimeActions;
+extern const std::array<CbidAction, CUPTI_DRIVER_TRACE_CBID_SIZE> kDriverActions;
+}  // namespace internal
+
+// kNone for cbids out of range or of other domains. Inline: every CUPTI
+// callback starts here, the launch path included.
+inline CbidAction ActionFor(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) noexcept {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    return cbid < internal::kRuntimeActions.size() ? internal::kRuntimeActions[cbid]
+                                                   : CbidAction::kNone;
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    return cbid < internal::kDriverActions.size() ? internal::kDriverActions[cbid]
+                                                  : CbidAction::kNone;
+  }
+  return CbidAction::kNone;
+}
 
 // Every (domain, cbid) whose action is not kNone, for enabling them.
 struct CbidEntry {

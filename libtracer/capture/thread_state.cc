@@ -30,13 +30,6 @@ void ThreadState::Reuse(uint32_t id, uint64_t os_tid, uint64_t pthread_id) noexc
   exited.store(false, std::memory_order_relaxed);
 }
 
-uint64_t ThreadState::innermost_range_id() const noexcept {
-  for (int i = depth_; i-- > 0;) {
-    if (stack_[i].flags & kRecorded) return stack_[i].id;
-  }
-  return 0;
-}
-
 int ThreadState::PushOverflow() noexcept {
   ++overflow_;
   ThreadCounters::Bump(counters_.stack_overflow);

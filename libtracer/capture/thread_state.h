@@ -83,7 +83,13 @@ class ThreadState {
 
   uint32_t id() const noexcept { return id_; }  // ThreadDef id in the stream
   uint32_t slot() const noexcept { return slot_; }
-  uint64_t innermost_range_id() const noexcept;                   // 0 = no open push/pop range
+  // 0 = no open push/pop range. Inline: the launch path reads it.
+  uint64_t innermost_range_id() const noexcept {
+    for (int i = depth_; i-- > 0;) {
+      if (stack_[i].flags & kRecorded) return stack_[i].id;
+    }
+    return 0;
+  }
   bool Append(const Event& e) noexcept { return Append(&e, 1); }  // false = ring full (counted)
   // Appends n (1 or 2) events atomically, keeping room for the pops of every
   // recorded open range, so a recorded push always gets its pop.
@@ -106,6 +112,12 @@ class ThreadState {
   }
   Event* BeginPop() noexcept {
     if (reserved_pops_ > 0) --reserved_pops_;
+    if (__builtin_expect(ring_.HasRoom(1, reserved_pops_), 1)) return ring_.SlotAfterHead(0);
+    ThreadCounters::Bump(counters_.ring_full);
+    return nullptr;
+  }
+  // In-place Append of one event (launch path): nullptr when full (counted).
+  Event* BeginAppend() noexcept {
     if (__builtin_expect(ring_.HasRoom(1, reserved_pops_), 1)) return ring_.SlotAfterHead(0);
     ThreadCounters::Bump(counters_.ring_full);
     return nullptr;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 
 #include "libtracer/core/trace_fields.h"
 #include "libtracer/core/wire_writer.h"
@@ -111,6 +112,20 @@ void ColumnBatch::SerializeAndClear(std::string* out) {
   rows_ = 0;
 }
 
+static_assert(f::RangeBatch::kPayload <= VarintColumns::kMaxColumns &&
+              f::MarkBatch::kPayload <= VarintColumns::kMaxColumns);
+
+namespace {
+
+// VarintColumns' dense-column mask from field numbers (column = field - 1).
+constexpr uint64_t DenseColumns(std::initializer_list<uint32_t> fields) {
+  uint64_t mask = 0;
+  for (uint32_t f : fields) mask |= uint64_t{1} << (f - 1);
+  return mask;
+}
+
+}  // namespace
+
 ChunkBuilder::ChunkBuilder()
     : kernels_({Enc::kDelta, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kDelta, Enc::kPlain}),
       memcpys_({Enc::kDelta, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kDelta,
@@ -120,8 +135,14 @@ ChunkBuilder::ChunkBuilder()
       apis_({Enc::kDelta, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kDelta,
              Enc::kPlain, Enc::kPlain}),
       launches_({Enc::kDelta, Enc::kDelta, Enc::kPlain, Enc::kPlain, Enc::kPlain, Enc::kPlain}),
-      ranges_(f::RangeBatch::kPayload, /*keep_first_column=*/true),
-      marks_(f::MarkBatch::kPayload, /*keep_first_column=*/true) {}
+      ranges_(f::RangeBatch::kPayload, /*keep_first_column=*/true,
+              DenseColumns({f::RangeBatch::kThread, f::RangeBatch::kStartDelta,
+                            f::RangeBatch::kDuration, f::RangeBatch::kIdDelta,
+                            f::RangeBatch::kParentOffset, f::RangeBatch::kName,
+                            f::RangeBatch::kDomain, f::RangeBatch::kDepth, f::RangeBatch::kColor})),
+      marks_(f::MarkBatch::kPayload, /*keep_first_column=*/true,
+             DenseColumns({f::MarkBatch::kThread, f::MarkBatch::kTimeDelta, f::MarkBatch::kName})) {
+}
 
 void ChunkBuilder::SetHeader(const HeaderInfo& h) {
   std::string& m = header_;
@@ -280,21 +301,30 @@ void ChunkBuilder::AddRange(const RangeRecord& r) {
     parent_offset = r.id - r.parent_id;
     if (__builtin_expect(parent_offset == 0, 0)) wire::AppendVarint(&self_parent_rows_, row);
   }
-  ranges_.Put(R::kThread - 1, r.thread);
-  ranges_.Put(R::kStartDelta - 1, wire::ZigZag(static_cast<int64_t>(r.start_ns - previous[0])));
-  ranges_.Put(R::kDuration - 1, r.end_ns - r.start_ns);
-  ranges_.Put(R::kIdDelta - 1, wire::ZigZag(static_cast<int64_t>(r.id - previous[1])));
-  ranges_.Put(R::kParentOffset - 1, parent_offset);
-  ranges_.Put(R::kName - 1, r.name);
-  ranges_.Put(R::kDomain - 1, r.domain);
-  ranges_.Put(R::kCategory - 1, r.category);
-  ranges_.Put(R::kKind - 1, static_cast<uint64_t>(r.kind));
-  ranges_.Put(R::kDepth - 1, r.depth);
-  ranges_.Put(R::kEndThreadDelta - 1, wire::ZigZag(int64_t{r.end_thread} - int64_t{r.thread}));
-  ranges_.Put(R::kFlags - 1, r.flags);
-  ranges_.Put(R::kColor - 1, r.color);
-  ranges_.Put(R::kPayloadKind - 1, static_cast<uint64_t>(r.payload.type));
-  ranges_.Put(R::kPayload - 1, PayloadBits(r.payload));
+  ranges_.PutDense(R::kThread - 1, r.thread);
+  ranges_.PutDense(R::kStartDelta - 1,
+                   wire::ZigZag(static_cast<int64_t>(r.start_ns - previous[0])));
+  ranges_.PutDense(R::kDuration - 1, r.end_ns - r.start_ns);
+  ranges_.PutDense(R::kIdDelta - 1, wire::ZigZag(static_cast<int64_t>(r.id - previous[1])));
+  ranges_.PutDense(R::kParentOffset - 1, parent_offset);
+  ranges_.PutDense(R::kName - 1, r.name);
+  ranges_.PutDense(R::kDomain - 1, r.domain);
+  ranges_.PutDense(R::kDepth - 1, r.depth);
+  ranges_.PutDense(R::kColor - 1, r.color);
+  // The rarely set fields: one test for the row when they are all 0 and
+  // none of their columns holds anything yet (push/pop ranges, mostly).
+  const uint64_t end_thread_delta = wire::ZigZag(int64_t{r.end_thread} - int64_t{r.thread});
+  const uint64_t payload = PayloadBits(r.payload);
+  if ((r.category | static_cast<uint64_t>(r.kind) | end_thread_delta | r.flags |
+       static_cast<uint64_t>(r.payload.type) | payload) != 0 ||
+      !ranges_.sparse_all_empty()) {
+    ranges_.Put(R::kCategory - 1, r.category);
+    ranges_.Put(R::kKind - 1, static_cast<uint64_t>(r.kind));
+    ranges_.Put(R::kEndThreadDelta - 1, end_thread_delta);
+    ranges_.Put(R::kFlags - 1, r.flags);
+    ranges_.Put(R::kPayloadKind - 1, static_cast<uint64_t>(r.payload.type));
+    ranges_.Put(R::kPayload - 1, payload);
+  }
   ranges_.EndRow();
   previous[0] = r.start_ns;
   previous[1] = r.id;
@@ -304,9 +334,9 @@ void ChunkBuilder::AddRange(const RangeRecord& r) {
 void ChunkBuilder::AddMark(const MarkRecord& r) {
   using M = f::MarkBatch;
   uint64_t* previous = mark_previous_.Of(r.thread);
-  marks_.Put(M::kThread - 1, r.thread);
-  marks_.Put(M::kTimeDelta - 1, wire::ZigZag(static_cast<int64_t>(r.time_ns - previous[0])));
-  marks_.Put(M::kName - 1, r.name);
+  marks_.PutDense(M::kThread - 1, r.thread);
+  marks_.PutDense(M::kTimeDelta - 1, wire::ZigZag(static_cast<int64_t>(r.time_ns - previous[0])));
+  marks_.PutDense(M::kName - 1, r.name);
   marks_.Put(M::kDomain - 1, r.domain);
   marks_.Put(M::kCategory - 1, r.category);
   marks_.Put(M::kColor - 1, r.color);
@@ -463,12 +493,16 @@ size_t ChunkBuilder::ApproximateBytes() const {
 
 void ChunkBuilder::FinishFrame(std::string* out) {
   if (items_ == 0) return;
-  payload_.clear();
+  // The payload is built in place after its 8-byte header (length, CRC-32),
+  // filled in at the end: no copy of the frame.
+  const size_t start = out->size();
+  out->append(8, '\0');
+  std::string& payload = *out;
   // Fields in number order, as a conforming serializer would write them.
-  wire::AppendNonEmptyBytes(&payload_, f::Chunk::kHeader, header_);
-  for (uint32_t d = f::Chunk::kStrings; d <= f::Chunk::kCategories; ++d) payload_.append(defs_[d]);
-  payload_.append(rows_[f::Chunk::kRanges]);
-  payload_.append(rows_[f::Chunk::kMarks]);
+  wire::AppendNonEmptyBytes(&payload, f::Chunk::kHeader, header_);
+  for (uint32_t d = f::Chunk::kStrings; d <= f::Chunk::kCategories; ++d) payload.append(defs_[d]);
+  payload.append(rows_[f::Chunk::kRanges]);
+  payload.append(rows_[f::Chunk::kMarks]);
   auto append_batch = [&](uint32_t field, ColumnBatch& batch, std::string* extra) {
     if (batch.rows() == 0) return;
     scratch_.clear();
@@ -477,7 +511,7 @@ void ChunkBuilder::FinishFrame(std::string* out) {
       scratch_.append(*extra);
       extra->clear();
     }
-    AppendBytes(&payload_, field, scratch_);
+    AppendBytes(&payload, field, scratch_);
   };
   append_batch(f::Chunk::kKernels, kernels_, &kernel_graph_refs_);
   append_batch(f::Chunk::kMemcpys, memcpys_, &memcpy_graph_refs_);
@@ -485,30 +519,41 @@ void ChunkBuilder::FinishFrame(std::string* out) {
   append_batch(f::Chunk::kApiCalls, apis_, nullptr);
   append_batch(f::Chunk::kLaunches, launches_, nullptr);
   for (uint32_t r = f::Chunk::kSynchronizations; r <= f::Chunk::kGraphLaunches; ++r) {
-    payload_.append(rows_[r]);
+    payload.append(rows_[r]);
   }
+  // The batches are serialized in place too, after their length.
   if (ranges_.rows() > 0) {
-    scratch_.clear();
-    ranges_.SerializeAndClear(&scratch_);
-    wire::AppendNonEmptyBytes(&scratch_, f::RangeBatch::kSelfParentRows, self_parent_rows_);
+    size_t size = ranges_.SerializedSize();
+    if (!self_parent_rows_.empty()) {
+      size += wire::VarintSize((uint64_t{f::RangeBatch::kSelfParentRows} << 3) |
+                               wire::kLengthDelimited) +
+              wire::VarintSize(self_parent_rows_.size()) + self_parent_rows_.size();
+    }
+    wire::AppendTag(&payload, f::Chunk::kRangeBatch, wire::kLengthDelimited);
+    wire::AppendVarint(&payload, size);
+    ranges_.SerializeAndClear(&payload);
+    wire::AppendNonEmptyBytes(&payload, f::RangeBatch::kSelfParentRows, self_parent_rows_);
     self_parent_rows_.clear();
-    AppendBytes(&payload_, f::Chunk::kRangeBatch, scratch_);
   }
   if (marks_.rows() > 0) {
-    scratch_.clear();
-    marks_.SerializeAndClear(&scratch_);
-    AppendBytes(&payload_, f::Chunk::kMarkBatch, scratch_);
+    wire::AppendTag(&payload, f::Chunk::kMarkBatch, wire::kLengthDelimited);
+    wire::AppendVarint(&payload, marks_.SerializedSize());
+    marks_.SerializeAndClear(&payload);
   }
   range_previous_.NewBatch();
   mark_previous_.NewBatch();
-  payload_.append(rows_[f::Chunk::kCounterDeltas]);
-  wire::AppendNonEmptyBytes(&payload_, f::Chunk::kFooter, footer_);
+  payload.append(rows_[f::Chunk::kCounterDeltas]);
+  wire::AppendNonEmptyBytes(&payload, f::Chunk::kFooter, footer_);
 
-  wire::AppendFixed32LE(out, static_cast<uint32_t>(payload_.size()));
-  const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(payload_.data()),
-                          static_cast<uInt>(payload_.size()));
-  wire::AppendFixed32LE(out, static_cast<uint32_t>(crc));
-  out->append(payload_);
+  const size_t size = out->size() - start - 8;
+  const uLong crc =
+      crc32(0L, reinterpret_cast<const Bytef*>(out->data() + start + 8), static_cast<uInt>(size));
+  char header[8];
+  for (int i = 0; i < 4; ++i) {
+    header[i] = static_cast<char>(size >> (8 * i));
+    header[4 + i] = static_cast<char>(crc >> (8 * i));
+  }
+  std::memcpy(out->data() + start, header, 8);
 
   header_.clear();
   footer_.clear();

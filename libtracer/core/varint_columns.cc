@@ -5,13 +5,21 @@
 
 namespace tracer {
 
-VarintColumns::VarintColumns(size_t columns, bool keep_first_column)
-    : columns_(new Column[columns]), count_(columns), keep_first_(keep_first_column) {}
+VarintColumns::VarintColumns(size_t columns, bool keep_first_column, uint64_t dense_columns)
+    : count_(std::min(columns, kMaxColumns)), keep_first_(keep_first_column) {
+  for (size_t c = 0; c < count_; ++c) {
+    const bool dense = c < 64 && (dense_columns >> c & 1) != 0;
+    columns_[c].dense = dense;
+    columns_[c].any = dense;
+  }
+  MakeRoom();
+}
 
-void VarintColumns::Grow(Column* col) {
+void VarintColumns::Reserve(Column* col, size_t room) {
   const size_t used = static_cast<size_t>(col->at - col->data.get());
   const size_t capacity = static_cast<size_t>(col->end - col->data.get());
-  const size_t grown = std::max<size_t>(capacity * 2, 4096);
+  if (capacity - used >= room) return;
+  const size_t grown = std::max<size_t>({capacity * 2, used + room, 4096});
   std::unique_ptr<char[]> data(new char[grown]);
   if (used > 0) std::memcpy(data.get(), col->data.get(), used);
   col->data = std::move(data);
@@ -19,11 +27,20 @@ void VarintColumns::Grow(Column* col) {
   col->end = col->data.get() + grown;
 }
 
+void VarintColumns::MakeRoom() {
+  for (size_t c = 0; c < count_; ++c) {
+    if (columns_[c].any) Reserve(&columns_[c], kRoomBytes);
+  }
+  rows_with_room_ = kRoomRows;
+}
+
 void VarintColumns::Materialize(Column* col) {
-  // One varint 0 (one byte) per earlier row, then room for this value.
-  while (static_cast<size_t>(col->end - col->at) < rows_ + 10) Grow(col);
+  // One varint 0 (one byte) per earlier row.
+  Reserve(col, rows_ + kRoomBytes);
   std::memset(col->at, 0, rows_);
   col->at += rows_;
+  col->any = true;
+  ++sparse_in_use_;
 }
 
 size_t VarintColumns::bytes() const {
@@ -33,19 +50,61 @@ size_t VarintColumns::bytes() const {
   return n;
 }
 
+namespace {
+
+// Whether a column of `rows` values holds only zeros: then it is `rows`
+// one-byte varints 0.
+bool AllZero(const char* data, size_t size, size_t rows) {
+  if (size != rows) return false;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {  // a word at a time: once per column per batch
+    uint64_t w;
+    std::memcpy(&w, data + i, 8);
+    if (w != 0) return false;
+  }
+  for (; i < size; ++i) {
+    if (data[i] != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool VarintColumns::Writes(size_t c) const {
+  const Column& col = columns_[c];
+  const size_t size = static_cast<size_t>(col.at - col.data.get());
+  // The reader reads a missing column as zeros; the first one stays when
+  // asked (written as zeros if need be), so that a batch of all-zero rows
+  // still says how many it has.
+  if (c == 0 && keep_first_ && rows_ > 0) return true;
+  return size > 0 && (!col.dense || !AllZero(col.data.get(), size, rows_));
+}
+
+size_t VarintColumns::SerializedSize() const {
+  size_t n = 0;
+  for (size_t c = 0; c < count_; ++c) {
+    if (!Writes(c)) continue;
+    const Column& col = columns_[c];
+    const size_t size = col.any ? static_cast<size_t>(col.at - col.data.get()) : rows_;
+    n += wire::VarintSize((static_cast<uint64_t>(c + 1) << 3) | wire::kLengthDelimited) +
+         wire::VarintSize(size) + size;
+  }
+  return n;
+}
+
 void VarintColumns::SerializeAndClear(std::string* out) {
   for (size_t c = 0; c < count_; ++c) {
     Column& col = columns_[c];
-    if (!col.any && c == 0 && keep_first_ && rows_ > 0) Materialize(&col);
-    if (col.at != col.data.get()) {
-      wire::AppendBytes(
-          out, static_cast<uint32_t>(c + 1),
-          std::string_view(col.data.get(), static_cast<size_t>(col.at - col.data.get())));
+    if (Writes(c)) {
+      if (!col.any) Materialize(&col);  // the kept first column, all zero
+      const size_t size = static_cast<size_t>(col.at - col.data.get());
+      wire::AppendBytes(out, static_cast<uint32_t>(c + 1), std::string_view(col.data.get(), size));
     }
     col.at = col.data.get();
-    col.any = false;
+    col.any = col.dense;
   }
   rows_ = 0;
+  sparse_in_use_ = 0;
 }
 
 }  // namespace tracer

@@ -17,29 +17,48 @@ namespace tracer {
 
 class VarintColumns {
  public:
-  // keep_first_column: column 0 is written even when all zero, so a batch of
-  // all-zero rows still says how many rows it has.
-  VarintColumns(size_t columns, bool keep_first_column);
+  static constexpr size_t kMaxColumns = 16;
+  // columns <= kMaxColumns (RangeBatch has 15). keep_first_column: column 0 is written even when
+  // all zero, so a batch of all-zero rows still says how many rows it has. dense_columns: bit c set
+  // = column c is usually non-zero (PutDense); the others are usually zero
+  // (Put, or SkipZeros for a row where they all are).
+  VarintColumns(size_t columns, bool keep_first_column, uint64_t dense_columns = 0);
 
-  // Appends v to column c (the caller puts every column of a row, in any
-  // order, then calls EndRow).
+  // Appends v to dense column c: written whatever its value (a one-byte
+  // write costs less than deciding to skip it); an all-zero dense column is
+  // found, and left out, when serialized.
+  void PutDense(size_t c, uint64_t v) {
+    Column& col = columns_[c];
+    col.at = wire::PutVarint(col.at, v);
+  }
+  // Appends v to sparse column c (the caller puts every column of a row, in
+  // any order, then calls EndRow).
   void Put(size_t c, uint64_t v) {
     Column& col = columns_[c];
-    // A column that is all zeros so far holds nothing: most rows leave most
-    // optional fields 0, and a skipped column is a compare instead of a
-    // write. Its zeros are written when its first other value comes.
+    // A sparse column that is all zeros so far holds nothing: a skipped
+    // column is a compare instead of a write. Its zeros are written when its
+    // first other value comes.
     if (!col.any) {
       if (v == 0) return;
       Materialize(&col);
-      col.any = true;
     }
-    if (__builtin_expect(col.end - col.at < 10, 0)) Grow(&col);
     col.at = wire::PutVarint(col.at, v);
   }
-  void EndRow() { ++rows_; }
+  // Whether the sparse columns may all be left out of this row when its
+  // values there are all 0: none of them holds anything yet.
+  bool sparse_all_empty() const { return sparse_in_use_ == 0; }
+  void EndRow() {
+    ++rows_;
+    // No room check in Put: every column in use has room for the rows up to
+    // the next MakeRoom, checked once per kRoomRows rows instead of per value.
+    if (__builtin_expect(--rows_with_room_ == 0, 0)) MakeRoom();
+  }
 
   size_t rows() const { return rows_; }
   size_t bytes() const;
+  // Bytes SerializeAndClear appends now (so a caller can write the
+  // enclosing length first and serialize in place).
+  size_t SerializedSize() const;
   // Appends column c as packed field c + 1, leaving out all-zero columns
   // (the reader reads a missing column as zeros) but the first one when
   // keep_first_column, and clears the batch.
@@ -47,19 +66,32 @@ class VarintColumns {
 
  private:
   struct Column {
-    std::unique_ptr<char[]> data;
     char* at = nullptr;
     char* end = nullptr;
-    bool any = false;  // a value other than 0 so far; else nothing is written
+    std::unique_ptr<char[]> data;
+    bool any = false;  // holds its rows' values (dense columns always)
+    bool dense = false;
   };
-  void Grow(Column* col);
-  // Writes the zeros of the rows before this one into an all-zero column.
+  static constexpr size_t kRoomRows = 64;
+  static constexpr size_t kRoomBytes = kRoomRows * 10;
+  // Grows col until it has `room` bytes free.
+  void Reserve(Column* col, size_t room);
+  // Whether SerializeAndClear writes column c (see there).
+  bool Writes(size_t c) const;
+  // Gives every column in use kRoomBytes free and resets rows_with_room_.
+  void MakeRoom();
+  // Writes the zeros of the rows before this one into an all-zero sparse
+  // column, with room for the rows up to the next MakeRoom.
   void Materialize(Column* col);
 
-  std::unique_ptr<Column[]> columns_;
+  // In the object, not behind a pointer: a Put's write through char* could
+  // alias a pointer member, which the compiler would then reload per value.
+  Column columns_[kMaxColumns];
   size_t count_;
   bool keep_first_;
   size_t rows_ = 0;
+  size_t rows_with_room_ = 0;
+  size_t sparse_in_use_ = 0;  // sparse columns holding values in this batch
 };
 
 // Delta state per thread id for the `*_delta` columns of RangeBatch and

@@ -371,6 +371,46 @@ TEST(ChunkBuilderTest, AllZeroRangeRowsAndDeltasRestartPerFrame) {
   EXPECT_EQ(DecodeRanges(c.range_batch())[1].end_ns, 2100u);
 }
 
+// Enough rows to cross the builder's room checks and grow its columns
+// (varint_columns.h: room is checked once per 64 rows), with wide values,
+// a rarely set field that turns up mid-batch (its earlier rows read as 0),
+// and usually set fields that stay 0 (left out of the batch, as a
+// conforming writer omits an all-zero column): every row reads back, twice
+// (the builder is reused for a second frame).
+TEST(ChunkBuilderTest, ManyRowsWithFieldsThatTurnUpMidBatchRoundTrip) {
+  ChunkBuilder b;
+  for (int frame = 0; frame < 2; ++frame) {
+    std::vector<RangeRecord> in;
+    for (uint64_t i = 0; i < 5000; ++i) {
+      RangeRecord r;
+      r.id = (uint64_t{2} << 40) | (i + 1);
+      r.thread = 2;
+      r.end_thread = 2;
+      r.name = static_cast<uint32_t>(1 + i % 300);
+      r.start_ns = 1'700'000'000'000'000'000ull + i * 3000 + (i % 7) * 1'000'000'000'000ull;
+      r.end_ns = r.start_ns + (i % 11 == 0 ? ~uint64_t{0} >> 1 : 2000);
+      r.depth = 0;                                  // a usually set column left all zero
+      if (i >= 1234) r.flags = kRangeFlagUnclosed;  // a rare one, from row 1234 on
+      if (i == 4321) r.end_thread = 3;
+      in.push_back(r);
+      b.AddRange(r);
+    }
+    std::string out;
+    b.FinishFrame(&out);
+    proto::Chunk c = ParseSingleFrame(out);
+    EXPECT_EQ(c.range_batch().depth_size(), 0) << "an all-zero column is left out";
+    EXPECT_EQ(c.range_batch().parent_offset_size(), 0);
+    EXPECT_EQ(c.range_batch().category_size(), 0);
+    EXPECT_EQ(c.range_batch().flags_size(), 5000);
+    const std::vector<RangeRecord> ranges = DecodeRanges(c.range_batch());
+    ASSERT_EQ(ranges.size(), in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      SCOPED_TRACE(i);
+      ExpectSameRange(ranges[i], in[i]);
+    }
+  }
+}
+
 TEST(ChunkBuilderTest, EmptyBuilderWritesNothingAndBuilderIsReusable) {
   ChunkBuilder b;
   std::string out;

@@ -64,6 +64,13 @@ namespace {
   FN(fakeCuptiProfilerStop)               \
   FN(fakeCuptiDeviceReset)                \
   FN(fakeCuptiContextDestroy)             \
+  FN(fakeCuptiContextCreate)              \
+  FN(fakeCuptiContextDestroyOn)           \
+  FN(fakeCuptiPmSetDevice)                \
+  FN(fakeCuptiPmGpuNow)                   \
+  FN(fakeCuptiPmAddSample)                \
+  FN(fakeCuptiPmOverflow)                 \
+  FN(fakeCuptiPmState)                    \
   FN(fakeCuptiAddDropped)
 
 // The fake libcupti's control API, resolved from the loaded library.
@@ -166,6 +173,7 @@ class Driver {
   int Execute(const Op& op, std::string* error) {
     const std::string& v = op.verb();
     if (v == "cupti") return Cupti(op, error);
+    if (v == "pm") return Pm(op, error);
     if (v == "init") {
       Init();
       return -1;
@@ -196,6 +204,45 @@ class Driver {
   void Finish() { threads_.clear(); }
 
  private:
+  // PM sampling's device half:
+  //   pm device 1 chip=GH100 supported=0
+  //   pm sample device=0 at=200000 dur=1000000 values=12.5,40,3
+  //      (times in ns from the GPU clock's now, the global timer)
+  //   pm overflow device=0
+  //   pm wait device=0 state=started|stopped (at most 5 s)
+  int Pm(const Op& op, std::string* error) {
+    const std::string what = op.Word(1);
+    const auto device = static_cast<uint32_t>(op.Num("device", 0));
+    if (what == "device") {
+      c_.fakeCuptiPmSetDevice(static_cast<uint32_t>(std::atoi(op.Word(2).c_str())),
+                              op.Has("chip") ? op.Str("chip", "").c_str() : nullptr,
+                              static_cast<int>(op.Num("supported", 1)));
+    } else if (what == "sample") {
+      std::vector<double> values;
+      std::string list = op.Str("values", "");
+      for (size_t at = 0; at < list.size();) {
+        size_t comma = list.find(',', at);
+        if (comma == std::string::npos) comma = list.size();
+        values.push_back(std::atof(list.substr(at, comma - at).c_str()));
+        at = comma + 1;
+      }
+      const uint64_t start = c_.fakeCuptiPmGpuNow() + op.Num("at", 0);
+      c_.fakeCuptiPmAddSample(device, start, start + op.Num("dur", 1000000), values.data(),
+                              values.size());
+    } else if (what == "overflow") {
+      c_.fakeCuptiPmOverflow(device);
+    } else if (what == "wait") {
+      const int want = op.Str("state", "started") == "started" ? 2 : 0;
+      for (int i = 0; i < 500 && (c_.fakeCuptiPmState(device) & 2) != want; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    } else {
+      *error = "unknown pm command '" + what + "'";
+      return 2;
+    }
+    return -1;
+  }
+
   int Cupti(const Op& op, std::string* error) {
     const std::string what = op.Word(1);
     if (what == "error") {  // cupti error cuptiActivityEnable=35
@@ -342,8 +389,14 @@ class Driver {
       }
     } else if (v == "device") {
       c_.fakeCuptiDeviceReset();
-    } else if (v == "context") {
-      c_.fakeCuptiContextDestroy();
+    } else if (v == "context") {  // context [create|destroy device=N]
+      if (op.Word(1) == "create") {
+        c_.fakeCuptiContextCreate(static_cast<uint32_t>(op.Num("device", 0)));
+      } else if (op.Has("device")) {
+        c_.fakeCuptiContextDestroyOn(static_cast<uint32_t>(op.Num("device", 0)));
+      } else {
+        c_.fakeCuptiContextDestroy();
+      }
     } else {
       *error = "cannot run '" + v + "' on a thread";
       return false;

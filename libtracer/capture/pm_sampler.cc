@@ -325,12 +325,20 @@ void PmSampler::SetUp(uint32_t index) {
   // overwriting samples.
   set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   r = api_->PmSamplingSetConfig(&set);
+  if (r == CUPTI_ERROR_NOT_SUPPORTED) {
+    // Turing and GA100 trigger on SYSCLK cycles only (docs/cupti.md
+    // section 6): the same number, as cycles (about 1 ns each at 1 GHz).
+    set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
+    r = api_->PmSamplingSetConfig(&set);
+    if (r == CUPTI_SUCCESS) {
+      Log("PM sampling on device " + std::to_string(index) + " (" + chip_name +
+          "): no GPU-time trigger on this chip; sampling every " +
+          std::to_string(options_.interval_ns) + " SYSCLK cycles instead");
+    }
+  }
   if (r != CUPTI_SUCCESS) {
     disable();
-    return fail(Describe("cuptiPmSamplingSetConfig", r) +
-                (r == CUPTI_ERROR_NOT_SUPPORTED
-                     ? " (time-interval sampling is not available on Turing and GA100)"
-                     : ""));
+    return fail(Describe("cuptiPmSamplingSetConfig", r));
   }
 
   auto size = TRACER_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);

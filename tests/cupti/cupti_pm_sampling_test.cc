@@ -101,6 +101,15 @@ TEST(CuptiPmSampling, EachDeviceSampledAndDrainedWhenItsContextGoes) {
   EXPECT_EQ(s[3]->end_ns() - s[3]->start_ns(), 2000000u);
 }
 
+TEST(CuptiPmSampling, Ga100FallsBackToSysclkTriggerWithOneLine) {
+  ScenarioRun run = RunScenario("pm_ga100.scn", Pm("basic"));
+  ExpectTracingWentOn(run);
+  EXPECT_EQ(run.TracerLines("SYSCLK cycles instead"), 1) << run.stderr_text;
+  EXPECT_EQ(run.TracerLines("PM sampling off"), 0) << run.stderr_text;
+  ASSERT_EQ(run.trace.pm_samples.size(), 3u) << run.stderr_text;
+  EXPECT_EQ(Sorted(run.trace)[2]->value(), 9);
+}
+
 TEST(CuptiPmSampling, HardwareBufferOverflowIsCountedAsDroppedSamples) {
   auto env = Pm("basic");
   env["TRACER_PM_INTERVAL_NS"] = "1000000";

@@ -7,6 +7,7 @@
 // Only evaluation of this fake's own counter-data images is answered here.
 //
 // What stands for the real thing (docs/cupti.md section 6):
+// - No GPU-time trigger on Turing and GA100: SetConfig NOT_SUPPORTED.
 // - Enable on an enabled device: CUPTI_ERROR_INVALID_OPERATION (PM:163-189).
 // - Decode: fills the image with completed samples; COUNTER_DATA_FULL when
 //   more remain, END_OF_RECORDS when drained; a keep-oldest overflow returns
@@ -196,6 +197,11 @@ FAKE_EXPORT CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Para
       p->hardwareBufferSize == 0 || p->samplingInterval == 0 ||
       p->triggerMode >= CUPTI_PM_SAMPLING_TRIGGER_MODE_COUNT) {
     return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  // No GPU-time trigger on Turing and GA100 (PM:78-110).
+  if (p->triggerMode == CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL &&
+      (d->chip.rfind("TU", 0) == 0 || d->chip == "GA100")) {
+    return CUPTI_ERROR_NOT_SUPPORTED;
   }
   d->configured = true;
   return CUPTI_SUCCESS;

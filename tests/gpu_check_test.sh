@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ctest gpu_check / gpu_pm_check: scripts/gpu_check.sh or gpu_pm_check.sh
-# BUILD_DIR. Without a driver (every CI
-# machine) it must print exactly its one "no CUDA driver" line and exit 0;
-# where a driver is present it runs the real check and its status is ours.
+# BUILD_DIR. Without a driver (every CI machine) it must print exactly its
+# one "no CUDA driver" line and exit 0; where a driver is present it runs
+# the real check and its status is ours.
 script="$1"
 build="$2"
 out="$("$script" "$build")"

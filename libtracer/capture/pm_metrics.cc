@@ -21,9 +21,9 @@ const std::vector<PmPreset>& PmPresets() {
         "sm__inst_executed_realtime.avg.per_cycle_active",
         "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"}},
       {"memory",
-       "DRAM throughput, DRAM read/write bytes per second",
-       {"dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum.per_second",
-        "dram__bytes_write.sum.per_second"}},
+       "DRAM throughput (% of peak), DRAM and L2 bytes per second",
+       {"dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes.sum.per_second",
+        "lts__t_bytes.sum.per_second"}},
   };
   return presets;
 }

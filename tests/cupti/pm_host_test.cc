@@ -111,7 +111,7 @@ TEST(PmMetrics, PresetsExpandInPlaceWithoutRepeats) {
   EXPECT_EQ(out[0], "gr__cycles_active.avg");
   EXPECT_EQ(out[1], "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
   EXPECT_EQ(out[2], "dram__throughput.avg.pct_of_peak_sustained_elapsed");
-  EXPECT_EQ(out[5], "dram__bytes_write.sum.per_second");
+  EXPECT_EQ(out[5], "lts__t_bytes.sum.per_second");
   EXPECT_FALSE(ExpandPmMetrics({"basic", "dram throughput"}, &out, &error));
   EXPECT_EQ(error,
             "'dram throughput' is neither a metric name nor a preset (basic, compute, memory)");

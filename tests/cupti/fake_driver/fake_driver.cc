@@ -206,8 +206,9 @@ class Driver {
  private:
   // PM sampling's device half:
   //   pm device 1 chip=GH100 supported=0
+  //   pm anchor          (the GPU clock's now, the global timer, for `at`)
   //   pm sample device=0 at=200000 dur=1000000 values=12.5,40,3
-  //      (times in ns from the GPU clock's now, the global timer)
+  //      (times in ns from the anchor, else from the GPU clock's now)
   //   pm overflow device=0
   //   pm wait device=0 state=started|stopped (at most 5 s)
   int Pm(const Op& op, std::string* error) {
@@ -217,6 +218,8 @@ class Driver {
       c_.fakeCuptiPmSetDevice(static_cast<uint32_t>(std::atoi(op.Word(2).c_str())),
                               op.Has("chip") ? op.Str("chip", "").c_str() : nullptr,
                               static_cast<int>(op.Num("supported", 1)));
+    } else if (what == "anchor") {
+      anchor_ = c_.fakeCuptiPmGpuNow();
     } else if (what == "sample") {
       std::vector<double> values;
       std::string list = op.Str("values", "");
@@ -226,7 +229,7 @@ class Driver {
         values.push_back(std::atof(list.substr(at, comma - at).c_str()));
         at = comma + 1;
       }
-      const uint64_t start = c_.fakeCuptiPmGpuNow() + op.Num("at", 0);
+      const uint64_t start = (anchor_ != 0 ? anchor_ : c_.fakeCuptiPmGpuNow()) + op.Num("at", 0);
       c_.fakeCuptiPmAddSample(device, start, start + op.Num("dur", 1000000), values.data(),
                               values.size());
     } else if (what == "overflow") {
@@ -480,6 +483,7 @@ class Driver {
 
   const Control& c_;
   bool initialized_ = false;
+  uint64_t anchor_ = 0;  // pm anchor: GPU-clock time `pm sample at=` counts from
   std::map<int, std::unique_ptr<ScriptThread>> threads_;
   std::mutex ranges_mu_;
   std::map<std::string, nvtxRangeId_t> ranges_;

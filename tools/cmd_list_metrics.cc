@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -122,8 +123,10 @@ int ListMetrics(const ListArgs& args) {
       for (const std::string& s : m.submetrics) std::printf("%s%s\n", m.name.c_str(), s.c_str());
       continue;
     }
+    std::string description = m.description;  // one line per metric
+    std::replace(description.begin(), description.end(), '\n', ' ');
     std::printf("%-60s %-10s %-8s %s\n", m.name.c_str(), m.type, m.unit.c_str(),
-                m.description.c_str());
+                description.c_str());
   }
   return 0;
 }

@@ -46,7 +46,10 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_TRUE(c.cuda);
   EXPECT_TRUE(c.DomainEnabled("default"));
   // Every variable is listed in the header's effective configuration.
-  EXPECT_EQ(c.effective.size(), 19u);
+  EXPECT_EQ(c.effective.size(), 20u);
+  EXPECT_TRUE(c.pm_metrics.empty());  // PM sampling off
+  EXPECT_EQ(c.pm_interval_ns, 1000000u);
+  EXPECT_EQ(EffectiveValue(c, "TRACER_PM_HW_BUFFER_SIZE"), "134217728");
   EXPECT_EQ(EffectiveValue(c, "TRACER_CLOCK"), "auto");
   EXPECT_EQ(EffectiveValue(c, "TRACER_BUFFER_SIZE"), "33554432");
   EXPECT_EQ(EffectiveValue(c, "TRACER_ACTIVITIES"),

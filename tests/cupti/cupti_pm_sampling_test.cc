@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -123,6 +124,15 @@ TEST(CuptiPmSampling, HardwareBufferOverflowIsCountedAsDroppedSamples) {
     if (c.name() == "pm_hw_buffer_overflow") dropped = c.value();
   }
   EXPECT_EQ(dropped, 3u) << run.stderr_text;
+}
+
+TEST(CuptiPmSampling, HungDecodeDelaysExitTwoSecondsAtMost) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ScenarioRun run = RunScenario("pm_stall.scn", Pm("basic"));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ExpectTracingWentOn(run);
+  EXPECT_EQ(run.TracerLines("PM sampling did not stop within 2000 ms"), 1) << run.stderr_text;
+  EXPECT_LT(s, 6.0);  // not the 8 s stall
 }
 
 struct Failure {

@@ -134,6 +134,8 @@ void fakeCuptiPmAddSample(uint32_t device, uint64_t start, uint64_t end, const d
 /* A keep-oldest overflow after the samples queued so far: the decode that
  * reaches it returns CUPTI_ERROR_OUT_OF_MEMORY with overflow = 1. */
 void fakeCuptiPmOverflow(uint32_t device);
+/* The device's next cuptiPmSamplingDecodeData blocks `ms` (a hung driver). */
+void fakeCuptiPmStall(uint32_t device, uint32_t ms);
 /* Samples decoded so far, and whether the device is enabled / started. */
 uint64_t fakeCuptiPmDecodedSamples(uint32_t device);
 int fakeCuptiPmState(uint32_t device); /* bit 0 enabled, bit 1 started */

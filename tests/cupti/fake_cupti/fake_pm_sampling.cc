@@ -23,6 +23,7 @@
 #include <dlfcn.h>
 #include <time.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cupti/fake_cupti/fake_cupti_control.h"
@@ -77,6 +79,7 @@ struct Device {
   std::vector<std::string> metrics;
   std::deque<Sample> buffer;
   uint64_t decoded = 0;
+  uint32_t stall_ms = 0;  // the next decode blocks this long (a hung driver)
 };
 
 std::mutex mu;
@@ -271,6 +274,13 @@ FAKE_EXPORT CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Pa
   if (p == nullptr || !fake_pm::FakeImage(p->pCounterDataImage, p->counterDataImageSize)) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
+  uint32_t stall_ms = 0;
+  {
+    std::lock_guard<std::mutex> lock(fake_pm::mu);
+    Device* d = FromObject(p->pPmSamplingObject);
+    if (d != nullptr) std::swap(stall_ms, d->stall_ms);
+  }
+  if (stall_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
   std::lock_guard<std::mutex> lock(fake_pm::mu);
   Device* d = FromObject(p->pPmSamplingObject);
   if (d == nullptr || !d->enabled) return CUPTI_ERROR_INVALID_OPERATION;
@@ -417,6 +427,10 @@ FAKE_EXPORT void fakeCuptiPmOverflow(uint32_t device) {
   fake_pm::Sample marker;
   marker.overflow = true;
   At(device).buffer.push_back(std::move(marker));
+}
+FAKE_EXPORT void fakeCuptiPmStall(uint32_t device, uint32_t ms) {
+  std::lock_guard<std::mutex> lock(fake_pm::mu);
+  At(device).stall_ms = ms;
 }
 FAKE_EXPORT uint64_t fakeCuptiPmDecodedSamples(uint32_t device) {
   std::lock_guard<std::mutex> lock(fake_pm::mu);

@@ -71,6 +71,7 @@ namespace {
   FN(fakeCuptiPmAddSample)                \
   FN(fakeCuptiPmOverflow)                 \
   FN(fakeCuptiPmState)                    \
+  FN(fakeCuptiPmStall)                    \
   FN(fakeCuptiAddDropped)
 
 // The fake libcupti's control API, resolved from the loaded library.
@@ -210,6 +211,7 @@ class Driver {
   //   pm sample device=0 at=200000 dur=1000000 values=12.5,40,3
   //      (times in ns from the anchor, else from the GPU clock's now)
   //   pm overflow device=0
+  //   pm stall device=0 ms=8000   (its next decode blocks that long)
   //   pm wait device=0 state=started|stopped (at most 5 s)
   int Pm(const Op& op, std::string* error) {
     const std::string what = op.Word(1);
@@ -234,6 +236,8 @@ class Driver {
                               values.size());
     } else if (what == "overflow") {
       c_.fakeCuptiPmOverflow(device);
+    } else if (what == "stall") {  // pm stall device=0 ms=8000
+      c_.fakeCuptiPmStall(device, static_cast<uint32_t>(op.Num("ms", 1000)));
     } else if (what == "wait") {
       const int want = op.Str("state", "started") == "started" ? 2 : 0;
       for (int i = 0; i < 500 && (c_.fakeCuptiPmState(device) & 2) != want; ++i) {

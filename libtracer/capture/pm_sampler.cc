@@ -58,6 +58,8 @@ struct PmSampler::Device {
   uint64_t last_end = 0;  // CUPTI time of the last sample
   bool overflowed = false;
   bool final_decode = false;  // inside StopDevice: errors end the decode only
+  size_t evaluated = 0;       // samples of the image already handed on
+  size_t overflow_after = 0;  // image index of the first sample after it
   uint32_t decode_errors = 0;
 };
 
@@ -407,7 +409,9 @@ void PmSampler::Evaluate(Device& d) {
   }
   std::vector<double> values(metric_names_.size());
   uint64_t evaluated = 0, lost = 0;
-  for (size_t i = 0; i < info.numCompletedSamples; ++i) {
+  // Samples before d.evaluated were handed on by an earlier pass over this
+  // image; populated samples not yet complete wait for a later decode.
+  for (size_t i = d.evaluated; i < info.numCompletedSamples; ++i) {
     auto sample = TRACER_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
     sample.pPmSamplingObject = d.object;
     sample.pCounterDataImage = d.image.data();
@@ -418,7 +422,7 @@ void PmSampler::Evaluate(Device& d) {
         CUPTI_SUCCESS) {
       continue;
     }
-    if (d.overflowed) {
+    if (d.overflowed && i >= d.overflow_after) {
       // Keep-oldest overflow: the samples the full buffer refused are the
       // gap between the last one kept and the next, in intervals.
       if (sample.startTimestamp > d.last_end && d.last_end != 0) {
@@ -436,6 +440,7 @@ void PmSampler::Evaluate(Device& d) {
     }
     ++evaluated;
   }
+  d.evaluated = std::max<size_t>(d.evaluated, info.numCompletedSamples);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.samples += evaluated;
   stats_.dropped_overflow += lost;
@@ -468,6 +473,12 @@ void PmSampler::Decode(Device& d, int max_rounds) {
         std::lock_guard<std::mutex> lock(mu_);
         first = stats_.overflows++ == 0;
       }
+      // The lost samples come after those the image holds now.
+      auto info = TRACER_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+      info.pCounterDataImage = d.image.data();
+      info.counterDataImageSize = d.image.size();
+      d.overflow_after =
+          api_->PmSamplingGetCounterDataInfo(&info) == CUPTI_SUCCESS ? info.numPopulatedSamples : 0;
       d.overflowed = true;
       if (first) {
         Log("PM sampling on device " + std::to_string(d.index) +
@@ -475,10 +486,15 @@ void PmSampler::Decode(Device& d, int max_rounds) {
             "pm_hw_buffer_overflow); raise --pm-buffer-size or lengthen --pm-interval");
       }
     }
+    // The image is re-initialised only once full: the next decode appends
+    // to it, so a sample still in progress at this decode is not lost.
+    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) return;
     auto init = TRACER_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
     init.pPmSamplingObject = d.object;
     init.counterDataSize = d.image.size();
     init.pCounterData = d.image.data();
+    d.evaluated = 0;
+    d.overflow_after = 0;
     if (api_->PmSamplingCounterDataImageInitialize(&init) != CUPTI_SUCCESS) {
       if (d.final_decode) return;
       Log("PM sampling stopped on device " + std::to_string(d.index) +
@@ -486,7 +502,6 @@ void PmSampler::Decode(Device& d, int max_rounds) {
       StopDevice(d);
       return;
     }
-    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) return;
   }
 }
 

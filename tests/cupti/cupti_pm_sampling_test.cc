@@ -102,6 +102,17 @@ TEST(CuptiPmSampling, EachDeviceSampledAndDrainedWhenItsContextGoes) {
   EXPECT_EQ(s[3]->end_ns() - s[3]->start_ns(), 2000000u);
 }
 
+TEST(CuptiPmSampling, SampleInProgressAtADecodeIsEvaluatedOnceComplete) {
+  ScenarioRun run = RunScenario("pm_long_sample.scn", Pm("basic"));
+  ExpectTracingWentOn(run);
+  ASSERT_EQ(run.trace.pm_samples.size(), 6u) << run.stderr_text;
+  auto s = Sorted(run.trace);
+  EXPECT_EQ(s[0]->value(), 5);
+  EXPECT_EQ(s[0]->end_ns() - s[0]->start_ns(), 40000000u);
+  EXPECT_EQ(s[5]->value(), 10);
+  EXPECT_EQ(s[3]->start_ns() - s[0]->start_ns(), 40000000u);
+}
+
 TEST(CuptiPmSampling, Ga100FallsBackToSysclkTriggerWithOneLine) {
   ScenarioRun run = RunScenario("pm_ga100.scn", Pm("basic"));
   ExpectTracingWentOn(run);

@@ -9,7 +9,9 @@
 // What stands for the real thing (docs/cupti.md section 6):
 // - No GPU-time trigger on Turing and GA100: SetConfig NOT_SUPPORTED.
 // - Enable on an enabled device: CUPTI_ERROR_INVALID_OPERATION (PM:163-189).
-// - Decode: fills the image with completed samples; COUNTER_DATA_FULL when
+// - Decode: appends the buffer's samples to the image (a sample is
+//   complete once its end passed on the GPU clock, or after a stop);
+//   COUNTER_DATA_FULL when
 //   more remain, END_OF_RECORDS when drained; a keep-oldest overflow returns
 //   CUPTI_ERROR_OUT_OF_MEMORY with overflow = 1 (PM:278-312).
 // - Sample times are on the GPU's global timer (CLOCK_REALTIME here), not
@@ -328,7 +330,26 @@ cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params* p)
   std::memcpy(&h, p->pCounterDataImage, sizeof(h));
   p->numTotalSamples = h.capacity;
   p->numPopulatedSamples = h.count;
-  p->numCompletedSamples = h.count;
+  // A decoded sample is complete once its end has passed on the GPU clock,
+  // or once sampling stopped.
+  bool running = false;
+  {
+    std::lock_guard<std::mutex> lock(fake_pm::mu);
+    auto it = fake_pm::Devices().find(h.device);
+    running = it != fake_pm::Devices().end() && it->second.started;
+  }
+  const uint64_t now = fake_pm::RealtimeNs();
+  size_t completed = 0;
+  while (completed < h.count) {
+    uint64_t end = 0;
+    std::memcpy(&end,
+                p->pCounterDataImage + sizeof(ImageHeader) +
+                    completed * fake_pm::SampleBytes(h.metrics) + 8,
+                8);
+    if (running && end > now) break;
+    ++completed;
+  }
+  p->numCompletedSamples = completed;
   return CUPTI_SUCCESS;
 }
 FAKE_EXPORT CUptiResult

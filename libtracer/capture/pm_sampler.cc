@@ -1,5 +1,7 @@
 #include "libtracer/capture/pm_sampler.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -88,6 +90,7 @@ bool PmSampler::Start() {
     return false;
   }
   started_ = true;
+  pid_ = getpid();
   return true;
 }
 
@@ -104,7 +107,8 @@ void PmSampler::DeviceSeen(uint32_t device) noexcept {
 void PmSampler::DeviceGone(uint32_t device) noexcept {
   try {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!started_ || finished_) return;
+    // A forked child has no sampler thread to wait for.
+    if (!started_ || finished_ || getpid() != pid_) return;
     gone_.push_back(device);
     const uint64_t ticket = ++gone_asked_;
     cv_.notify_all();
@@ -117,7 +121,7 @@ void PmSampler::DeviceGone(uint32_t device) noexcept {
 void PmSampler::Stop() noexcept {
   try {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!started_) return;
+    if (!started_ || getpid() != pid_) return;
     stopping_ = true;
     cv_.notify_all();
     if (!cv_.wait_for(lock, std::chrono::milliseconds(options_.shutdown_wait_ms),

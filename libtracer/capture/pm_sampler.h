@@ -103,6 +103,7 @@ class PmSampler final : public RecordSource {
   bool stopping_ = false;
   bool finished_ = false;
   bool started_ = false;
+  int pid_ = 0;  // the process whose thread samples (not a forked child)
   std::vector<Pending> pending_;
   Stats stats_;
   uint64_t reported_overflow_ = 0, reported_queue_ = 0, reported_overflows_ = 0;

@@ -169,11 +169,17 @@ void PmSampler::Loop() noexcept {
       lock.lock();
       gone_done_ += gone.size();
       if (!batch_.empty()) {
+        // Whole samples (one entry per metric) up to max_pending entries.
+        const size_t per = std::max<size_t>(1, metric_names_.size());
         const size_t room =
             options_.max_pending > pending_.size() ? options_.max_pending - pending_.size() : 0;
-        const size_t take = std::min(room, batch_.size());
-        pending_.insert(pending_.end(), batch_.begin(), batch_.begin() + take);
-        stats_.dropped_queue += batch_.size() - take;
+        const size_t take = std::min(room, batch_.size()) / per * per;
+        stats_.dropped_queue += (batch_.size() - take) / per;
+        if (pending_.empty() && take == batch_.size()) {
+          pending_.swap(batch_);  // the writer took the last lot: no copy
+        } else {
+          pending_.insert(pending_.end(), batch_.begin(), batch_.begin() + take);
+        }
         batch_.clear();
       }
       cv_.notify_all();

@@ -36,7 +36,8 @@ class PmSampler final : public RecordSource {
     // (COUNTER_DATA_FULL) and the thread evaluates and decodes again.
     uint32_t image_samples = 256;
     uint32_t decode_period_ms = 10;
-    // Samples held for the writer at most; more are counted as dropped.
+    // Metric values held for the writer at most (the writer drains every
+    // 200 ms); samples beyond are counted as dropped (pm_queue_full).
     size_t max_pending = 1u << 20;
     // How long Stop and DeviceGone wait for the thread.
     uint32_t shutdown_wait_ms = 2000;
@@ -66,7 +67,7 @@ class PmSampler final : public RecordSource {
     uint64_t samples = 0;           // evaluated and queued
     uint64_t overflows = 0;         // hardware-buffer overflow reports
     uint64_t dropped_overflow = 0;  // samples estimated lost to them
-    uint64_t dropped_queue = 0;     // over max_pending
+    uint64_t dropped_queue = 0;     // samples over max_pending
     uint64_t devices_sampling = 0;  // devices started
     uint64_t devices_failed = 0;    // devices that could not be sampled
   };

@@ -64,7 +64,8 @@ bool ExpandPmMetrics(const std::vector<std::string>& entries, std::vector<std::s
       std::string presets;
       for (const PmPreset& p : PmPresets())
         presets += (presets.empty() ? "" : ", ") + std::string(p.name);
-      *error = "'" + e + "' is neither a metric name nor a preset (" + presets + ")";
+      *error = "has '" + e + "', neither a metric name (unit__counter.rollup...) nor a preset (" +
+               presets + ")";
       return false;
     }
   }

@@ -24,7 +24,8 @@ const std::vector<PmPreset>& PmPresets();
 const PmPreset* FindPmPreset(std::string_view name);
 
 // Expands presets in place and drops repeats (first occurrence kept).
-// Returns false and sets *error (naming the entry) when an entry is neither a
+// Returns false and sets *error ("has 'x', neither ...", naming the entry,
+// to follow the variable's value) when an entry is neither a
 // preset nor shaped like a metric name (letters, digits, '_', '.', with the
 // "__" of unit__counter).
 bool ExpandPmMetrics(const std::vector<std::string>& entries, std::vector<std::string>* out,

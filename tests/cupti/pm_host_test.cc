@@ -114,7 +114,8 @@ TEST(PmMetrics, PresetsExpandInPlaceWithoutRepeats) {
   EXPECT_EQ(out[5], "lts__t_bytes.sum.per_second");
   EXPECT_FALSE(ExpandPmMetrics({"basic", "dram throughput"}, &out, &error));
   EXPECT_EQ(error,
-            "'dram throughput' is neither a metric name nor a preset (basic, compute, memory)");
+            "has 'dram throughput', neither a metric name (unit__counter.rollup...) nor a preset "
+            "(basic, compute, memory)");
 }
 
 }  // namespace

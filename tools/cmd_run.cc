@@ -43,6 +43,7 @@ struct RunArgs {
   std::string clock;
   std::string pm_metrics;
   std::string pm_interval;
+  std::string pm_buffer_size;
   bool preload = false;
   bool no_cuda = false;
   bool force_overwrite = false;
@@ -249,6 +250,7 @@ int RunCommand(const RunArgs& args) {
   SetIf("TRACER_PM_METRICS", args.pm_metrics);
   SetIf("TRACER_PM_INTERVAL_NS", args.pm_interval);
   if (args.force_overwrite) setenv("TRACER_FORCE_OVERWRITE", "1", 1);
+  SetIf("TRACER_PM_HW_BUFFER_SIZE", args.pm_buffer_size);
   setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
   if (args.no_cuda) {
     setenv("TRACER_CUDA", "0", 1);
@@ -340,6 +342,7 @@ const Registrar kRun{Command{
           "train.py\n"
           "  tracer run --force-overwrite -o run.trace -- ./app\n"
           "  tracer run --domains-exclude NCCL --preload ./app\n"
+          "  tracer run --pm-metrics basic -- python train.py   (GPU metrics per range)\n"
           "then: tracer report run.trace\n\n"
           "Many ranks: under torchrun, srun or mpirun (or around them) each process writes\n"
           "its own file. Its rank is RANK, else SLURM_PROCID / OMPI_COMM_WORLD_RANK /\n"
@@ -395,9 +398,24 @@ const Registrar kRun{Command{
                      "CUDA activity kinds: kernel,memcpy,memset,runtime,driver,sync,overhead,"
                      "graph (TRACER_ACTIVITIES, default all but graph)");
       sub.add_option("--pm-metrics", args->pm_metrics,
-                     "comma list of PM sampling metrics (TRACER_PM_METRICS)");
+                     "GPU hardware metrics sampled continuously with CUPTI PM sampling, as "
+                     "PmSample records on the trace's timeline (TRACER_PM_METRICS; default "
+                     "off): a comma list of metric names and presets. basic = SM active, "
+                     "DRAM throughput, tensor pipe active (% of peak); compute = GR active, SM "
+                     "active, IPC, tensor pipe active; memory = DRAM throughput, DRAM and L2 "
+                     "bytes/s. `tracer list-metrics --chip NAME` lists a chip's "
+                     "metrics; all must fit one pass. Needs compute capability 7.5+ and "
+                     "access to the performance counters (driver option "
+                     "NVreg_RestrictProfilingToAdminUsers=0, or root); any failure is one "
+                     "line and tracing goes on without samples");
       sub.add_option("--pm-interval", args->pm_interval,
-                     "PM sampling interval in ns (TRACER_PM_INTERVAL_NS)");
+                     "PM sampling interval in ns of GPU time, 1000 to 1000000000 "
+                     "(TRACER_PM_INTERVAL_NS, default 1000000: 1 ms)");
+      sub.add_option("--pm-buffer-size", args->pm_buffer_size,
+                     "PM sampling hardware buffer (device memory) per GPU, 1M to 4G, e.g. "
+                     "256M (TRACER_PM_HW_BUFFER_SIZE, default 128M); the tracer drains it "
+                     "every 10 ms; samples lost to a full buffer are counted as dropped "
+                     "(pm_hw_buffer_overflow)");
       sub.add_option("--log-level", args->log_level,
                      "error|warn|info|debug|off (TRACER_LOG_LEVEL, default warn)");
       sub.add_option("--fork", args->fork_mode,

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <initializer_list>
 
+#include "libtracer/capture/pm_metrics.h"
 #include "libtracer/core/status.h"
 
 namespace tracer {
@@ -454,10 +455,23 @@ Status ParseCuptiSettings(const GetEnvFn& get, Config* c) {
 }
 
 Status ParsePmSampling(const GetEnvFn& get, Config* c) {
-  if (const char* v = get("TRACER_PM_METRICS")) c->pm_metrics = SplitList(v);
+  if (const char* v = get("TRACER_PM_METRICS")) {
+    std::string why;
+    if (!ExpandPmMetrics(SplitList(v), &c->pm_metrics, &why)) {
+      return Status::Error(Bad("TRACER_PM_METRICS", v, why));
+    }
+  }
   if (const char* v = get("TRACER_PM_INTERVAL_NS")) {
-    if (!ParseUint(v, &c->pm_interval_ns) || c->pm_interval_ns < 1000) {
-      return Status::Error(Bad("TRACER_PM_INTERVAL_NS", v, "is not a number of ns >= 1000"));
+    if (!ParseUint(v, &c->pm_interval_ns) || c->pm_interval_ns < kMinPmIntervalNs ||
+        c->pm_interval_ns > kMaxPmIntervalNs) {
+      return Status::Error(
+          Bad("TRACER_PM_INTERVAL_NS", v, "is not a number of ns in [1000, 1000000000]"));
+    }
+  }
+  if (const char* v = get("TRACER_PM_HW_BUFFER_SIZE")) {
+    if (!ParseSize(v, &c->pm_hw_buffer_size) || c->pm_hw_buffer_size < kMinPmHwBufferSize ||
+        c->pm_hw_buffer_size > kMaxPmHwBufferSize) {
+      return Status::Error(Bad("TRACER_PM_HW_BUFFER_SIZE", v, "is not a size in [1M, 4G]"));
     }
   }
   return Status();
@@ -495,6 +509,7 @@ std::vector<std::pair<std::string, std::string>> EffectiveSettings(const Config&
       {"TRACER_CUDA", c.cuda ? "1" : "0"},
       {"TRACER_PM_METRICS", JoinList(c.pm_metrics)},
       {"TRACER_PM_INTERVAL_NS", std::to_string(c.pm_interval_ns)},
+      {"TRACER_PM_HW_BUFFER_SIZE", std::to_string(c.pm_hw_buffer_size)},
   };
 }
 

@@ -43,6 +43,17 @@ inline constexpr uint64_t kDefaultBufferLimit = uint64_t{512} << 20;  // all thr
 inline constexpr uint64_t kMinBufferLimit = uint64_t{64} << 10;
 inline constexpr uint64_t kMaxBufferLimit = uint64_t{64} << 30;
 
+// PM sampling: one sample per interval of GPU time, into a device-memory
+// buffer the sampler thread drains every few ms (pm_sampler.h). 1 ms and
+// 128 MiB: a 1 ms sample of three metrics is tens of bytes of hardware
+// buffer, so the buffer holds far more than one drain period.
+inline constexpr uint64_t kDefaultPmIntervalNs = 1000000;
+inline constexpr uint64_t kMinPmIntervalNs = 1000;
+inline constexpr uint64_t kMaxPmIntervalNs = 1000000000;
+inline constexpr uint64_t kDefaultPmHwBufferSize = uint64_t{128} << 20;
+inline constexpr uint64_t kMinPmHwBufferSize = uint64_t{1} << 20;
+inline constexpr uint64_t kMaxPmHwBufferSize = uint64_t{4} << 30;
+
 // The default TRACER_OUTPUT, and the default when a rank is known
 // (RankFromEnv): tracer-rank<R>-<pid>.trace.
 inline constexpr const char* kDefaultOutput = "tracer-%p.trace";
@@ -82,8 +93,11 @@ struct Config {
   uint64_t cupti_buffer_size = 8u << 20;     // TRACER_CUPTI_BUFFER_SIZE
   uint32_t cupti_buffer_count = 64;          // TRACER_CUPTI_BUFFER_COUNT
   bool cuda = true;                          // TRACER_CUDA
-  std::vector<std::string> pm_metrics;       // TRACER_PM_METRICS
-  uint64_t pm_interval_ns = 1000000;         // TRACER_PM_INTERVAL_NS
+  // TRACER_PM_METRICS: metric names and presets (pm_metrics.h), presets
+  // expanded; empty = PM sampling off.
+  std::vector<std::string> pm_metrics;
+  uint64_t pm_interval_ns = kDefaultPmIntervalNs;       // TRACER_PM_INTERVAL_NS
+  uint64_t pm_hw_buffer_size = kDefaultPmHwBufferSize;  // TRACER_PM_HW_BUFFER_SIZE
 
   // The effective configuration, key = variable name, for the stream header.
   std::vector<std::pair<std::string, std::string>> effective;

@@ -154,6 +154,11 @@ bool CuptiAdapter::Start() {
     r = api_->EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
     if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
   }
+  if (options_.on_context) {
+    r = api_->EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (r != CUPTI_SUCCESS && failed++ == 0) first_error = r;
+  }
   if (failed > 0) {
     // One line for the lot: the same cause fails them all.
     Fail("cuptiEnableCallback", first_error,
@@ -584,9 +589,18 @@ size_t CuptiAdapter::graph_entries() {
 
 void CuptiAdapter::HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
   switch (cbid) {
-    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
-      FlushFromCallback();
+    case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
+    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: {
+      const bool created = cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED;
+      if (options_.on_context) {
+        uint32_t device = 0;
+        if (api_->GetDeviceId(data.context, &device) == CUPTI_SUCCESS) {
+          options_.on_context(created, device);
+        }
+      }
+      if (!created) FlushFromCallback();
       return;
+    }
     case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING: {
       // The module's kernel names may be freed once this returns and their
       // addresses reused by a later module (the rule: CuptiDecoder::

@@ -54,6 +54,9 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
     // After a flush inside a callback: ask the writer to drain soon. Must not
     // block.
     std::function<void()> on_flushed;
+    // Contexts made (created = true) and about to be destroyed, by device
+    // index (the PM sampler's cue); null = context creation not subscribed.
+    std::function<void(bool created, uint32_t device)> on_context;
   };
 
   CuptiAdapter(CuptiApi* api, Options options);

@@ -6,6 +6,7 @@
 
 #include "libtracer/capture/cupti_adapter.h"
 #include "libtracer/capture/log.h"
+#include "libtracer/capture/pm_sampler.h"
 #include "libtracer/capture/session.h"
 #include "libtracer/cupti_api/real_cupti_api.h"
 
@@ -35,8 +36,36 @@ void StartOnce() {
   options.initially_open = session->capture_active();
   options.log = [](const std::string& line) { Log(LogLevel::kWarn, line); };
   options.on_profiler_active = [session](bool on) { session->SetProfilerActive(on); };
-  auto* adapter = new CuptiAdapter(api.release(), std::move(options));
-  if (!adapter->Start()) return;  // logged; the adapter stays inert
+  CuptiApi* raw_api = api.release();
+  PmSampler* sampler = nullptr;
+  if (!config.pm_metrics.empty()) {
+    PmSampler::Options pm;
+    pm.metrics = config.pm_metrics;
+    pm.interval_ns = config.pm_interval_ns;
+    pm.hw_buffer_size = config.pm_hw_buffer_size;
+    pm.log = [](const std::string& line) { Log(LogLevel::kWarn, line); };
+    sampler = new PmSampler(raw_api, std::move(pm));
+    if (sampler->Start()) {
+      options.on_context = [sampler](bool created, uint32_t device) {
+        if (created) {
+          sampler->DeviceSeen(device);
+        } else {
+          sampler->DeviceGone(device);
+        }
+      };
+    } else {
+      sampler = nullptr;  // logged; leaked like the adapter, never used
+    }
+  }
+  auto* adapter = new CuptiAdapter(raw_api, std::move(options));
+  if (!adapter->Start()) {  // logged; the adapter stays inert
+    if (sampler != nullptr) sampler->Stop();
+    return;
+  }
+  if (sampler != nullptr) {
+    session->AddSource(sampler);
+    session->AddShutdownHook([sampler] { sampler->Stop(); });
+  }
   session->AddSource(adapter);
   session->AddShutdownHook([adapter] { adapter->Stop(); });
   Log(LogLevel::kInfo, "CUPTI capture started");

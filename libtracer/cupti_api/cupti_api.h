@@ -6,6 +6,10 @@
 #pragma once
 
 #include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +53,46 @@ class CuptiApi {
 
   // Never null: cuptiGetResultString's text, or "CUPTI error <n>".
   virtual const char* ResultString(CUptiResult result) = 0;
+
+  // PM sampling (docs/cupti.md section 6): the profiler-host half (config
+  // images, metric lists, evaluation; works without a GPU) and the device
+  // half. Each takes CUPTI's own parameter struct. Not pure: a libcupti
+  // without them (or an in-process test double) answers NOT_SUPPORTED and
+  // only PM sampling is off.
+  virtual CUptiResult GetDeviceId(CUcontext context, uint32_t* device);
+  virtual CUptiResult ProfilerInitialize(CUpti_Profiler_Initialize_Params* p);
+  virtual CUptiResult ProfilerDeInitialize(CUpti_Profiler_DeInitialize_Params* p);
+  virtual CUptiResult ProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params* p);
+  virtual CUptiResult DeviceGetChipName(CUpti_Device_GetChipName_Params* p);
+  virtual CUptiResult ProfilerHostGetSupportedChips(
+      CUpti_Profiler_Host_GetSupportedChips_Params* p);
+  virtual CUptiResult ProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params* p);
+  virtual CUptiResult ProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p);
+  virtual CUptiResult ProfilerHostGetBaseMetrics(CUpti_Profiler_Host_GetBaseMetrics_Params* p);
+  virtual CUptiResult ProfilerHostGetSubMetrics(CUpti_Profiler_Host_GetSubMetrics_Params* p);
+  virtual CUptiResult ProfilerHostGetMetricProperties(
+      CUpti_Profiler_Host_GetMetricProperties_Params* p);
+  virtual CUptiResult ProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p);
+  virtual CUptiResult ProfilerHostGetConfigImageSize(
+      CUpti_Profiler_Host_GetConfigImageSize_Params* p);
+  virtual CUptiResult ProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p);
+  virtual CUptiResult ProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p);
+  virtual CUptiResult ProfilerHostEvaluateToGpuValues(
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params* p);
+  virtual CUptiResult PmSamplingGetCounterAvailability(
+      CUpti_PmSampling_GetCounterAvailability_Params* p);
+  virtual CUptiResult PmSamplingEnable(CUpti_PmSampling_Enable_Params* p);
+  virtual CUptiResult PmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params* p);
+  virtual CUptiResult PmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params* p);
+  virtual CUptiResult PmSamplingCounterDataImageInitialize(
+      CUpti_PmSampling_CounterDataImage_Initialize_Params* p);
+  virtual CUptiResult PmSamplingStart(CUpti_PmSampling_Start_Params* p);
+  virtual CUptiResult PmSamplingStop(CUpti_PmSampling_Stop_Params* p);
+  virtual CUptiResult PmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params* p);
+  virtual CUptiResult PmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params* p);
+  virtual CUptiResult PmSamplingCounterDataGetSampleInfo(
+      CUpti_PmSampling_CounterData_GetSampleInfo_Params* p);
+  virtual CUptiResult PmSamplingDisable(CUpti_PmSampling_Disable_Params* p);
 };
 
 // The first CUPTI API version whose activity structs match the ones this

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <vector>
 
+#include "libtracer/cupti_api/pm_functions.h"
+
 namespace tracer {
 
 struct RealCuptiApi::Table {
@@ -29,6 +31,11 @@ struct RealCuptiApi::Table {
   decltype(&cuptiGetGraphExecId) get_graph_exec_id = nullptr;
   decltype(&cuptiFinalize) finalize = nullptr;
   decltype(&cuptiGetResultString) get_result_string = nullptr;
+  // Optional: PM sampling only (NOT_SUPPORTED when this libcupti lacks them).
+  decltype(&cuptiGetDeviceId) get_device_id = nullptr;
+#define TRACER_PM_SLOT(method, symbol, Params) decltype(&symbol) method = nullptr;
+  TRACER_CUPTI_PM_FUNCTIONS(TRACER_PM_SLOT)
+#undef TRACER_PM_SLOT
 };
 
 namespace {
@@ -97,6 +104,11 @@ std::unique_ptr<RealCuptiApi> RealCuptiApi::Load(const std::string& path, std::s
   Resolve(handle, "cuptiGetResultString", &fn->get_result_string, &missing);
   std::string optional_missing;
   Resolve(handle, "cuptiSubscribe_v2", &fn->subscribe_v2, &optional_missing);
+  Resolve(handle, "cuptiGetDeviceId", &fn->get_device_id, &optional_missing);
+#define TRACER_PM_RESOLVE(method, symbol, Params) \
+  Resolve(handle, #symbol, &fn->method, &optional_missing);
+  TRACER_CUPTI_PM_FUNCTIONS(TRACER_PM_RESOLVE)
+#undef TRACER_PM_RESOLVE
   if (!missing.empty()) {
     *error = loaded + " lacks " + missing + " (CUPTI from CUDA 13 or later is required)";
     dlclose(handle);
@@ -190,6 +202,18 @@ CUptiResult RealCuptiApi::GetGraphExecId(CUgraphExec exec, uint32_t* id) {
   return fn_->get_graph_exec_id(exec, id);
 }
 CUptiResult RealCuptiApi::Finalize() { return fn_->finalize(); }
+
+CUptiResult RealCuptiApi::GetDeviceId(CUcontext context, uint32_t* device) {
+  if (fn_->get_device_id == nullptr) return CUPTI_ERROR_NOT_SUPPORTED;
+  return fn_->get_device_id(context, device);
+}
+#define TRACER_PM_FORWARD(method, symbol, Params)                 \
+  CUptiResult RealCuptiApi::method(Params* p) {                   \
+    if (fn_->method == nullptr) return CUPTI_ERROR_NOT_SUPPORTED; \
+    return fn_->method(p);                                        \
+  }
+TRACER_CUPTI_PM_FUNCTIONS(TRACER_PM_FORWARD)
+#undef TRACER_PM_FORWARD
 
 const char* RealCuptiApi::ResultString(CUptiResult result) {
   const char* text = nullptr;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "libtracer/cupti_api/cupti_api.h"
+#include "libtracer/cupti_api/pm_functions.h"
 
 namespace tracer {
 
@@ -51,6 +52,10 @@ class RealCuptiApi final : public CuptiApi {
   CUptiResult GetGraphExecId(CUgraphExec exec, uint32_t* id) override;
   CUptiResult Finalize() override;
   const char* ResultString(CUptiResult result) override;
+  CUptiResult GetDeviceId(CUcontext context, uint32_t* device) override;
+#define TRACER_PM_DECLARE(method, symbol, Params) CUptiResult method(Params* p) override;
+  TRACER_CUPTI_PM_FUNCTIONS(TRACER_PM_DECLARE)
+#undef TRACER_PM_DECLARE
 
   // Resolved entry points; public only so the loader in the .cc can fill them.
   struct Table;

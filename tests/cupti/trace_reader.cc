@@ -95,6 +95,7 @@ TraceContents ReadTrace(const std::string& path) {
     for (const auto& r : c.overheads()) t.overheads.push_back(r);
     for (const auto& r : c.graph_nodes()) t.graph_nodes.push_back(r);
     for (const auto& r : c.graph_launches()) t.graph_launches.push_back(r);
+    for (const auto& r : c.pm_samples()) t.pm_samples.push_back(r);
     for (const auto& r : c.counter_deltas()) t.counters[r.name()] += r.value();
     {
       const auto& k = c.kernels();

@@ -61,6 +61,7 @@ struct TraceContents {
   std::vector<proto::Overhead> overheads;
   std::vector<proto::GraphNodeSnapshot> graph_nodes;
   std::vector<proto::GraphLaunch> graph_launches;
+  std::vector<proto::PmSample> pm_samples;
   std::map<std::string, uint64_t> counters;  // counter deltas summed
 
   std::string RangeName(uint64_t range_id) const;

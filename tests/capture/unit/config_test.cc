@@ -46,7 +46,10 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_TRUE(c.cuda);
   EXPECT_TRUE(c.DomainEnabled("default"));
   // Every variable is listed in the header's effective configuration.
-  EXPECT_EQ(c.effective.size(), 20u);
+  EXPECT_EQ(c.effective.size(), 21u);
+  EXPECT_TRUE(c.pm_metrics.empty());  // PM sampling off
+  EXPECT_EQ(c.pm_interval_ns, 1000000u);
+  EXPECT_EQ(EffectiveValue(c, "TRACER_PM_HW_BUFFER_SIZE"), "134217728");
   EXPECT_EQ(EffectiveValue(c, "TRACER_CLOCK"), "auto");
   EXPECT_FALSE(c.force_overwrite);
   EXPECT_EQ(EffectiveValue(c, "TRACER_FORCE_OVERWRITE"), "0");
@@ -90,8 +93,9 @@ TEST(ConfigTest, ParsesEveryVariable) {
               {"TRACER_CUPTI_BUFFER_SIZE", "16M"},
               {"TRACER_CUPTI_BUFFER_COUNT", "8"},
               {"TRACER_CUDA", "0"},
-              {"TRACER_PM_METRICS", "sm__throughput,dram__bytes"},
-              {"TRACER_PM_INTERVAL_NS", "50000"}};
+              {"TRACER_PM_METRICS", "sm__throughput,dram__bytes, basic"},
+              {"TRACER_PM_INTERVAL_NS", "50000"},
+              {"TRACER_PM_HW_BUFFER_SIZE", "256M"}};
   ConfigResult r = ParseConfig(env.fn());
   ASSERT_TRUE(r.ok()) << r.error;
   const Config& c = r.config;
@@ -113,8 +117,14 @@ TEST(ConfigTest, ParsesEveryVariable) {
   EXPECT_EQ(c.cupti_buffer_size, 16u << 20);
   EXPECT_EQ(c.cupti_buffer_count, 8u);
   EXPECT_FALSE(c.cuda);
-  EXPECT_EQ(c.pm_metrics, (std::vector<std::string>{"sm__throughput", "dram__bytes"}));
+  // The preset expands in place (pm_metrics.h).
+  EXPECT_EQ(c.pm_metrics, (std::vector<std::string>{
+                              "sm__throughput", "dram__bytes",
+                              "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                              "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                              "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"}));
   EXPECT_EQ(c.pm_interval_ns, 50000u);
+  EXPECT_EQ(c.pm_hw_buffer_size, 256u << 20);
   EXPECT_EQ(EffectiveValue(c, "TRACER_DOMAINS_INCLUDE"), "a,b,default");
   EXPECT_EQ(EffectiveValue(c, "TRACER_FORK"), "none");
   EXPECT_EQ(EffectiveValue(c, "TRACER_CLOCK"), "monotonic");
@@ -200,6 +210,12 @@ TEST(ConfigTest, EveryBadValueNamesTheVariableAndValue) {
       {"TRACER_CUDA", "2", {}},
       {"TRACER_PM_INTERVAL_NS", "10", {}},
       {"TRACER_PM_INTERVAL_NS", "often", {}},
+      {"TRACER_PM_INTERVAL_NS", "2000000000", {}},
+      {"TRACER_PM_METRICS", "basic,sm active", {}},
+      {"TRACER_PM_METRICS", "fast", {}},
+      {"TRACER_PM_HW_BUFFER_SIZE", "4K", {}},
+      {"TRACER_PM_HW_BUFFER_SIZE", "8G", {}},
+      {"TRACER_PM_HW_BUFFER_SIZE", "big", {}},
   };
   for (const BadCase& c : cases) {
     FakeEnv env;

@@ -357,10 +357,10 @@ class Engine {
     WriteThreadRecord(&a, sizeof(a));
   }
 
-  void Resource(CUpti_CallbackId cbid, void* descriptor) {
+  void Resource(CUpti_CallbackId cbid, void* descriptor, CUcontext context = nullptr) {
     CUpti_ResourceData data;
     std::memset(&data, 0, sizeof(data));
-    data.context = FakeContext();
+    data.context = context != nullptr ? context : FakeContext();
     data.resourceDescriptor = descriptor;
     InvokeCallback(CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
   }
@@ -1037,6 +1037,45 @@ FAKE_EXPORT CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t* id) {
   *id = reinterpret_cast<fake_cupti::FakeNode*>(node)->id;
   return CUPTI_SUCCESS;
 }
+// Contexts: the default one is device 0's; fakeCuptiContextCreate makes one
+// per device (at most kFakeDevices).
+namespace fake_cupti {
+namespace {
+constexpr uint32_t kFakeDevices = 16;
+int device_context_tags[kFakeDevices];
+}  // namespace
+}  // namespace fake_cupti
+FAKE_EXPORT CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t* device) {
+  INJECT(cuptiGetDeviceId);
+  if (device == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (context == nullptr || context == E().FakeContext()) {
+    *device = 0;
+    return CUPTI_SUCCESS;
+  }
+  for (uint32_t i = 0; i < fake_cupti::kFakeDevices; ++i) {
+    if (context == reinterpret_cast<CUcontext>(&fake_cupti::device_context_tags[i])) {
+      *device = i;
+      return CUPTI_SUCCESS;
+    }
+  }
+  return CUPTI_ERROR_INVALID_CONTEXT;
+}
+FAKE_EXPORT void fakeCuptiContextCreate(uint32_t device) {
+  if (device >= fake_cupti::kFakeDevices) return;
+  E().Resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, nullptr,
+               reinterpret_cast<CUcontext>(&fake_cupti::device_context_tags[device]));
+}
+FAKE_EXPORT void fakeCuptiContextDestroyOn(uint32_t device) {
+  if (device >= fake_cupti::kFakeDevices) return;
+  E().CompleteAllOps();
+  E().Resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, nullptr,
+               reinterpret_cast<CUcontext>(&fake_cupti::device_context_tags[device]));
+}
+// Error injection for the PM half (fake_pm_sampling.cc).
+extern "C" __attribute__((visibility("hidden"))) CUptiResult fakeCuptiInjected(const char* fn) {
+  return E().Injected(fn);
+}
+
 FAKE_EXPORT CUptiResult cuptiFinalize(void) {
   INJECT(cuptiFinalize);
   return CUPTI_SUCCESS;
@@ -1062,6 +1101,13 @@ FAKE_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char** st
     NAME(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
     NAME(CUPTI_ERROR_MAX_LIMIT_REACHED)
     NAME(CUPTI_ERROR_UNKNOWN)
+    NAME(CUPTI_ERROR_OUT_OF_MEMORY)
+    NAME(CUPTI_ERROR_HARDWARE_BUSY)
+    NAME(CUPTI_ERROR_INVALID_DEVICE)
+    NAME(CUPTI_ERROR_INVALID_CONTEXT)
+    NAME(CUPTI_ERROR_INVALID_METRIC_NAME)
+    NAME(CUPTI_ERROR_INVALID_CHIP_NAME)
+    NAME(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED)
 #undef NAME
     default:
       *str = nullptr;

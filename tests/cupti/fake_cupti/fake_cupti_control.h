@@ -112,6 +112,34 @@ uint32_t fakeCuptiProfilerStart(void);
 uint32_t fakeCuptiProfilerStop(void);
 uint32_t fakeCuptiDeviceReset(void);
 void fakeCuptiContextDestroy(void);
+/* CUDA contexts per device: CONTEXT_CREATED / CONTEXT_DESTROY_STARTING with
+ * a context whose cuptiGetDeviceId is `device` (< 16). */
+void fakeCuptiContextCreate(uint32_t device);
+void fakeCuptiContextDestroyOn(uint32_t device);
+
+/* PM sampling, device half (fake_pm_sampling.cc). The host half
+ * (cuptiProfilerHost*: chips, metrics, config images, passes) is the real
+ * libcupti's, loaded from FAKE_CUPTI_REAL_LIBRARY (default: the toolkit's
+ * libcupti.so.13); evaluation of the fake's own counter-data images gives the
+ * scripted values. A device's chip (default GA102) and whether
+ * cuptiProfilerDeviceSupported calls it supported (architecture flag). */
+void fakeCuptiPmSetDevice(uint32_t device, const char* chip, int supported);
+/* The GPU's clock for PM sample times (the global timer: CLOCK_REALTIME). */
+uint64_t fakeCuptiPmGpuNow(void);
+/* One sample into the device's hardware buffer: [start, end] on the GPU
+ * clock, one value per configured metric, in the order the client passed
+ * them to cuptiPmSamplingGetCounterDataSize. */
+void fakeCuptiPmAddSample(uint32_t device, uint64_t start, uint64_t end, const double* values,
+                          size_t count);
+/* A keep-oldest overflow after the samples queued so far: the decode that
+ * reaches it returns CUPTI_ERROR_OUT_OF_MEMORY with overflow = 1. */
+void fakeCuptiPmOverflow(uint32_t device);
+/* The device's next cuptiPmSamplingDecodeData blocks `ms` (a hung driver). */
+void fakeCuptiPmStall(uint32_t device, uint32_t ms);
+/* Samples decoded so far, and whether the device is enabled / started. */
+uint64_t fakeCuptiPmDecodedSamples(uint32_t device);
+int fakeCuptiPmState(uint32_t device); /* bit 0 enabled, bit 1 started */
+
 /* Records CUPTI lost on its own (device buffer full). */
 void fakeCuptiAddDropped(uint64_t records);
 

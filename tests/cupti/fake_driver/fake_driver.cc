@@ -64,6 +64,14 @@ namespace {
   FN(fakeCuptiProfilerStop)               \
   FN(fakeCuptiDeviceReset)                \
   FN(fakeCuptiContextDestroy)             \
+  FN(fakeCuptiContextCreate)              \
+  FN(fakeCuptiContextDestroyOn)           \
+  FN(fakeCuptiPmSetDevice)                \
+  FN(fakeCuptiPmGpuNow)                   \
+  FN(fakeCuptiPmAddSample)                \
+  FN(fakeCuptiPmOverflow)                 \
+  FN(fakeCuptiPmState)                    \
+  FN(fakeCuptiPmStall)                    \
   FN(fakeCuptiAddDropped)
 
 // The fake libcupti's control API, resolved from the loaded library.
@@ -166,6 +174,7 @@ class Driver {
   int Execute(const Op& op, std::string* error) {
     const std::string& v = op.verb();
     if (v == "cupti") return Cupti(op, error);
+    if (v == "pm") return Pm(op, error);
     if (v == "init") {
       Init();
       return -1;
@@ -196,6 +205,51 @@ class Driver {
   void Finish() { threads_.clear(); }
 
  private:
+  // PM sampling's device half:
+  //   pm device 1 chip=GH100 supported=0
+  //   pm anchor          (the GPU clock's now, the global timer, for `at`)
+  //   pm sample device=0 at=200000 dur=1000000 values=12.5,40,3
+  //      (times in ns from the anchor, else from the GPU clock's now)
+  //   pm overflow device=0
+  //   pm stall device=0 ms=8000   (its next decode blocks that long)
+  //   pm wait device=0 state=started|stopped (at most 5 s)
+  int Pm(const Op& op, std::string* error) {
+    const std::string what = op.Word(1);
+    const auto device = static_cast<uint32_t>(op.Num("device", 0));
+    if (what == "device") {
+      c_.fakeCuptiPmSetDevice(static_cast<uint32_t>(std::atoi(op.Word(2).c_str())),
+                              op.Has("chip") ? op.Str("chip", "").c_str() : nullptr,
+                              static_cast<int>(op.Num("supported", 1)));
+    } else if (what == "anchor") {
+      anchor_ = c_.fakeCuptiPmGpuNow();
+    } else if (what == "sample") {
+      std::vector<double> values;
+      std::string list = op.Str("values", "");
+      for (size_t at = 0; at < list.size();) {
+        size_t comma = list.find(',', at);
+        if (comma == std::string::npos) comma = list.size();
+        values.push_back(std::atof(list.substr(at, comma - at).c_str()));
+        at = comma + 1;
+      }
+      const uint64_t start = (anchor_ != 0 ? anchor_ : c_.fakeCuptiPmGpuNow()) + op.Num("at", 0);
+      c_.fakeCuptiPmAddSample(device, start, start + op.Num("dur", 1000000), values.data(),
+                              values.size());
+    } else if (what == "overflow") {
+      c_.fakeCuptiPmOverflow(device);
+    } else if (what == "stall") {  // pm stall device=0 ms=8000
+      c_.fakeCuptiPmStall(device, static_cast<uint32_t>(op.Num("ms", 1000)));
+    } else if (what == "wait") {
+      const int want = op.Str("state", "started") == "started" ? 2 : 0;
+      for (int i = 0; i < 500 && (c_.fakeCuptiPmState(device) & 2) != want; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    } else {
+      *error = "unknown pm command '" + what + "'";
+      return 2;
+    }
+    return -1;
+  }
+
   int Cupti(const Op& op, std::string* error) {
     const std::string what = op.Word(1);
     if (what == "error") {  // cupti error cuptiActivityEnable=35
@@ -342,8 +396,14 @@ class Driver {
       }
     } else if (v == "device") {
       c_.fakeCuptiDeviceReset();
-    } else if (v == "context") {
-      c_.fakeCuptiContextDestroy();
+    } else if (v == "context") {  // context [create|destroy device=N]
+      if (op.Word(1) == "create") {
+        c_.fakeCuptiContextCreate(static_cast<uint32_t>(op.Num("device", 0)));
+      } else if (op.Has("device")) {
+        c_.fakeCuptiContextDestroyOn(static_cast<uint32_t>(op.Num("device", 0)));
+      } else {
+        c_.fakeCuptiContextDestroy();
+      }
     } else {
       *error = "cannot run '" + v + "' on a thread";
       return false;
@@ -427,6 +487,7 @@ class Driver {
 
   const Control& c_;
   bool initialized_ = false;
+  uint64_t anchor_ = 0;  // pm anchor: GPU-clock time `pm sample at=` counts from
   std::map<int, std::unique_ptr<ScriptThread>> threads_;
   std::mutex ranges_mu_;
   std::map<std::string, nvtxRangeId_t> ranges_;

@@ -20,7 +20,7 @@ bool ParseScenario(const std::string& text, std::vector<Op>* ops, std::string* e
   static const std::set<std::string> kVerbs = {
       "init",    "cupti",  "push",   "pop",  "start",   "end",   "mark",     "name",
       "launch",  "memcpy", "memset", "api",  "sync",    "graph", "profiler", "device",
-      "context", "sleep",  "storm",  "exit", "capture", "module"};
+      "context", "sleep",  "storm",  "exit", "capture", "module", "pm"};
   std::istringstream in(text);
   std::string raw;
   int line_no = 0;

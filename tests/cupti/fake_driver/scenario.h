@@ -19,6 +19,13 @@
 //   capture begin stream=7            capture end g2 stream=7
 //   module load m1 kernel=k           launch runtime module=m1   module unload m1
 //   sync                              cudaDeviceSynchronize
+//   context create device=1           a CUDA context on device 1 (CONTEXT_CREATED)
+//   context destroy device=1          its CONTEXT_DESTROY_STARTING
+//   pm device 1 chip=GH100 supported=1  PM sampling's device half (fake_pm_sampling.cc)
+//   pm anchor                         pm sample at=NS counts from the GPU clock now
+//   pm sample device=0 at=0 dur=1000000 values=12.5,40,3
+//   pm overflow device=0              pm stall device=0 ms=8000
+//   pm wait device=0 state=started    until the tracer started sampling (5 s at most)
 //   exit 0
 //
 // Parsing is separate from running so that a bad script is one clear error

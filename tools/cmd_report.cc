@@ -18,6 +18,7 @@
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/reports/report_tables.h"
 #include "libtracer/analysis/tables/core_tables.h"
+#include "libtracer/analysis/tables/metrics_table.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
 #include "libtracer/analysis/tables/table_util.h"
@@ -39,6 +40,8 @@ Examples:
   tracer report rank0.trace rank1.trace --by-process
   tracer report run.trace --table all --format csv -o report.csv
   tracer report run.trace --groups peft        default tables + the groups table
+  tracer report run.trace --table metrics --groups mlora --by layer_id
+                                               PM metrics per range, kernel and group
   tracer report nsys_export.sqlite --main-thread off   (nsys-identical attribution)
 
 Tables (--table, comma separated, or 'all'):
@@ -402,7 +405,7 @@ int RunReport(ReportArgs args) {
         !analysis::reports::IsExtraTable(t)) {
       return Fail("--table: unknown table '" + t +
                   "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
-                  "timeline, phases, categories, gaps, top, ranks, comm, all)");
+                  "timeline, phases, categories, gaps, top, ranks, comm, metrics, all)");
     }
     tables.push_back(t);
   }
@@ -464,6 +467,7 @@ int RunReport(ReportArgs args) {
     if (kernels) tables.insert(tables.end(), {"kernels", "gpu"});
     if (memory) tables.push_back("memory");
     if (api) tables.push_back("api");
+    if (analysis::HasPmSamples(trace)) tables.push_back("metrics");
     if (add_groups) tables.push_back("groups");
   }
 
@@ -509,8 +513,8 @@ const Registrar kReport{Command{
           "--table,-t", args->tables,
           "Tables, comma separated: summary,ranges,kernels,range-kernels,gpu,memory,"
           "api or all (the core tables); groups (--groups alone adds it), timeline, phases, "
-          "categories, gaps, top (default: summary,ranges + GPU tables when the "
-          "trace has GPU data)");
+          "categories, gaps, top, ranks, comm, metrics (default: summary,ranges + GPU tables when "
+          "the trace has GPU data, + metrics when it has PM samples)");
       sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
       sub.add_option("--top", args->top, "Keep the first N rows of each table (0 = all)");
       sub.add_option("--sort", args->sort, "Row order: total (default), count, avg or name");

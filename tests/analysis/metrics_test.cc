@@ -367,6 +367,21 @@ TEST(MetricsTest, SqliteExportInNsysGpuMetricsShape) {
       {"0", "sm", "1", "50", "1000", "2000"},
       {"1", "dram", "3", "610", "1000", "6000"}};
   EXPECT_EQ(rows, expected);
+  // `tracer export --format sqlite` adds the metrics tables beside it:
+  // TRACER_METRICS holds r's dram row (mean 40, as derived above).
+  const std::string trace_path = b.WriteTemp("export_metrics.trace");
+  const auto run =
+      testing::RunTracerCli("export " + trace_path + " --format sqlite -o " + path, false);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Query(path,
+                  "SELECT mean, coverage_pct FROM TRACER_METRICS WHERE range = 'r' AND "
+                  "metric = 'dram'"),
+            (std::vector<std::vector<std::string>>{{"40.0", "100.0"}}));
+  EXPECT_EQ(Query(path, "SELECT COUNT(*) FROM TRACER_KERNEL_METRICS"),
+            (std::vector<std::vector<std::string>>{{"4"}}));
+  EXPECT_EQ(Query(path, "SELECT COUNT(*) FROM GPU_METRICS"),
+            (std::vector<std::vector<std::string>>{{"6"}}));
+  std::remove(trace_path.c_str());
   // Without samples the tables are not created (as nsys without GPU metrics).
   TraceFileBuilder none(100);
   testing::BuildScenario(&none);

@@ -31,6 +31,7 @@ Examples:
   tracer diff a.trace b.trace --groups lora.groups --by layer_id
   tracer diff before.trace after.trace --table kernels --format csv
   tracer diff a.trace b.trace --filter '^f_lora' --top 10   the 10 largest changes
+  tracer diff a.trace b.trace --table group-metrics --groups mlora   PM metrics per group
 
 Tables:
   ranges    key: range name (and domain); compares instances, CPU total, GPU
@@ -38,6 +39,11 @@ Tables:
   groups    key: group (and --by keys); compares instances, CPU, GPU
             projected, GPU busy, kernel time (see `tracer report --help`).
   kernels   key: kernel name; compares count and total time.
+  metrics   key: range name (and domain) and PM metric; compares the
+            time-weighted mean, coverage, samples and GPU span (definitions:
+            `tracer report --help`, metrics).
+  kernel-metrics  the same per kernel name and metric.
+  group-metrics   the same per group (--groups, --by keys) and metric.
 
 --groups NAME|FILE: a groups file, or the name of a shipped one (mlora, peft;
 installed in share/tracer/groups); it makes groups the default table.
@@ -89,7 +95,24 @@ bool Load(const std::string& path, const analysis::RangeNameRules& names, analys
   return true;
 }
 
+// metrics, kernel-metrics, group-metrics: one of the tables --table metrics
+// builds in tracer report.
+StatusOr<analysis::Table> MetricsSide(const analysis::AnalyzedTrace& analyzed,
+                                      const DiffArgs& args) {
+  auto extra = args.extra;
+  if (args.table != "group-metrics") extra.groups_file.clear();
+  auto tables = analysis::reports::BuildExtraTables(analyzed, {"metrics"}, extra);
+  if (!tables.ok()) return tables.status();
+  for (analysis::Table& t : *tables) {
+    if (t.name == args.table) return std::move(t);
+  }
+  return Status::Error("no table " + args.table);
+}
+
 StatusOr<analysis::Table> BuildSide(const analysis::AnalyzedTrace& analyzed, const DiffArgs& args) {
+  if (args.table == "metrics" || args.table == "kernel-metrics" || args.table == "group-metrics") {
+    return MetricsSide(analyzed, args);
+  }
   if (args.table == "groups") {
     auto tables = analysis::reports::BuildExtraTables(analyzed, {"groups"}, args.extra);
     if (!tables.ok()) return tables.status();
@@ -125,8 +148,21 @@ int RunDiff(DiffArgs args) {
       spec.keys.push_back(std::move(k));
     }
     spec.values = {"instances", "cpu_ns", "gpu_proj_ns", "gpu_busy_ns", "kernel_ns"};
+  } else if (args.table == "metrics") {
+    spec = {{"domain", "range", "metric"}, {"mean", "coverage_pct", "samples", "span_ns"}};
+  } else if (args.table == "kernel-metrics") {
+    spec = {{"kernel", "full_name", "metric"}, {"mean", "coverage_pct", "samples", "span_ns"}};
+  } else if (args.table == "group-metrics") {
+    if (args.extra.groups_file.empty()) return Fail("--table group-metrics needs --groups FILE");
+    spec.keys = {"group"};
+    for (std::string& k : analysis::reports::SplitComma(args.extra.by)) {
+      spec.keys.push_back(std::move(k));
+    }
+    spec.keys.push_back("metric");
+    spec.values = {"mean", "coverage_pct", "samples", "span_ns"};
   } else {
-    return Fail("--table: unknown table '" + args.table + "' (ranges, groups, kernels)");
+    return Fail("--table: unknown table '" + args.table +
+                "' (ranges, groups, kernels, metrics, kernel-metrics, group-metrics)");
   }
   analysis::reports::RowSelection selection;
   selection.report.top = args.top;
@@ -197,7 +233,8 @@ const Registrar kDiff{Command{
       auto args = std::make_shared<DiffArgs>();
       sub.add_option("A", args->a, "Baseline trace")->required();
       sub.add_option("B", args->b, "Trace compared with A")->required();
-      sub.add_option("--table,-t", args->table, "ranges (default), groups or kernels");
+      sub.add_option("--table,-t", args->table,
+                     "ranges (default), groups, kernels, metrics, kernel-metrics or group-metrics");
       sub.add_option("--groups", args->extra.groups_file,
                      "Groups file or shipped name (mlora, peft); alone, it shows the groups table");
       sub.add_option("--by", args->extra.by,

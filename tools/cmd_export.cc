@@ -13,6 +13,7 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/tables/metrics_table.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
 #include "tools/groups_files.h"
@@ -86,11 +87,16 @@ int RunExport(ExportArgs args) {
   if (LoadInputs("export", args.files, &trace) == 0) return Fail("nothing could be read");
   analysis::NormalizeRangeNames(&trace, names);
   std::vector<analysis::Table> tables;
-  if (!args.extra.groups_file.empty()) {
+  // The groups table with --groups; the metrics tables (per range, kernel,
+  // and group with --groups) when the trace holds PM samples.
+  std::vector<std::string> names_wanted;
+  if (!args.extra.groups_file.empty()) names_wanted.push_back("groups");
+  if (analysis::HasPmSamples(trace)) names_wanted.push_back("metrics");
+  if (!names_wanted.empty()) {
     const analysis::AnalyzedTrace analyzed(trace, {});
-    auto groups = analysis::reports::BuildExtraTables(analyzed, {"groups"}, args.extra);
-    if (!groups.ok()) return Fail("error: " + groups.status().message());
-    tables = std::move(*groups);
+    auto built = analysis::reports::BuildExtraTables(analyzed, names_wanted, args.extra);
+    if (!built.ok()) return Fail("error: " + built.status().message());
+    tables = std::move(*built);
   }
   std::string output = args.output;
   if (output.empty()) {
@@ -141,6 +147,13 @@ const Registrar kExport{Command{
           "  tracer export rank0.trace rank1.trace -o both.json\n"
           "  tracer export run.trace --format csv --groups peft   (adds groups.csv)\n"
           "  tracer export rank*.trace --format parquet -o job_parquet\n"
+          "\nPM samples (tracer run --pm-metrics): Chrome counter tracks, one per device and\n"
+          "metric on the device's GPU process; SQLite GPU_METRICS(timestamp, typeId, metricId,\n"
+          "value, endTimestamp) + TARGET_INFO_GPU_METRICS(typeId, sourceId, typeName, metricId,\n"
+          "metricName) as nsys writes them (device = typeId & 0xFF; endTimestamp is ours).\n"
+          "The metrics tables (tracer report --table metrics) are added too: SQLite\n"
+          "TRACER_METRICS, TRACER_KERNEL_METRICS (+ TRACER_GROUP_METRICS with --groups), CSV\n"
+          "metrics.csv ..., Chrome tracerTables.\n"
           "\nRange names are normalized as in `tracer report` (see its --help); the "
           "recorded\nname of a renamed range is kept: SQLite TRACER_NVTX_RAW_TEXT, Chrome "
           "args.raw_name.\n";

@@ -20,6 +20,7 @@
 #include "libtracer/analysis/reports/report_tables.h"
 #include "libtracer/analysis/reports/row_selection.h"
 #include "libtracer/analysis/tables/core_tables.h"
+#include "libtracer/analysis/tables/metrics_table.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
 #include "libtracer/analysis/tables/table_util.h"
@@ -41,6 +42,8 @@ Examples:
   tracer report rank0.trace rank1.trace --by-process
   tracer report run.trace --table all --format csv -o report_csv   (report_csv/<table>.csv)
   tracer report run.trace --groups peft        default tables + the groups table
+  tracer report run.trace --table metrics --groups mlora --by layer_id
+                                               PM metrics per range, kernel and group
   tracer report nsys_export.sqlite --main-thread off   (nsys-identical attribution)
 
 Tables (--table, comma separated, or 'all'):
@@ -460,7 +463,7 @@ int RunReport(ReportArgs args) {
         !analysis::reports::IsExtraTable(t)) {
       return Fail("--table: unknown table '" + t +
                   "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
-                  "timeline, phases, categories, gaps, top, ranks, comm, all)");
+                  "timeline, phases, categories, gaps, top, ranks, comm, metrics, all)");
     }
     tables.push_back(t);
   }
@@ -528,6 +531,7 @@ int RunReport(ReportArgs args) {
     if (kernels) tables.insert(tables.end(), {"kernels", "gpu"});
     if (memory) tables.push_back("memory");
     if (api) tables.push_back("api");
+    if (analysis::HasPmSamples(trace)) tables.push_back("metrics");
     if (add_groups) tables.push_back("groups");
   }
   // The page's bars need the groups or the ranges table.
@@ -604,8 +608,8 @@ const Registrar kReport{Command{
           "--table,-t", args->tables,
           "Tables, comma separated: summary,ranges,kernels,range-kernels,gpu,memory,"
           "api or all (the core tables); groups (--groups alone adds it), timeline, phases, "
-          "categories, gaps, top (default: summary,ranges + GPU tables when the "
-          "trace has GPU data)");
+          "categories, gaps, top, ranks, comm, metrics (default: summary,ranges + GPU tables when "
+          "the trace has GPU data, + metrics when it has PM samples)");
       sub.add_option("--format,-f", args->format,
                      "text (default), csv, md, json, or html (a page with charts, see below)");
       sub.add_option("--top", args->top,

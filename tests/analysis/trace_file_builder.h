@@ -111,6 +111,18 @@ class TraceFileBuilder {
                      uint64_t time) {
     b_.AddGraphNode({graph, node, range_id, thread, time});
   }
+  // A PM sample as the capture writes it: one metric's value over
+  // [start, end) on a device.
+  void PmSample(const std::string& metric, uint32_t device, uint64_t start, uint64_t end,
+                double value) {
+    PmSampleRecord r;
+    r.start_ns = start;
+    r.end_ns = end;
+    r.device = device;
+    r.metric = Str(metric);
+    r.value = value;
+    b_.AddPmSample(r);
+  }
   void Counter(const std::string& name, uint64_t delta) { b_.AddCounterDelta(name, delta); }
   void Footer(const FooterInfo& f) { b_.SetFooter(f); }
   ChunkBuilder& builder() { return b_; }

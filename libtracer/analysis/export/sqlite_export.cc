@@ -3,10 +3,14 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <set>
+#include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/tables/demangle.h"
@@ -491,6 +495,58 @@ bool ProcessWriter::WriteNvtx() {
   return true;
 }
 
+// PM samples in nsys's GPU_METRICS shape: one row per sample at its start,
+// the metric by id (TARGET_INFO_GPU_METRICS names it), typeId's low byte the
+// device as nsys encodes it, the bits above it the process's index in the
+// export (nsys has one process); endTimestamp (the sample's end) is ours.
+// Created only when the trace holds samples, as nsys does with GPU metrics.
+constexpr const char* kGpuMetricsSchema = R"SQL(
+CREATE TABLE GPU_METRICS (
+    timestamp INTEGER, typeId INTEGER NOT NULL, metricId INTEGER NOT NULL,
+    value INTEGER NOT NULL, endTimestamp INTEGER);
+CREATE TABLE TARGET_INFO_GPU_METRICS (
+    typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, typeName TEXT NOT NULL,
+    metricId INTEGER NOT NULL, metricName TEXT NOT NULL);
+)SQL";
+
+bool WriteGpuMetrics(Writer& w, const Trace& trace) {
+  bool any = false;
+  for (const ProcessTrace& p : trace.processes) any |= !p.pm_samples.empty();
+  if (!any) return true;
+  if (!w.Exec(kGpuMetricsSchema)) return false;
+  sqlite3_stmt* s = w.Prepare("INSERT INTO GPU_METRICS VALUES (?, ?, ?, ?, ?)");
+  sqlite3_stmt* info = w.Prepare("INSERT INTO TARGET_INFO_GPU_METRICS VALUES (?, 0, ?, ?, ?)");
+  if (!s || !info) return false;
+  std::unordered_map<uint32_t, int64_t> metric_ids;  // string id -> metricId
+  std::set<std::pair<int64_t, int64_t>> described;   // (typeId, metricId)
+  for (size_t pi = 0; pi < trace.processes.size(); ++pi) {
+    const ProcessTrace& p = trace.processes[pi];
+    for (const PmSampleRecord& r : p.pm_samples) {
+      if (std::isnan(r.value)) continue;  // SQLite stores NaN as NULL; value is NOT NULL
+      const int64_t metric =
+          metric_ids.emplace(r.metric, static_cast<int64_t>(metric_ids.size())).first->second;
+      const int64_t type = static_cast<int64_t>(pi << 8) | (r.device & 0xFF);
+      if (described.insert({type, metric}).second) {
+        const std::string type_name = "CUPTI PM sampling, GPU " + std::to_string(r.device) +
+                                      ", pid " + std::to_string(p.header.pid);
+        const std::string_view name = trace.strings.Get(r.metric);
+        sqlite3_bind_int64(info, 1, type);
+        sqlite3_bind_text(info, 2, type_name.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(info, 3, metric);
+        sqlite3_bind_text(info, 4, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+        if (!w.Step(info)) return false;
+      }
+      sqlite3_bind_int64(s, 1, static_cast<int64_t>(r.start_ns));
+      sqlite3_bind_int64(s, 2, type);
+      sqlite3_bind_int64(s, 3, metric);
+      sqlite3_bind_double(s, 4, r.value);
+      sqlite3_bind_int64(s, 5, static_cast<int64_t>(r.end_ns));
+      if (!w.Step(s)) return false;
+    }
+  }
+  return true;
+}
+
 bool WriteProcess(Writer& w, const Trace& trace, const ProcessTrace& p,
                   std::unordered_map<uint32_t, std::array<int64_t, 3>>* kernel_names) {
   ProcessWriter pw(w, trace, p, kernel_names);
@@ -520,6 +576,7 @@ bool WriteSqlite(const Trace& trace, const std::string& path, std::string* error
       kernel_names.clear();
       ok = WriteProcess(w, trace, trace.processes[i], &kernel_names);
     }
+    ok = ok && WriteGpuMetrics(w, trace);
     if (ok && !trace.processes.empty()) {
       const HeaderInfo& h = trace.processes.front().header;
       sqlite3_stmt* s = w.Prepare("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, ?, ?, ?)");

@@ -330,4 +330,33 @@ StatusOr<Table> GroupsTable(const ReportModel& model, const std::vector<GroupRul
   return t;
 }
 
+StatusOr<std::vector<GroupMembers>> GroupRowMembers(const ReportModel& model,
+                                                    const std::vector<GroupRule>& rules,
+                                                    const GroupsOptions& options) {
+  std::map<RowKey, Row> rows;
+  Unmatched unmatched;
+  if (Status s = AssignRows(model, rules, options, CollectNames(model), &rows, &unmatched);
+      !s.ok()) {
+    return s;
+  }
+  const auto& ranges = model.ranges();
+  std::vector<uint32_t> stamp(ranges.size(), 0);
+  uint32_t current = 0;
+  std::vector<GroupMembers> out;
+  for (const auto& [key, row] : rows) {
+    ++current;
+    for (uint32_t r : row.instances) stamp[r] = current;
+    GroupMembers m{key.group, key.by, {}};
+    for (uint32_t r : row.instances) {
+      bool nested = false;
+      for (int32_t a = ranges[r].parent; a >= 0 && !nested; a = ranges[a].parent) {
+        nested = stamp[a] == current;
+      }
+      if (!nested) m.instances.push_back(r);
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 }  // namespace tracer::analysis::reports

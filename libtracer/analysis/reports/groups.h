@@ -39,4 +39,16 @@ struct GroupsOptions {
 StatusOr<Table> GroupsTable(const ReportModel& model, const std::vector<GroupRule>& rules,
                             const GroupsOptions& options = {});
 
+// The rows of GroupsTable in its order, each with the member instances it
+// counts (ReportModel indexes; a member nested in another member of the same
+// row is left out: its time is inside its ancestor's). The same errors.
+struct GroupMembers {
+  std::string group;
+  std::vector<std::string> by;  // values of GroupsOptions::by
+  std::vector<uint32_t> instances;
+};
+StatusOr<std::vector<GroupMembers>> GroupRowMembers(const ReportModel& model,
+                                                    const std::vector<GroupRule>& rules,
+                                                    const GroupsOptions& options = {});
+
 }  // namespace tracer::analysis::reports

@@ -9,12 +9,14 @@
 #include "libtracer/analysis/reports/comm_compute.h"
 #include "libtracer/analysis/reports/cross_rank.h"
 #include "libtracer/analysis/reports/gaps.h"
+#include "libtracer/analysis/reports/group_metrics.h"
 #include "libtracer/analysis/reports/groups.h"
 #include "libtracer/analysis/reports/phases.h"
 #include "libtracer/analysis/reports/regex_rules.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/reports/timeline.h"
 #include "libtracer/analysis/reports/top.h"
+#include "libtracer/analysis/tables/metrics_table.h"
 
 namespace tracer::analysis::reports {
 
@@ -29,8 +31,8 @@ std::vector<std::string> SplitComma(const std::string& s) {
 }
 
 const std::vector<std::string>& ExtraTableNames() {
-  static const std::vector<std::string> kNames = {"groups", "timeline", "phases", "categories",
-                                                  "gaps",   "top",      "ranks",  "comm"};
+  static const std::vector<std::string> kNames = {
+      "groups", "timeline", "phases", "categories", "gaps", "top", "ranks", "comm", "metrics"};
   return kNames;
 }
 
@@ -50,6 +52,22 @@ StatusOr<Table> BuildGroupsTable(const ReportModel& model, const ExtraTableOptio
   GroupsOptions g;
   g.by = SplitComma(options.by);
   return GroupsTable(model, *rules, g);
+}
+
+// metrics: per range and per kernel, + per group with --groups.
+StatusOr<std::vector<Table>> BuildMetricsTables(const AnalyzedTrace& analyzed,
+                                                const ReportModel& model,
+                                                const ExtraTableOptions& options) {
+  std::vector<Table> out = MetricsTables(analyzed, options.report);
+  if (options.groups_file.empty()) return out;
+  auto rules = ParseGroupRules(ReadTextFile(options.groups_file), options.groups_file);
+  if (!rules.ok()) return rules.status();
+  GroupsOptions g;
+  g.by = SplitComma(options.by);
+  auto groups = GroupMetricsTable(analyzed, model, *rules, g);
+  if (!groups.ok()) return groups.status();
+  out.push_back(std::move(groups).value());
+  return out;
 }
 
 // The tables whose builders still throw on bad options or files; caught at
@@ -96,6 +114,10 @@ StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
         auto table = BuildGroupsTable(model, options);
         if (!table.ok()) return table.status();
         out.push_back(std::move(table).value());
+      } else if (name == "metrics") {
+        auto tables = BuildMetricsTables(analyzed, model, options);
+        if (!tables.ok()) return tables.status();
+        for (Table& t : *tables) out.push_back(std::move(t));
       } else {
         for (Table& t : BuildThrowingTable(analyzed, model, name, options))
           out.push_back(std::move(t));
@@ -109,7 +131,7 @@ StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
 
 std::string_view ExtraTablesHelp() {
   return R"(
-More tables (--table groups,timeline,phases,categories,gaps,top,ranks,comm):
+More tables (--table groups,timeline,phases,categories,gaps,top,ranks,comm,metrics):
   groups         sums over range names from a groups file (--groups FILE, or
                  the name of a shipped one: mlora, peft (tracer.torch.annotate
                  names of a peft model), installed in share/tracer/groups; the
@@ -146,6 +168,24 @@ More tables (--table groups,timeline,phases,categories,gaps,top,ranks,comm):
                  range (Holistic Trace Analysis definitions): GPU span, busy,
                  idle, computation, communication (NCCL kernels), their
                  overlap, memcpy/memset time.
+  metrics        PM sampling metrics (tracer run --pm-metrics): per range name
+                 and metric, and per kernel name and metric (+ per group with
+                 --groups, --by keys apart; --by rank per process): GPU span,
+                 samples, time-weighted mean, min, max, coverage. Shown by
+                 default when the trace holds PM samples. A sample holds one
+                 metric's value over [start, end) for a whole device.
+                 GPU span: per range instance and device, first op start to
+                 last op end over its ops on that device's streams (streams
+                 running at once are one span; children included), summed
+                 over instances and devices; per kernel, its executions.
+                 Mean: sum(value x overlap) / sum(overlap) over the samples of
+                 the span's own device, so a sample straddling a span edge
+                 counts by its overlap and a range shorter than one sample
+                 takes that sample's value. Coverage: overlap / GPU span (a
+                 device where the metric was not sampled counts as
+                 uncovered). Samples: (span, sample) pairs that overlap.
+                 Concurrent kernels on one device each take the sample's
+                 full value (PM sampling does not split a device).
 )";
 }
 

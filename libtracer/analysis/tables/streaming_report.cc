@@ -79,10 +79,13 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
   std::optional<RangeNameMapper> mapper;
   if (names != nullptr) mapper.emplace(*names, &trace.strings);
   ProcessTrace renamed;  // a frame whose range names change; reused
+  const std::string* current_path = nullptr;
+  std::string pm_path;  // the first input with PM samples
   auto add_batch = [&](StreamAggregator& aggregator, const ProcessTrace& batch) {
     result.has_kernels |= !batch.kernels.empty();
     result.has_api |= !batch.api_calls.empty();
     result.has_memory |= !batch.memcpys.empty() || !batch.memsets.empty();
+    if (!batch.pm_samples.empty() && pm_path.empty()) pm_path = *current_path;
     // The readers hand out their own frame read-only: a frame with names to
     // change is copied (into storage reused from frame to frame).
     const bool rename =
@@ -97,6 +100,7 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     aggregator.AddBatch(renamed);
   };
   for (const StreamingInput& in : inputs) {
+    current_path = &in.path;
     const bool nsys = IsNsysExport(in.path);
     if (nsys || IsKinetoTrace(in.path)) {
       // An import: its streaming importer hands out processes one after
@@ -179,6 +183,18 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
   if (result.files_read == 0) return result;
 
   std::vector<std::string> chosen = tables;
+  result.has_pm_samples = !pm_path.empty();
+  if (chosen.empty() && result.has_pm_samples) {
+    // The default tables of such an input include metrics, which attribute
+    // each sample to the GPU spans of every range instance it overlaps: the
+    // samples can come anywhere in the file, before or after the instances
+    // they overlap, so the bounded path would hold either all samples or all
+    // spans. The whole-trace path computes it (the caller reads whole).
+    result.inexact.push_back(pm_path +
+                             ": it holds PM samples, and the metrics table shown for them is "
+                             "computed from the whole trace");
+    return result;
+  }
   if (chosen.empty()) {
     chosen = {"summary", "ranges"};
     if (result.has_kernels) chosen.insert(chosen.end(), {"kernels", "gpu"});

@@ -51,7 +51,7 @@ struct StreamingResult {
   std::vector<std::string> errors;    // files that could not be read at all
   size_t files_read = 0;
   size_t processes_selected = 0;  // processes aggregated (after --rank / --pid)
-  bool has_kernels = false, has_api = false, has_memory = false;
+  bool has_kernels = false, has_api = false, has_memory = false, has_pm_samples = false;
   uint64_t peak_nodes = 0, peak_pending_launches = 0;  // largest over the files
   // One line per file whose tables would differ from the whole-trace path's
   // ("path: reason"); when not empty, `tables` must not be shown.

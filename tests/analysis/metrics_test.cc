@@ -370,8 +370,8 @@ TEST(MetricsTest, SqliteExportInNsysGpuMetricsShape) {
   // `tracer export --format sqlite` adds the metrics tables beside it:
   // TRACER_METRICS holds r's dram row (mean 40, as derived above).
   const std::string trace_path = b.WriteTemp("export_metrics.trace");
-  const auto run =
-      testing::RunTracerCli("export " + trace_path + " --format sqlite -o " + path, false);
+  const auto run = testing::RunTracerCli(
+      "export " + trace_path + " --format sqlite --force-overwrite -o " + path, false);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(Query(path,
                   "SELECT mean, coverage_pct FROM TRACER_METRICS WHERE range = 'r' AND "

@@ -60,6 +60,7 @@ struct DiffArgs {
   analysis::reports::ExtraTableOptions extra;
   NameOptions names;
   std::string steps, time;  // --steps / --time, applied to both runs
+  ViewOptions view;         // --timeunit, --columns
 };
 
 int Fail(const std::string& message) {
@@ -104,7 +105,7 @@ int RunDiff(DiffArgs args) {
   if (args.table == "ranges") {
     spec = {{"domain", "range"}, {"instances", "cpu_total_ns", "gpu_proj_total_ns", "kernel_ns"}};
   } else if (args.table == "kernels") {
-    spec = {{"kernel", "full_name"}, {"count", "total_ns"}};
+    spec = {{"kernel"}, {"count", "total_ns"}, {"full_name"}};
   } else if (args.table == "groups") {
     if (args.extra.groups_file.empty()) return Fail("--table groups needs --groups FILE");
     spec.keys = {"group"};
@@ -146,7 +147,9 @@ int RunDiff(DiffArgs args) {
   analysis::Table diff = std::move(*joined);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   if (!selection_note.empty()) diff.notes.push_back(selection_note + " (of A and of B)");
-  const std::string text = analysis::RenderTable(diff, format);
+  analysis::RenderOptions render;
+  if (!BuildRenderOptions("diff", args.view, {diff}, &render)) return 1;
+  const std::string text = analysis::RenderTable(diff, format, render);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
@@ -173,6 +176,7 @@ const Registrar kDiff{Command{
       sub.add_option("--step-range", args->extra.step_range,
                      "Name of the step range for --steps (default: found as for phases)");
       sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      AddViewOptions(sub, &args->view);
       AddNameOptions(sub, &args->names);
       sub.footer(kHelpFooter);
       return [args] { return RunDiff(*args); };

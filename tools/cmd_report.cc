@@ -128,6 +128,7 @@ struct ReportArgs {
   std::string output;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
   NameOptions names;
+  ViewOptions view;  // --timeunit, --columns
 };
 
 // The core tables (`--table all`), in core_tables.h order.
@@ -322,7 +323,9 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
   for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
   PrintWarnings("report", result.warnings);
   if (result.files_read == 0) return Fail("nothing could be read");
-  const std::string text = analysis::RenderTables(result.tables, format);
+  analysis::RenderOptions render;
+  if (!BuildRenderOptions("report", args.view, result.tables, &render)) return 1;
+  const std::string text = analysis::RenderTables(result.tables, format, render);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
@@ -493,7 +496,9 @@ int RunReport(ReportArgs args) {
   if (!steps_note.empty()) {
     for (Table& t : out) t.notes.push_back(steps_note);
   }
-  const std::string text = analysis::RenderTables(out, format);
+  analysis::RenderOptions render;
+  if (!BuildRenderOptions("report", args.view, out, &render)) return 1;
+  const std::string text = analysis::RenderTables(out, format, render);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
@@ -564,6 +569,7 @@ const Registrar kReport{Command{
                      "phases: rules file '<regex> -> <phase>' (default: data/phases.rules)");
       sub.add_option("--category-rules", args->extra.category_rules_file,
                      "categories: rules '<regex> -> <category>' tried before the built-in ones");
+      AddViewOptions(sub, &args->view);
       AddNameOptions(sub, &args->names);
       sub.footer(std::string(kHelpFooter) + std::string(analysis::reports::ExtraTablesHelp()) +
                  std::string(analysis::RangeNamesHelp()));

@@ -2,8 +2,11 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <set>
 
 namespace tracer::analysis {
 
@@ -16,6 +19,15 @@ std::string Demangle(std::string_view name) {
       abi::__cxa_demangle(input.c_str(), nullptr, nullptr, &status), std::free);
   if (status != 0 || out == nullptr) return input;
   return std::string(out.get());
+}
+
+std::string_view ApiDisplayName(std::string_view name) {
+  const size_t v = name.rfind("_v");
+  if (v == std::string_view::npos || name.size() - v - 2 < 4) return name;
+  for (size_t i = v + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, v);
 }
 
 std::string ShortKernelName(std::string_view name) {
@@ -73,6 +85,83 @@ std::string ShortKernelName(std::string_view name) {
   }
   std::string result = flat.substr(start);
   return result.empty() ? full : result;
+}
+
+namespace {
+
+// What follows the short name in the demangled name: template arguments and
+// parameter list (the whole name when the short one is not a part of it).
+std::string Context(std::string_view raw, const std::string& short_name) {
+  const std::string full = Demangle(raw);
+  const size_t at = full.find(short_name);
+  return at == std::string::npos ? full : full.substr(at + short_name.size());
+}
+
+bool Delimiter(char c) {
+  return c == ',' || c == '<' || c == '>' || c == '(' || c == ')' || c == ' ' || c == ':' ||
+         c == '{' || c == '}' || c == '&' || c == '*';
+}
+
+// The shortest text of `mine` (a context) that none of `others` shares at
+// that place.
+std::string Distinguish(const std::string& mine, const std::vector<const std::string*>& others) {
+  size_t diff = 0;  // first position where mine differs from every other
+  for (const std::string* o : others) {
+    size_t common = 0;
+    while (common < mine.size() && common < o->size() && mine[common] == (*o)[common]) ++common;
+    diff = std::max(diff, common);
+  }
+  if (diff >= mine.size()) return {};  // a prefix of another: nothing of its own
+  constexpr size_t kEarly = 24;
+  size_t end = diff;
+  while (end < mine.size() && !Delimiter(mine[end])) ++end;
+  if (end == diff) ++end;  // the difference is a delimiter itself
+  const std::string dots = end < mine.size() ? "..." : "";
+  if (end <= kEarly) return mine.substr(0, end) + dots;
+  size_t begin = diff;
+  while (begin > 0 && !Delimiter(mine[begin - 1])) --begin;
+  const char open = mine[0] == '<' || mine[0] == '(' ? mine[0] : '[';
+  const char close = open == '<' ? '>' : open == '(' ? ')' : ']';
+  return std::string(1, open) + "..." + mine.substr(begin, end - begin) + dots + close;
+}
+
+}  // namespace
+
+std::vector<std::string> UniqueShortNames(const std::vector<std::string_view>& names) {
+  std::vector<std::string> out(names.size());
+  std::map<std::string, std::vector<size_t>> by_short;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out[i] = names[i].empty() ? std::string("(unnamed)") : ShortKernelName(names[i]);
+    by_short[out[i]].push_back(i);
+  }
+  for (auto& [short_name, group] : by_short) {
+    if (group.size() < 2) continue;
+    std::vector<std::string> context(group.size());
+    for (size_t g = 0; g < group.size(); ++g) context[g] = Context(names[group[g]], short_name);
+    for (size_t g = 0; g < group.size(); ++g) {
+      std::vector<const std::string*> others;
+      for (size_t h = 0; h < group.size(); ++h) {
+        if (h != g) others.push_back(&context[h]);
+      }
+      out[group[g]] = short_name + Distinguish(context[g], others);
+    }
+  }
+  // Last resort (a context that is a prefix of another's, or equal
+  // demangled names): number the repeats in input order.
+  std::map<std::string, int> seen;
+  std::set<std::string> taken(out.begin(), out.end());
+  for (std::string& label : out) {
+    const int n = ++seen[label];
+    if (n == 1) continue;
+    std::string numbered;
+    int k = n;
+    do {
+      numbered = label + " #" + std::to_string(k++);
+    } while (taken.count(numbered) > 0);
+    taken.insert(numbered);
+    label = numbered;
+  }
+  return out;
 }
 
 }  // namespace tracer::analysis

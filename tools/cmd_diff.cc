@@ -103,9 +103,13 @@ int RunDiff(DiffArgs args) {
   }
   analysis::reports::DiffSpec spec;
   if (args.table == "ranges") {
-    spec = {{"domain", "range"}, {"instances", "cpu_total_ns", "gpu_proj_total_ns", "kernel_ns"}};
+    spec.keys = {"domain", "range"};
+    spec.values = {"instances", "cpu_total_ns", "gpu_proj_total_ns", "kernel_ns"};
   } else if (args.table == "kernels") {
-    spec = {{"kernel"}, {"count", "total_ns"}, {"full_name"}};
+    // The numbers before the long full name (it is a key too).
+    spec.keys = {"kernel"};
+    spec.values = {"count", "total_ns"};
+    spec.tail_keys = {"full_name"};
   } else if (args.table == "groups") {
     if (args.extra.groups_file.empty()) return Fail("--table groups needs --groups FILE");
     spec.keys = {"group"};

@@ -44,18 +44,36 @@ Examples:
 Tables (--table, comma separated, or 'all'):
   summary        per process: threads, record counts, dropped records by cause,
                  GPU ops unattributed / outside any range / inherited.
-  ranges         per NVTX range name: instances, CPU total/avg/med/min/max/stddev,
-                 nesting depth, threads, GPU projected total/avg, GPU busy,
-                 kernel count and time, top kernels.
-  kernels        per kernel: count, total/avg/med/min/max, share of all kernel
-                 time; names demangled and shortened (full name in a column).
+  ranges         per NVTX range name (nsys nvtx_sum): instances, CPU
+                 total/avg/med/min/max/stddev, Time %, style (PushPop /
+                 StartEnd), nesting depth, threads, GPU projected total/avg,
+                 GPU busy, kernel count and time, top kernels.
+  kernels        per kernel (nsys cuda_gpu_kern_sum): count,
+                 total/avg/med/min/max/stddev, share of all kernel time; names
+                 demangled and shortened, with the least template / argument
+                 text that tells apart kernels sharing a short name (full name
+                 in a column).
   range-kernels  per (range, kernel): a kernel counts toward EVERY range on its
                  stack (nsys nvtx_kern_sum), so "step" includes its layers.
   gpu            per range name: GPU projection statistics over the instances
-                 that launched GPU work (nsys nvtx_gpu_proj_sum).
-  memory         memcpy per direction and memset: count, bytes, time, GB/s.
-  api            CUDA runtime/driver API calls per function: calls, time.
+                 that launched GPU work (nsys nvtx_gpu_proj_sum), with stddev,
+                 style and GPU ops per instance.
+  memory         memcpy per direction and memset: count, time
+                 total/avg/med/min/max/stddev and Time % (nsys
+                 cuda_gpu_mem_time_sum), bytes total/avg/med/min/max/stddev
+                 (cuda_gpu_mem_size_sum), GB/s.
+  api            CUDA runtime/driver API calls per function (nsys
+                 cuda_api_sum): calls, total/avg/med/min/max/stddev, Time %;
+                 names as nsys prints them (cudaMemcpy2D, not
+                 cudaMemcpy2D_v3020).
 
+Statistics are nsys's: median of an even count = mean of the two middle
+values, stddev = sample standard deviation (n - 1, 0 for one value), Time % =
+share of the table's summed total. nsys prints avg / med / stddev with one
+decimal; here they are whole ns (or bytes), rounded half away from zero.
+Text and md leave out columns empty in every row (e.g. the GPU columns of an
+NVTX-only trace); --columns picks columns, --timeunit one unit for every
+duration column.
 Definitions:
   CPU time       range end - range start on the thread that opened it.
   GPU ops        kernels, memcpys and memsets. An op belongs to the ranges open

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -30,11 +31,25 @@ std::string_view ApiDisplayName(std::string_view name) {
   return name.substr(0, v);
 }
 
+namespace {
+
+// nsys's demangler writes an anonymous namespace "<unnamed>", which would be
+// dropped with the template arguments: spelled as __cxa_demangle does.
+std::string AnonymousNamespace(std::string name) {
+  static constexpr std::string_view kUnnamed = "<unnamed>";
+  for (size_t at = name.find(kUnnamed); at != std::string::npos; at = name.find(kUnnamed, at)) {
+    name.replace(at, kUnnamed.size(), "(anonymous namespace)");
+  }
+  return name;
+}
+
+}  // namespace
+
 std::string ShortKernelName(std::string_view name) {
   // Names arrive mangled (CUPTI) or already demangled (nsys exports, Kineto):
   // both are shortened; a name without a template or parameter list is a
   // plain kernel name ("ampere_sgemm_128x64_nn") and stays as it is.
-  const std::string full = Demangle(name);
+  const std::string full = AnonymousNamespace(Demangle(name));
   if (full.find_first_of("(<") == std::string::npos) return full;
 
   // 1. Drop template arguments (nested <...>), keeping "operator<" style
@@ -92,7 +107,7 @@ namespace {
 // What follows the short name in the demangled name: template arguments and
 // parameter list (the whole name when the short one is not a part of it).
 std::string Context(std::string_view raw, const std::string& short_name) {
-  const std::string full = Demangle(raw);
+  const std::string full = AnonymousNamespace(Demangle(raw));
   const size_t at = full.find(short_name);
   return at == std::string::npos ? full : full.substr(at + short_name.size());
 }
@@ -102,8 +117,31 @@ bool Delimiter(char c) {
          c == '{' || c == '}' || c == '&' || c == '*';
 }
 
-// The shortest text of `mine` (a context) that none of `others` shares at
-// that place.
+// The words (identifiers, numbers) of a context, each once, in order.
+std::vector<std::string> Words(const std::string& context) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  std::string word;
+  for (size_t i = 0; i <= context.size(); ++i) {
+    const char c = i < context.size() ? context[i] : ' ';
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word.push_back(c);
+    } else if (!word.empty()) {
+      if (seen.insert(word).second) out.push_back(word);
+      word.clear();
+    }
+  }
+  return out;
+}
+
+bool IsNumber(const std::string& w) {
+  return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The least text of `mine` (a context) that none of `others` shares: the
+// text up to the first difference when that comes early; else the fewest of
+// its words that, together, some word is missing from each other context
+// ("<...MulFunctor...>"). Empty when neither tells it apart.
 std::string Distinguish(const std::string& mine, const std::vector<const std::string*>& others) {
   size_t diff = 0;  // first position where mine differs from every other
   for (const std::string* o : others) {
@@ -116,13 +154,58 @@ std::string Distinguish(const std::string& mine, const std::vector<const std::st
   size_t end = diff;
   while (end < mine.size() && !Delimiter(mine[end])) ++end;
   if (end == diff) ++end;  // the difference is a delimiter itself
-  const std::string dots = end < mine.size() ? "..." : "";
-  if (end <= kEarly) return mine.substr(0, end) + dots;
-  size_t begin = diff;
-  while (begin > 0 && !Delimiter(mine[begin - 1])) --begin;
-  const char open = mine[0] == '<' || mine[0] == '(' ? mine[0] : '[';
-  const char close = open == '<' ? '>' : open == '(' ? ')' : ']';
-  return std::string(1, open) + "..." + mine.substr(begin, end - begin) + dots + close;
+  size_t word = diff;
+  while (word > 0 && !Delimiter(mine[word - 1])) --word;
+  // A number early in the arguments ("<512" vs "<256"): the text up to it.
+  if (end <= kEarly && IsNumber(mine.substr(word, end - word)))
+    return mine.substr(0, end) + (end < mine.size() ? "..." : "");
+
+  // Greedy cover: each other context must lack one chosen word.
+  const std::vector<std::string> words = Words(mine);
+  std::vector<std::set<std::string>> other_words;
+  for (const std::string* o : others) {
+    const std::vector<std::string> w = Words(*o);
+    other_words.emplace_back(w.begin(), w.end());
+  }
+  std::vector<bool> told(others.size(), false);
+  std::set<std::string> chosen;
+  size_t left = others.size();
+  while (left > 0) {
+    const std::string* best = nullptr;
+    size_t best_count = 0;
+    for (const std::string& w : words) {
+      if (chosen.count(w) > 0) continue;
+      size_t count = 0;
+      for (size_t j = 0; j < others.size(); ++j) {
+        if (!told[j] && other_words[j].count(w) == 0) ++count;
+      }
+      // Most others told apart; among equals a name before a number, a
+      // longer (more specific) word, then the earlier one. Type keywords
+      // tell a reader nothing.
+      if (w == "void" || w == "const" || w == "unsigned") continue;
+      const bool better =
+          count > best_count ||
+          (count == best_count && count > 0 && best != nullptr &&
+           (IsNumber(*best) != IsNumber(w) ? IsNumber(*best) : w.size() > best->size()));
+      if (better) {
+        best = &w;
+        best_count = count;
+      }
+    }
+    if (best == nullptr) return {};  // every word of mine is in some other
+    chosen.insert(*best);
+    for (size_t j = 0; j < others.size(); ++j) {
+      if (!told[j] && other_words[j].count(*best) == 0) {
+        told[j] = true;
+        --left;
+      }
+    }
+  }
+  std::string out = "<";
+  for (const std::string& w : words) {
+    if (chosen.count(w) > 0) out += "..." + w;
+  }
+  return out + "...>";
 }
 
 }  // namespace

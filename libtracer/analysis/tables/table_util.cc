@@ -10,7 +10,7 @@
 
 namespace tracer::analysis {
 
-int64_t HalfwayUp(int64_t lo, int64_t hi) { return lo + (hi - lo + 1) / 2; }
+int64_t HalfwayUp(int64_t lo, int64_t hi) { return lo + (hi - lo) / 2 + (hi - lo) % 2; }
 
 DurationStats ComputeStats(std::vector<int64_t>* values) {
   DurationStats s;

@@ -170,6 +170,8 @@ Table Shape(const Table& t, const RenderOptions& o, bool human) {
         col.title = Title(col) + " (" + unit + ")";
       } else if (col.name.size() > 3 && col.name.compare(col.name.size() - 3, 3, "_ns") == 0) {
         col.name = col.name.substr(0, col.name.size() - 3) + "_" + unit;
+      } else if (const size_t at = col.name.find("_ns_"); at != std::string::npos) {
+        col.name.replace(at, 4, "_" + unit + "_");  // diff: total_ns_delta -> total_us_delta
       } else {
         col.name += "_" + unit;
       }

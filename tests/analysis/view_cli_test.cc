@@ -1,0 +1,113 @@
+// Issue 16 as a user runs it: `--timeunit` and `--columns` on report and
+// diff, the bounded path printing the new statistics identically, `diff
+// --table kernels` with the numbers before the long name, and the Chrome
+// export keeping a PyTorch profiler trace's categories.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "tests/analysis/run_tracer.h"
+#include "tests/analysis/scenario.h"
+
+namespace tracer::analysis {
+namespace {
+
+using Result = testing::CliRun;
+
+Result Tracer(const std::string& args) { return testing::RunTracerCli(args, false); }
+Result TracerMerged(const std::string& args) { return testing::RunTracerCli(args, true); }
+
+// The first line that is not a "# <table>" line (CSV of several tables).
+std::string FirstLine(const std::string& s) {
+  size_t at = 0;
+  while (at < s.size() && s[at] == '#') at = s.find('\n', at) + 1;
+  return s.substr(at, s.find_first_of("\r\n", at) - at);
+}
+
+class ViewCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::TraceFileBuilder b;
+    testing::BuildScenario(&b);
+    path_ = b.WriteTemp("view_cli.trace");
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  std::string path_;
+};
+
+TEST_F(ViewCliTest, TimeunitRenamesAndConvertsEveryDurationColumn) {
+  const Result r = Tracer("report " + path_ + " --table kernels --format csv --timeunit us");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(FirstLine(r.out),
+            "kernel,count,total_us,avg_us,med_us,min_us,max_us,stddev_us,share_pct,full_name");
+  // gemm: 400 + 100 + 400 ns.
+  EXPECT_NE(r.out.find("gemm,3,0.900,0.300,0.400,0.100,0.400,0.173,"), std::string::npos) << r.out;
+  const Result text = Tracer("report " + path_ + " --table kernels --timeunit us");
+  EXPECT_NE(text.out.find("Total (us)"), std::string::npos) << text.out;
+  const Result json = Tracer("report " + path_ + " --table kernels --format json --timeunit ms");
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_TRUE(nlohmann::json::parse(json.out)["kernels"][0].contains("total_ns")) << json.out;
+}
+
+TEST_F(ViewCliTest, ColumnsChooseAndBadOptionsFailWithOneLine) {
+  Result r = Tracer("report " + path_ + " --table kernels --format csv --columns kernel,total_ns");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(FirstLine(r.out), "kernel,total_ns");
+  r = TracerMerged("report " + path_ + " --table kernels --columns nope");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("tracer report: --columns: no table has nope"), std::string::npos) << r.out;
+  r = TracerMerged("report " + path_ + " --timeunit hours");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("--timeunit: unknown unit 'hours'"), std::string::npos) << r.out;
+}
+
+TEST_F(ViewCliTest, BoundedPathPrintsTheSameStatistics) {
+  for (const char* unit : {"", " --timeunit ms"}) {
+    const std::string args =
+        "report " + path_ + " --table ranges,kernels,gpu,memory,api --format csv" + unit;
+    const Result whole = Tracer(args + " --no-stream");
+    const Result bounded = Tracer(args + " --stream");
+    ASSERT_EQ(whole.exit_code, 0) << whole.out;
+    EXPECT_EQ(bounded.out, whole.out);
+  }
+}
+
+TEST_F(ViewCliTest, DiffKernelsPutsTheFullNameLast) {
+  const Result r = Tracer("diff " + path_ + " " + path_ + " --table kernels --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string header = FirstLine(r.out);
+  EXPECT_EQ(header.rfind("kernel,status,", 0), 0u) << header;
+  EXPECT_EQ(header.substr(header.size() - 10), ",full_name") << header;
+  const Result us = Tracer("diff " + path_ + " " + path_ +
+                           " --table kernels --format csv "
+                           "--timeunit us --columns kernel,total_ns_delta");
+  ASSERT_EQ(us.exit_code, 0) << us.out;
+  EXPECT_EQ(FirstLine(us.out), "kernel,total_us_delta");
+}
+
+TEST(ChromeExportCategories, KinetoOpsKeepTheirCategory) {
+  const std::string in = testing::TraceFileBuilder::TempPath("cats.pt.trace.json");
+  const std::string out = testing::TraceFileBuilder::TempPath("cats.chrome.json");
+  std::ofstream(in) << R"({"schemaVersion":1,"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"step","pid":1,"tid":1,"ts":0,"dur":5},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":2}]})";
+  const Result r = Tracer("export " + in + " --format chrome -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream f(out);
+  const auto j = nlohmann::json::parse(f);
+  std::set<std::string> cats;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("name", "") == "aten::mm" || e.value("name", "") == "step")
+      cats.insert(e.value("name", "") + "=" + e.value("cat", ""));
+  }
+  EXPECT_EQ(cats, (std::set<std::string>{"aten::mm=cpu_op", "step=user_annotation"}));
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+}
+
+}  // namespace
+}  // namespace tracer::analysis

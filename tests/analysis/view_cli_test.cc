@@ -65,15 +65,40 @@ TEST_F(ViewCliTest, ColumnsChooseAndBadOptionsFailWithOneLine) {
   EXPECT_NE(r.out.find("--timeunit: unknown unit 'hours'"), std::string::npos) << r.out;
 }
 
-TEST_F(ViewCliTest, BoundedPathPrintsTheSameStatistics) {
+TEST(ViewCli, BoundedPathPrintsTheSameStatistics) {
+  // Push/pop ranges only, so that --stream keeps the bounded path (a
+  // start/end range over GPU work would send it to the whole-trace path).
+  testing::TraceFileBuilder b;
+  b.Thread(1, 100, "main");
+  b.Stream(1, 0, 7);
+  b.Range(1, 0, 1, "step", 0, 10000, 0);
+  b.Range(2, 1, 1, "layer", 100, 3000, 1);
+  b.Range(3, 0, 1, "step", 20000, 30000, 0);
+  b.Frame();
+  const uint64_t launch[][4] = {{1, 200, 1000, 1400},
+                                {2, 300, 1500, 1600},
+                                {3, 21000, 22000, 22500},
+                                {4, 21100, 23000, 23001}};
+  for (const auto& l : launch) {
+    b.Launch(l[0], 1, l[1], l[1] < 3000 ? 2 : 3);
+    b.Api("cudaLaunchKernel_v7000", 1, l[1], l[1] + 7 * l[0], l[0]);
+    b.Kernel(l[0] % 2 ? "void k<1>(int)" : "void k<2>(int)", 1, l[2], l[3], l[0]);
+  }
+  b.Memcpy(/*HtoD*/ 1, 1000, 1, 4000, 4100, 9);
+  b.Memcpy(/*HtoD*/ 1, 3000, 1, 24000, 24300, 10);
+  b.Frame();
+  const std::string path = b.WriteTemp("view_stream.trace");
   for (const char* unit : {"", " --timeunit ms"}) {
     const std::string args =
-        "report " + path_ + " --table ranges,kernels,gpu,memory,api --format csv" + unit;
+        "report " + path + " --table ranges,kernels,gpu,memory,api --format csv" + unit;
     const Result whole = Tracer(args + " --no-stream");
-    const Result bounded = Tracer(args + " --stream");
+    const Result bounded = TracerMerged(args + " --stream");
     ASSERT_EQ(whole.exit_code, 0) << whole.out;
+    EXPECT_EQ(bounded.out.find("reading the input whole"), std::string::npos) << bounded.out;
     EXPECT_EQ(bounded.out, whole.out);
+    EXPECT_NE(whole.out.find("cudaLaunchKernel,runtime,4,"), std::string::npos) << whole.out;
   }
+  std::remove(path.c_str());
 }
 
 TEST_F(ViewCliTest, DiffKernelsPutsTheFullNameLast) {

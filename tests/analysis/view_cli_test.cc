@@ -3,11 +3,13 @@
 // --table kernels` with the numbers before the long name, and the Chrome
 // export keeping a PyTorch profiler trace's categories.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "tests/analysis/run_tracer.h"
@@ -112,6 +114,27 @@ TEST_F(ViewCliTest, DiffKernelsPutsTheFullNameLast) {
                            "--timeunit us --columns kernel,total_ns_delta");
   ASSERT_EQ(us.exit_code, 0) << us.out;
   EXPECT_EQ(FirstLine(us.out), "kernel,total_us_delta");
+}
+
+TEST(ViewCli, PhasesReadWithin120Characters) {
+  const std::string data =
+      std::string(TRACER_SHARED_DATA_DIR) + "/kineto/resnet_ddp_rank0.pt.trace.json.gz";
+  if (access(data.c_str(), R_OK) != 0) GTEST_SKIP() << "../shared/data is absent";
+  const Result r = Tracer("report " + data + " --table phases");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::istringstream in(r.out);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line) && line.rfind("  ", 0) != 0) {  // notes are indented
+    EXPECT_LE(line.size(), 120u) << line;
+    ++lines;
+  }
+  EXPECT_GE(lines, 8);  // title, header, rule, 5 steps, all
+  // Each phase's time stays one option away.
+  const Result detail =
+      Tracer("report " + data + " --table phases --columns step,forward_cpu_ns --timeunit ms");
+  ASSERT_EQ(detail.exit_code, 0) << detail.out;
+  EXPECT_NE(detail.out.find("forward (ms)"), std::string::npos) << detail.out;
 }
 
 TEST(ChromeExportCategories, KinetoOpsKeepTheirCategory) {

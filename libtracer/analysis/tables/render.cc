@@ -150,6 +150,7 @@ Table Shape(const Table& t, const RenderOptions& o, bool human) {
     if (keep.empty() && !t.columns.empty()) keep.push_back(0);
   } else {
     for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (human && t.columns[c].detail) continue;
       bool empty = human && !t.rows.empty();
       for (size_t r = 0; empty && r < t.rows.size(); ++r) {
         empty = c >= t.rows[r].size() || EmptyCell(t.rows[r][c]);

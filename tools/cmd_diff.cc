@@ -33,7 +33,8 @@ Tables:
             projected total, kernel time.
   groups    key: group (and --by keys); compares instances, CPU, GPU
             projected, GPU busy, kernel time (see `tracer report --help`).
-  kernels   key: kernel name; compares count and total time.
+  kernels   key: kernel name; compares count and total time (the full name
+            comes last, after the numbers).
 
 --groups NAME|FILE: a groups file, or the name of a shipped one (mlora, peft;
 installed in share/tracer/groups); it makes groups the default table.

@@ -191,6 +191,20 @@ TEST(UniqueShortNames, IdenticalDemangledNamesAreNumbered) {
   EXPECT_EQ(labels[2], "(unnamed)");
 }
 
+TEST(UniqueShortNames, LabelsDoNotDependOnTheOrderNamesArrive) {
+  // Two instantiations no word tells apart ((int)1 vs (int)2 both hold 1
+  // and 2): numbered by full name, whichever was read first.
+  const std::vector<std::string_view> names = {"void ns::copy<(int)2, (int)1>(int)",
+                                               "void ns::copy<(int)1, (int)2>(int)",
+                                               "void ns::copy<(int)1, (int)2, (int)3>(int)"};
+  const std::vector<std::string> forward = UniqueShortNames(names);
+  const std::vector<std::string> backward = UniqueShortNames({names.rbegin(), names.rend()});
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(forward[i], backward[names.size() - 1 - i]) << names[i];
+  }
+  EXPECT_EQ(std::set<std::string>(forward.begin(), forward.end()).size(), names.size());
+}
+
 Table Durations() {
   Table t;
   t.name = "d";

@@ -230,19 +230,26 @@ std::vector<std::string> UniqueShortNames(const std::vector<std::string_view>& n
     }
   }
   // Last resort (a context that is a prefix of another's, or equal
-  // demangled names): number the repeats in input order.
-  std::map<std::string, int> seen;
+  // demangled names): number the repeats in the order of their full names,
+  // so that a label never depends on the order names were read in.
+  std::map<std::string, std::vector<size_t>> by_label;
+  for (size_t i = 0; i < out.size(); ++i) by_label[out[i]].push_back(i);
   std::set<std::string> taken(out.begin(), out.end());
-  for (std::string& label : out) {
-    const int n = ++seen[label];
-    if (n == 1) continue;
-    std::string numbered;
-    int k = n;
-    do {
-      numbered = label + " #" + std::to_string(k++);
-    } while (taken.count(numbered) > 0);
-    taken.insert(numbered);
-    label = numbered;
+  for (auto& [label, group] : by_label) {
+    if (group.size() < 2) continue;
+    std::vector<std::pair<std::string, size_t>> order;
+    for (size_t i : group) order.emplace_back(Demangle(names[i]) + '\0' + std::string(names[i]), i);
+    std::sort(order.begin(), order.end());
+    int k = 2;
+    for (size_t n = 1; n < order.size(); ++n) {
+      std::string numbered;
+      do {
+        numbered = label + " #" + std::to_string(k++);
+      } while (taken.count(numbered) > 0);
+      taken.insert(numbered);
+      out[order[n].second] = numbered;
+    }
+    out[order[0].second] = label;
   }
   return out;
 }

@@ -74,6 +74,7 @@ decimal; here they are whole ns (or bytes), rounded half away from zero.
 Text and md leave out columns empty in every row (e.g. the GPU columns of an
 NVTX-only trace); --columns picks columns, --timeunit one unit for every
 duration column.
+
 Definitions:
   CPU time       range end - range start on the thread that opened it.
   GPU ops        kernels, memcpys and memsets. An op belongs to the ranges open

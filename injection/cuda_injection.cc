@@ -4,8 +4,11 @@
 // happens to CUPTI.
 #include "libtracer/capture/cupti_capture.h"
 #include "libtracer/capture/entry_guard.h"
+#include "libtracer/capture/session.h"
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) noexcept {
+  // First, whatever fails below: the driver is there (no "no driver" line).
+  tracer::Session::NoteCudaInjection();
   return tracer::Guarded(
       "InitializeInjection", "GPU activity is not traced; NVTX tracing goes on",
       [] {

@@ -13,13 +13,13 @@ mkdir -p "$out"
 tracer=./build/tools/tracer
 if python3 -c 'import torch' 2>/dev/null; then
   trace="$out/lora_finetune.trace"
-  "$tracer" run -o "$trace" -- python3 samples/torch/lora_finetune.py --steps 3
+  "$tracer" run --force-overwrite -o "$trace" python3 samples/torch/lora_finetune.py --steps 3
   "$tracer" report "$trace"
   # The mLoRA metric groups and the step's phases.
   "$tracer" report "$trace" --table groups,phases --groups samples/torch/lora.groups \
     --step-range step
 else
   echo "demo: torch is not importable; tracing the C++ sample instead" >&2
-  "$tracer" run -o "$out/lora_step.trace" -- ./build/samples/lora_step
+  "$tracer" run --force-overwrite -o "$out/lora_step.trace" ./build/samples/lora_step
   "$tracer" report "$out/lora_step.trace"
 fi

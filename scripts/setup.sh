@@ -11,6 +11,7 @@ apt_packages=(
   libsqlite3-dev sqlite3 zlib1g-dev
   clang-format python3-venv
   clang libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh (tests/fuzz)
+  chromium chromium-driver  # headless browser of tests/python/test_html_report.py
 )
 
 missing=()
@@ -43,4 +44,12 @@ fi
 # real PyTorch profiler trace (tests/python/test_hta_compare.py).
 "$py" -c 'import hta, psutil' 2>/dev/null ||
   "$py" -m pip install $pip_quiet HolisticTraceAnalysis psutil
+# selenium drives the system chromium (through chromium-driver) in the HTML
+# report's browser test.
+"$py" -c 'import selenium' 2>/dev/null || "$py" -m pip install $pip_quiet selenium
+# tracer.load (python/): nanobind and scikit-build-core build the extension
+# (the project's build too, when nanobind is importable), pyarrow and pandas
+# take its tables.
+"$py" -c 'import nanobind, scikit_build_core, pyarrow, pandas' 2>/dev/null ||
+  "$py" -m pip install $pip_quiet nanobind scikit-build-core pyarrow pandas
 echo "setup: done"

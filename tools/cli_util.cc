@@ -142,6 +142,23 @@ bool BuildNameRules(std::string_view command, const NameOptions& options,
   return true;
 }
 
+void AddForceOverwrite(CLI::App& sub, bool* force) {
+  sub.add_flag("--force-overwrite", *force,
+               "Replace output files that already exist (without it an existing output is "
+               "refused and left as it is)");
+}
+
+bool MayWrite(std::string_view command, const std::string& path, bool force) {
+  if (force || path.empty() || path == "-") return true;
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return true;
+  std::fprintf(stderr,
+               "tracer %s: %s already exists: not overwritten (remove it, choose another -o, or "
+               "add --force-overwrite)\n",
+               std::string(command).c_str(), path.c_str());
+  return false;
+}
+
 bool WriteOutput(const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

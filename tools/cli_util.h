@@ -53,6 +53,13 @@ size_t LoadInputs(std::string_view command, const std::vector<std::string>& file
 // terminal; empty otherwise.
 analysis::ReadProgress ProgressBar(std::string_view command, const std::string& file);
 
+// --force-overwrite (nsys's spelling) on a command that writes files.
+void AddForceOverwrite(CLI::App& sub, bool* force);
+// Whether path may be written: "" or "-" (stdout), absent, or force. Else
+// prints "tracer COMMAND: PATH already exists: not overwritten (...)" and
+// returns false: an earlier result is never replaced silently.
+bool MayWrite(std::string_view command, const std::string& path, bool force);
+
 // Writes text to stdout when path is empty or "-", else to the file path.
 // False when the file cannot be written.
 bool WriteOutput(const std::string& text, const std::string& path);

@@ -10,9 +10,12 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/reports/diff.h"
+#include "libtracer/analysis/reports/html_report.h"
 #include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/reports/row_selection.h"
 #include "libtracer/analysis/tables/render.h"
+#include "libtracer/analysis/tables/table_util.h"
 #include "libtracer/analysis/tables/tables.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
@@ -27,6 +30,7 @@ Examples:
   tracer diff mlora.trace peft.trace --groups peft     per group (shipped peft.groups)
   tracer diff a.trace b.trace --groups lora.groups --by layer_id
   tracer diff before.trace after.trace --table kernels --format csv
+  tracer diff a.trace b.trace --filter '^f_lora' --top 10   the 10 largest changes
 
 Tables:
   ranges    key: range name (and domain); compares instances, CPU total, GPU
@@ -40,8 +44,11 @@ Tables:
 installed in share/tracer/groups); it makes groups the default table.
 
 Columns: <value>_a, <value>_b, <value>_delta (B-A), <value>_ratio (B/A, empty
-when A is 0 or missing), and 'In': both, A only or B only. Rows found in one
-trace only are listed after the matched ones. Inputs are anything `tracer
+when A is 0 or missing), and 'In': both, A only or B only. Rows are ordered by
+the size of the change (|B-A| of CPU total for ranges and groups, of total time
+for kernels), largest first; rows found in one trace only come after the
+matched ones. --sort total|count|avg|name orders by B's values or the name
+instead; --filter and --top select rows as in `tracer report`. Inputs are anything `tracer
 report` reads (streams, nsys SQLite exports, Kineto JSON). Range names are
 normalized as in `tracer report` (emit_nvtx per-call suffixes removed, so two
 ranks' "aten::mm, seq = 7, op_id = 42" and "aten::mm, seq = 9, op_id = 77"
@@ -58,6 +65,10 @@ struct DiffArgs {
   std::string format = "text";
   std::string main_thread = "auto";
   std::string output;
+  bool force_overwrite = false;
+  size_t top = 0;
+  std::string sort = "change";
+  std::string filter;
   analysis::reports::ExtraTableOptions extra;
   NameOptions names;
   std::string steps, time;  // --steps / --time, applied to both runs
@@ -98,9 +109,11 @@ int RunDiff(DiffArgs args) {
     if (args.extra.groups_file.empty()) return Fail(error);
   }
   if (args.table.empty()) args.table = args.extra.groups_file.empty() ? "ranges" : "groups";
-  analysis::OutputFormat format;
-  if (!analysis::ParseOutputFormat(args.format, &format)) {
-    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
+  // html: the diff table and bars of A and B (html_report.h).
+  const bool html = args.format == "html";
+  analysis::OutputFormat format = analysis::OutputFormat::kJson;
+  if (!html && !analysis::ParseOutputFormat(args.format, &format)) {
+    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json, html)");
   }
   analysis::reports::DiffSpec spec;
   if (args.table == "ranges") {
@@ -121,6 +134,29 @@ int RunDiff(DiffArgs args) {
   } else {
     return Fail("--table: unknown table '" + args.table + "' (ranges, groups, kernels)");
   }
+  analysis::reports::RowSelection selection;
+  selection.report.top = args.top;
+  selection.report.filter = args.filter;
+  if (args.sort == "change") {
+    selection.by_change = true;
+  } else {
+    selection.sort_given = true;
+    if (args.sort == "total") {
+      selection.report.sort = analysis::SortKey::kTotal;
+    } else if (args.sort == "count") {
+      selection.report.sort = analysis::SortKey::kCount;
+    } else if (args.sort == "avg") {
+      selection.report.sort = analysis::SortKey::kAvg;
+    } else if (args.sort == "name") {
+      selection.report.sort = analysis::SortKey::kName;
+    } else {
+      return Fail("--sort: unknown key '" + args.sort + "' (change, total, count, avg, name)");
+    }
+  }
+  if (tracer::Status s = analysis::RangeFilter::Check(selection.report); !s.ok()) {
+    return Fail(s.message());
+  }
+  if (!MayWrite("diff", args.output, args.force_overwrite)) return 1;
   analysis::AttributionOptions attribution;
   if (args.main_thread == "off") {
     attribution.main_thread = analysis::MainThreadMode::kOff;
@@ -152,9 +188,13 @@ int RunDiff(DiffArgs args) {
   analysis::Table diff = std::move(*joined);
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   if (!selection_note.empty()) diff.notes.push_back(selection_note + " (of A and of B)");
+  analysis::reports::SelectRows(selection, &diff);
   analysis::RenderOptions render;
   if (!BuildRenderOptions("diff", args.view, {diff}, &render)) return 1;
-  const std::string text = analysis::RenderTable(diff, format, render);
+  const std::string text =
+      html ? analysis::reports::HtmlDiffReport(std::move(diff), spec.keys, spec.values,
+                                               {"A: " + args.a, "B: " + args.b}, 200)
+           : analysis::RenderTable(diff, format, render);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
@@ -170,7 +210,8 @@ const Registrar kDiff{Command{
                      "Groups file or shipped name (mlora, peft); alone, it shows the groups table");
       sub.add_option("--by", args->extra.by,
                      "groups: placeholders kept apart, comma separated (layer_id, adapter)");
-      sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
+      sub.add_option("--format,-f", args->format,
+                     "text (default), csv, md, json or html (the table and bars of A and B)");
       sub.add_option("--main-thread", args->main_thread,
                      "auto (default) or off (nsys-identical attribution)");
       sub.add_option("--steps", args->steps,
@@ -180,7 +221,17 @@ const Registrar kDiff{Command{
                      "1.5s:2.5s, 200ms:)");
       sub.add_option("--step-range", args->extra.step_range,
                      "Name of the step range for --steps (default: found as for phases)");
-      sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      sub.add_option("--top", args->top, "Keep the first N rows (0 = all)");
+      sub.add_option("--sort", args->sort,
+                     "Row order: change (default: |B-A| of the first time value, largest "
+                     "first), or total, count, avg (B's values) or name");
+      sub.add_option("--filter", args->filter,
+                     "Only rows whose range, group or kernel name matches this regular "
+                     "expression (ECMAScript)");
+      sub.add_option("--output,-o", args->output,
+                     "Write to this file instead of stdout (an existing file is refused unless "
+                     "--force-overwrite)");
+      AddForceOverwrite(sub, &args->force_overwrite);
       AddViewOptions(sub, &args->view);
       AddNameOptions(sub, &args->names);
       sub.footer(kHelpFooter);

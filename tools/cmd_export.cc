@@ -24,6 +24,7 @@ struct ExportArgs {
   std::vector<std::string> files;
   std::string format = "chrome";
   std::string output;
+  bool force_overwrite = false;
   NameOptions names;
   analysis::reports::ExtraTableOptions extra;  // --groups, --by
 };
@@ -92,6 +93,7 @@ int RunExport(ExportArgs args) {
     }
     output += format->extension;
   }
+  if (!MayWrite("export", output, args.force_overwrite)) return 1;
   std::string error;
   if (!format->write(trace, output, tables, &error)) return Fail(error);
   if (output != "-") std::fprintf(stderr, "tracer export: wrote %s\n", output.c_str());
@@ -106,7 +108,8 @@ const Registrar kExport{Command{
       sub.add_option("--format,-f", args->format, "Output format (default: chrome)");
       sub.add_option("--output,-o", args->output,
                      "Output file ('-' = stdout; default: the first input with the format's "
-                     "extension)");
+                     "extension; an existing one is refused unless --force-overwrite)");
+      AddForceOverwrite(sub, &args->force_overwrite);
       sub.add_option("--groups", args->extra.groups_file,
                      "Groups file, or the name of a shipped one (mlora, peft): adds the groups "
                      "table (csv: groups.csv; sqlite: TRACER_GROUPS; chrome: tracerTables.groups)");

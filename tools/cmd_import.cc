@@ -4,9 +4,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "libtracer/analysis/importers/import_file.h"
 #include "libtracer/analysis/importers/stream_writer.h"
+#include "tools/cli_util.h"
 #include "tools/command.h"
 
 namespace tracer::cli {
@@ -16,6 +18,7 @@ struct ImportArgs {
   std::string input;
   std::string output;
   bool quiet = false;
+  bool force_overwrite = false;
 };
 
 int RunImport(const ImportArgs& args) {
@@ -32,10 +35,18 @@ int RunImport(const ImportArgs& args) {
     std::fprintf(stderr, "tracer import: %s: no process with records found\n", args.input.c_str());
     return 1;
   }
+  std::vector<std::string> paths;
+  for (const analysis::ProcessTrace& p : trace.processes) {
+    paths.push_back(
+        analysis::importers::ProcessOutputPath(args.output, p.header.pid, trace.processes.size()));
+  }
+  // All checked before any is written: a refusal leaves no partial import.
+  for (const std::string& path : paths) {
+    if (!MayWrite("import", path, args.force_overwrite)) return 1;
+  }
   for (size_t i = 0; i < trace.processes.size(); ++i) {
     const analysis::ProcessTrace& p = trace.processes[i];
-    const std::string path =
-        analysis::importers::ProcessOutputPath(args.output, p.header.pid, trace.processes.size());
+    const std::string& path = paths[i];
     if (!analysis::importers::WriteProcessStream(trace, i, path, &error)) {
       std::fprintf(stderr, "tracer import: %s\n", error.c_str());
       return 1;
@@ -62,8 +73,10 @@ const Registrar kImport{Command{
       sub.add_option("file", args->input, "nsys .sqlite export or Kineto .json / .json.gz trace")
           ->required();
       sub.add_option("-o,--output", args->output,
-                     "output stream; with several processes %p (pid) or OUT.<pid>.trace")
+                     "output stream; with several processes %p (pid) or OUT.<pid>.trace; an "
+                     "existing file is refused unless --force-overwrite")
           ->required();
+      AddForceOverwrite(sub, &args->force_overwrite);
       sub.add_flag("-q,--quiet", args->quiet, "print nothing on success");
       return [args]() { return RunImport(*args); };
     }}};

@@ -14,9 +14,11 @@
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/frame_scanner.h"
+#include "libtracer/analysis/reports/html_report.h"
 #include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/reports/report_tables.h"
+#include "libtracer/analysis/reports/row_selection.h"
 #include "libtracer/analysis/tables/core_tables.h"
 #include "libtracer/analysis/tables/render.h"
 #include "libtracer/analysis/tables/streaming_report.h"
@@ -37,7 +39,7 @@ Examples:
   tracer report run.trace --table kernels --top 20
   tracer report run.trace --table range-kernels --filter '^f_lora'
   tracer report rank0.trace rank1.trace --by-process
-  tracer report run.trace --table all --format csv -o report.csv
+  tracer report run.trace --table all --format csv -o report_csv   (report_csv/<table>.csv)
   tracer report run.trace --groups peft        default tables + the groups table
   tracer report nsys_export.sqlite --main-thread off   (nsys-identical attribution)
 
@@ -123,6 +125,16 @@ SQLite exports and PyTorch profiler (Kineto) JSON traces take that path too
 (their events are sorted by time first: an nsys export by SQLite, a Kineto trace
 in a temporary file of 48 bytes per event).
 
+HTML (--format html -o report.html): one self-contained page (no network
+needed: its script, style and SVG charts are inline) with the tables above and
+charts drawn from them: CPU and GPU time per group (--groups, else the first
+25 ranges), the phases of each step stacked, a flame graph of one step's ranges
+(the step of median CPU time, or --flame-step N; hover for name and duration,
+click to zoom) and, with several processes, each step's and range's spread
+across ranks (min, median, max, the slowest). The page embeds the tables'
+rows as JSON (the numbers --format json prints); each table shows its first
+--html-rows rows (default 200) and says how many it has.
+
 Several files are merged: rows aggregate across processes by range name;
 --by-process keeps one row per process. Damaged files: every complete record
 is used and one warning per file says what was lost. Exit code 0 when
@@ -135,6 +147,7 @@ struct ReportArgs {
   std::string format = "text";
   size_t top = 0;
   std::string sort = "total";
+  bool sort_given = false;  // --sort on the command line
   std::string filter;
   std::string domain;
   std::string main_thread = "auto";
@@ -145,6 +158,9 @@ struct ReportArgs {
   bool stream = false, no_stream = false;
   std::string stream_above = "2G";
   std::string output;
+  int64_t flame_step = -1;                     // --flame-step (html)
+  size_t html_rows = 200;                      // --html-rows (html)
+  bool force_overwrite = false;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
   NameOptions names;
   ViewOptions view;  // --timeunit, --columns
@@ -190,6 +206,51 @@ bool ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "tracer report: %s\n", message.c_str());
   return 1;
+}
+
+// CSV of several tables to -o: a directory with one DIR/<table>.csv each, so
+// that every file is one table a CSV reader (pandas.read_csv) takes as is.
+bool CsvDirectory(const ReportArgs& args, analysis::OutputFormat format, size_t explicit_tables) {
+  return format == analysis::OutputFormat::kCsv && !args.output.empty() && args.output != "-" &&
+         explicit_tables != 1;
+}
+
+int WriteCsvDirectory(const std::vector<Table>& tables, const std::string& dir,
+                      const analysis::RenderOptions& render) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail(dir + ": cannot create the directory: " + ec.message());
+  std::vector<std::string> written;
+  for (const Table& t : tables) {
+    std::string name = t.name;
+    for (int n = 2; std::find(written.begin(), written.end(), name) != written.end(); ++n) {
+      name = t.name + "-" + std::to_string(n);
+    }
+    written.push_back(name);
+    const std::string path = dir + "/" + name + ".csv";
+    if (!WriteOutput(analysis::RenderTable(t, analysis::OutputFormat::kCsv, render), path)) {
+      return Fail(path + ": cannot write");
+    }
+  }
+  std::fprintf(stderr, "tracer report: wrote %zu table%s to %s/ (one <table>.csv each)\n",
+               written.size(), written.size() == 1 ? "" : "s", dir.c_str());
+  return 0;
+}
+
+int WriteReport(const std::vector<Table>& tables, analysis::OutputFormat format,
+                const ReportArgs& args, size_t explicit_tables) {
+  analysis::RenderOptions render;  // --timeunit, --columns
+  if (!BuildRenderOptions("report", args.view, tables, &render)) return 1;
+  if (CsvDirectory(args, format, explicit_tables))
+    return WriteCsvDirectory(tables, args.output, render);
+  // One table to a CSV file: the plain table (no "# name" line), as each
+  // file of a directory.
+  const bool plain_csv = format == analysis::OutputFormat::kCsv && tables.size() == 1 &&
+                         !args.output.empty() && args.output != "-";
+  const std::string text = plain_csv ? analysis::RenderTable(tables.front(), format, render)
+                                     : analysis::RenderTables(tables, format, render);
+  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
+  return 0;
 }
 
 // Reading a stream whole takes about this many times its size in memory
@@ -327,7 +388,8 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
 int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& tables,
                        const analysis::ReportOptions& options,
                        const analysis::AttributionOptions& attribution,
-                       const analysis::RangeNameRules& names, analysis::OutputFormat format) {
+                       const analysis::RangeNameRules& names, analysis::OutputFormat format,
+                       size_t explicit_tables) {
   std::vector<analysis::StreamingInput> inputs;
   for (const std::string& f : args.files) inputs.push_back({f, ProgressBar("report", f)});
   analysis::StreamingResult result =
@@ -342,11 +404,7 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
   for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
   PrintWarnings("report", result.warnings);
   if (result.files_read == 0) return Fail("nothing could be read");
-  analysis::RenderOptions render;
-  if (!BuildRenderOptions("report", args.view, result.tables, &render)) return 1;
-  const std::string text = analysis::RenderTables(result.tables, format, render);
-  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
-  return 0;
+  return WriteReport(result.tables, format, args, explicit_tables);
 }
 
 // What a whole-trace report builds is never freed: the process ends right
@@ -367,9 +425,11 @@ int RunReport(ReportArgs args) {
     args.extra.groups_file = ResolveGroupsFile(args.extra.groups_file, &error);
     if (args.extra.groups_file.empty()) return Fail(error);
   }
-  analysis::OutputFormat format;
-  if (!analysis::ParseOutputFormat(args.format, &format)) {
-    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json)");
+  // html is a page of tables and charts (html_report.h), not a table renderer.
+  const bool html = args.format == "html";
+  analysis::OutputFormat format = analysis::OutputFormat::kJson;
+  if (!html && !analysis::ParseOutputFormat(args.format, &format)) {
+    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json, html)");
   }
   analysis::ReportOptions options;
   options.top = args.top;
@@ -433,6 +493,10 @@ int RunReport(ReportArgs args) {
   const bool add_groups = !args.extra.groups_file.empty() &&
                           std::find(tables.begin(), tables.end(), "groups") == tables.end();
   if (add_groups) tables.push_back("groups");
+  // How many tables --table names (0: the default set, several).
+  const size_t explicit_count = explicit_tables ? (all_tables ? 2 : tables.size()) : 0;
+  // Before reading: an input may take minutes, the refusal none.
+  if (!MayWrite("report", args.output, args.force_overwrite)) return 1;
 
   if (args.stream && args.no_stream) return Fail("--stream and --no-stream exclude each other");
   uint64_t stream_above = 0;
@@ -441,13 +505,14 @@ int RunReport(ReportArgs args) {
                 args.stream_above + "'");
   }
   std::string why;
-  if (args.stream ||
-      (!args.no_stream && ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
+  if (args.stream || (!args.no_stream && !html &&
+                      ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
     // Same numbers either way: the bounded path is only a way of computing.
     const std::string unavailable =
-        !args.steps.empty()  ? "--steps chooses steps from the whole trace"
-        : !args.time.empty() ? "--time counts from each process's start, found in the whole trace"
-                             : BoundedUnavailable(args.files, tables);
+        html                  ? "--format html draws phases and steps from the whole trace"
+        : !args.steps.empty() ? "--steps chooses steps from the whole trace"
+        : !args.time.empty()  ? "--time counts from each process's start, found in the whole trace"
+                              : BoundedUnavailable(args.files, tables);
     if (!unavailable.empty()) {
       std::fprintf(stderr, "tracer report: --stream: %s; reading the input whole\n",
                    unavailable.c_str());
@@ -458,7 +523,8 @@ int RunReport(ReportArgs args) {
                      "memory (--no-stream reads it whole; the numbers are the same)\n",
                      why.c_str());
       }
-      const int rc = RunStreamingReport(args, tables, options, attribution, names, format);
+      const int rc =
+          RunStreamingReport(args, tables, options, attribution, names, format, explicit_count);
       if (rc >= 0) return rc;
     }
   }
@@ -488,6 +554,11 @@ int RunReport(ReportArgs args) {
     if (api) tables.push_back("api");
     if (add_groups) tables.push_back("groups");
   }
+  // The page's bars need the groups or the ranges table.
+  if (html && std::find(tables.begin(), tables.end(), "groups") == tables.end() &&
+      std::find(tables.begin(), tables.end(), "ranges") == tables.end()) {
+    tables.push_back("ranges");
+  }
 
   const analysis::AnalyzedTrace& analyzed =
       KeepUntilExit<analysis::AnalyzedTrace>(trace, attribution);
@@ -509,17 +580,41 @@ int RunReport(ReportArgs args) {
       extra.report = options;
       auto tables = analysis::reports::BuildExtraTables(analyzed, {t}, extra);
       if (!tables.ok()) return Fail("error: " + tables.status().message());
-      for (auto& x : *tables) out.push_back(std::move(x));
+      for (auto& x : *tables) {
+        // ranks and comm apply --filter/--top/--sort as they build.
+        if (t != "ranks" && t != "comm") {
+          analysis::reports::RowSelection selection;
+          selection.report = options;
+          // "top": --top is kernels per range, rows stay ranked per range.
+          selection.sort_given = args.sort_given && t != "top";
+          selection.trim = t != "top";
+          analysis::reports::SelectRows(selection, &x);
+        }
+        out.push_back(std::move(x));
+      }
     }
   }
   if (!steps_note.empty()) {
     for (Table& t : out) t.notes.push_back(steps_note);
   }
-  analysis::RenderOptions render;
-  if (!BuildRenderOptions("report", args.view, out, &render)) return 1;
-  const std::string text = analysis::RenderTables(out, format, render);
-  if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
-  return 0;
+  if (html) {
+    analysis::reports::HtmlReportOptions page;
+    page.extra = args.extra;
+    page.extra.report = options;
+    page.extra.by = group_keys;
+    if (args.top > 0) page.extra.top = args.top;
+    page.flame_step = args.flame_step;
+    page.max_rows = args.html_rows == 0 ? SIZE_MAX : args.html_rows;
+    std::string inputs = "Input:";
+    for (const std::string& f : args.files) inputs += " " + f;
+    page.header_lines = {inputs};
+    if (!steps_note.empty()) page.header_lines.push_back(steps_note);
+    auto text = analysis::reports::HtmlReport(analyzed, std::move(out), page);
+    if (!text.ok()) return Fail("error: " + text.status().message());
+    if (!WriteOutput(*text, args.output)) return Fail(args.output + ": cannot write");
+    return 0;
+  }
+  return WriteReport(out, format, args, explicit_count);
 }
 
 const Registrar kReport{Command{
@@ -535,11 +630,21 @@ const Registrar kReport{Command{
           "api or all (the core tables); groups (--groups alone adds it), timeline, phases, "
           "categories, gaps, top (default: summary,ranges + GPU tables when the "
           "trace has GPU data)");
-      sub.add_option("--format,-f", args->format, "text (default), csv, md or json");
-      sub.add_option("--top", args->top, "Keep the first N rows of each table (0 = all)");
-      sub.add_option("--sort", args->sort, "Row order: total (default), count, avg or name");
+      sub.add_option("--format,-f", args->format,
+                     "text (default), csv, md, json, or html (a page with charts, see below)");
+      sub.add_option("--top", args->top,
+                     "Keep the first N rows of every table (0 = all; the top table: N kernels "
+                     "per range)");
+      CLI::Option* sort_option = sub.add_option(
+          "--sort", args->sort,
+          "Row order of every table: total (default), count, avg or name. Timeline, phases, "
+          "groups, categories and gaps keep their own order unless --sort is given; total is "
+          "a table's first time column, count its first count");
       sub.add_option("--filter", args->filter,
-                     "Only ranges whose name matches this regular expression (ECMAScript)");
+                     "Only ranges whose name matches this regular expression (ECMAScript): in "
+                     "the range tables, and the rows' range or group name in timeline, groups, "
+                     "categories, gaps and top (kernels, kernels by category, memory and api "
+                     "are not per range and stay whole)");
       sub.add_option("--domain", args->domain, "Only ranges of this NVTX domain");
       sub.add_option("--main-thread", args->main_thread,
                      "Thread whose open ranges worker-thread launches inherit: auto (default), "
@@ -552,8 +657,9 @@ const Registrar kReport{Command{
                      "LOCAL_RANK, ...)");
       sub.add_option("--pid", args->pids, "Only these process ids (comma separated)");
       sub.add_option("--steps", args->steps,
-                     "Only these training steps, by the program's own numbers from 0 (a capture "
-                     "from --capture-start N begins at step N-1): 10-20, 5, 3- (skip steps 0-2), "
+                     "Only these training steps, by the program's own numbers (ProfilerStep#12 is "
+                     "step 12; unnumbered steps count from 0, a capture from --capture-start N "
+                     "beginning at step N-1): 10-20, 5, 3- (skip steps 0-2), "
                      "or a list; the step range is chosen as for phases (--step-range). Every "
                      "table covers the selection only");
       sub.add_option("--time", args->time,
@@ -570,7 +676,17 @@ const Registrar kReport{Command{
                      "Stream (as --stream) recorded inputs of this size or more, e.g. 2G "
                      "(default), 512M; inputs too large to read whole in half the available "
                      "memory are streamed whatever this says");
-      sub.add_option("--output,-o", args->output, "Write to this file instead of stdout");
+      sub.add_option("--output,-o", args->output,
+                     "Write to this file instead of stdout; with --format csv and several tables "
+                     "(all, a list, or the default set) a directory with one <table>.csv each. "
+                     "An existing file or directory is refused unless --force-overwrite");
+      AddForceOverwrite(sub, &args->force_overwrite);
+      sub.add_option("--flame-step", args->flame_step,
+                     "html: the step the flame graph shows, by the program's own number "
+                     "(default: the step of median CPU time)");
+      sub.add_option("--html-rows", args->html_rows,
+                     "html: rows shown per table (default 200, 0 = all; the page says how many "
+                     "each table has)");
       sub.add_option(
           "--groups", args->extra.groups_file,
           "Groups file, or the name of a shipped one (mlora, peft); adds the groups table "
@@ -592,7 +708,10 @@ const Registrar kReport{Command{
       AddNameOptions(sub, &args->names);
       sub.footer(std::string(kHelpFooter) + std::string(analysis::reports::ExtraTablesHelp()) +
                  std::string(analysis::RangeNamesHelp()));
-      return [args] { return RunReport(*args); };
+      return [args, sort_option] {
+        args->sort_given = sort_option->count() > 0;
+        return RunReport(*args);
+      };
     }}};
 
 }  // namespace

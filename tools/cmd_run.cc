@@ -1,6 +1,6 @@
-// `tracer run [options] -- cmd args...`: sets the environment that makes the
-// command load libtracer.so (NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH,
-// LD_PRELOAD on request) and the TRACER_* variables the options map onto,
+// `tracer run [options] cmd args...` (or `... -- cmd args...`): sets the
+// environment that makes the command load libtracer.so (NVTX_INJECTION64_PATH,
+// CUDA_INJECTION64_PATH, LD_PRELOAD on request) and the TRACER_* variables the options map onto,
 // runs the command, passes its exit status through and says where the
 // trace(s) went. Setting those variables by hand works the same.
 #include <fcntl.h>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "libtracer/analysis/read/reader.h"
+#include "libtracer/capture/config.h"
 #include "tools/command.h"
 
 namespace tracer::cli {
@@ -44,6 +45,7 @@ struct RunArgs {
   std::string pm_interval;
   bool preload = false;
   bool no_cuda = false;
+  bool force_overwrite = false;
   std::vector<std::string> command;
 };
 
@@ -98,6 +100,7 @@ void SetIf(const char* var, const std::string& value) {
 // tracer-*.trace files, or a link someone else planted).
 void ReportTraces(const std::string& manifest) {
   std::vector<std::string> files;
+  std::vector<std::string> reasons;  // lines "!why": a process that wrote none
   if (FILE* f = std::fopen(manifest.c_str(), "re")) {
     char* line = nullptr;
     size_t cap = 0;
@@ -105,6 +108,12 @@ void ReportTraces(const std::string& manifest) {
     while ((n = getline(&line, &cap, f)) > 0) {
       std::string path(line, static_cast<size_t>(n));
       if (!path.empty() && path.back() == '\n') path.pop_back();
+      if (path.size() > 1 && path[0] == '!') {
+        if (std::find(reasons.begin(), reasons.end(), path.substr(1)) == reasons.end()) {
+          reasons.push_back(path.substr(1));
+        }
+        continue;
+      }
       if (path.empty() || std::find(files.begin(), files.end(), path) != files.end()) continue;
       if (IsFile(path)) files.push_back(path);
     }
@@ -112,9 +121,21 @@ void ReportTraces(const std::string& manifest) {
     std::fclose(f);
   }
   if (files.empty()) {
-    std::fprintf(stderr,
-                 "tracer: no trace was written (no NVTX or CUDA call was traced, tracing was "
-                 "disabled, or the configuration was rejected: see the lines above)\n");
+    // The reason in this very line: with --log-level off nothing came before.
+    std::string why;
+    if (!reasons.empty()) {
+      why = reasons.front();
+      if (reasons.size() > 1) why += " (and " + std::to_string(reasons.size() - 1) + " more)";
+    } else if (const char* enable = getenv("TRACER_ENABLE");
+               enable && (std::string(enable) == "0" || std::string(enable) == "off" ||
+                          std::string(enable) == "false" || std::string(enable) == "no")) {
+      why = "TRACER_ENABLE=" + std::string(enable) + " turns tracing off";
+    } else {
+      why =
+          "the program made no NVTX call and no CUDA call reached the tracer, so libtracer.so "
+          "never started (is it annotated with NVTX, and does it use the GPU?)";
+    }
+    std::fprintf(stderr, "tracer: no trace was written: %s\n", why.c_str());
     return;
   }
   for (const std::string& f : files) {
@@ -144,11 +165,65 @@ std::string CreateManifest() {
   return buf.data();
 }
 
+std::string HostName() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+// Whether the traced program expands `tmpl` as this process does: not when
+// it names the program's pid (%p), or a rank (%r) or variable (%q{VAR}) this
+// environment lacks (a launcher under us sets RANK per process).
+bool ExpandsHereAsThere(const std::string& tmpl) {
+  for (size_t i = 0; i + 1 < tmpl.size(); ++i) {
+    if (tmpl[i] != '%') continue;
+    const char p = tmpl[++i];
+    if (p == 'p') return false;
+    if (p == 'r' && RankFromEnv(getenv) < 0) return false;
+    if (p == 'q' && i + 1 < tmpl.size() && tmpl[i + 1] == '{') {
+      const size_t close = tmpl.find('}', i);
+      if (close == std::string::npos) return false;
+      if (getenv(tmpl.substr(i + 2, close - i - 2).c_str()) == nullptr) return false;
+    }
+  }
+  return true;
+}
+
+// Before the program starts: the output a user named is never overwritten
+// silently (as nsys profile -o). The library checks again when it opens the
+// file (it may appear meanwhile, or the name holds the program's pid).
+bool OutputIsFree(const RunArgs& args) {
+  const char* force = getenv("TRACER_FORCE_OVERWRITE");  // set by hand: the same as the flag
+  if (args.force_overwrite ||
+      (force && (std::strcmp(force, "1") == 0 || std::strcmp(force, "true") == 0 ||
+                 std::strcmp(force, "yes") == 0))) {
+    return true;
+  }
+  const char* env_output = getenv("TRACER_OUTPUT");
+  const std::string tmpl = !args.output.empty() ? args.output
+                           : env_output         ? env_output
+                                                : std::string();
+  if (tmpl.empty() || !ExpandsHereAsThere(tmpl)) return true;
+  std::string path, why;
+  if (!ExpandOutputTemplate(tmpl, static_cast<uint32_t>(getpid()), HostName(), getenv, &path,
+                            &why)) {
+    return true;  // the library reports the bad template
+  }
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return true;
+  std::fprintf(stderr,
+               "tracer run: %s already exists: not overwritten (remove it, choose another -o, or "
+               "add --force-overwrite)\n",
+               path.c_str());
+  return false;
+}
+
 int RunCommand(const RunArgs& args) {
   if (args.command.empty()) {
-    std::fprintf(stderr, "tracer run: no command given (tracer run [options] -- cmd args...)\n");
+    std::fprintf(stderr, "tracer run: no command given (tracer run [options] cmd args...)\n");
     return 2;
   }
+  if (!OutputIsFree(args)) return 2;
   std::string tried;
   std::string lib = FindLibrary(&tried);
   if (lib.empty()) {
@@ -173,6 +248,7 @@ int RunCommand(const RunArgs& args) {
   SetIf("TRACER_CLOCK", args.clock);
   SetIf("TRACER_PM_METRICS", args.pm_metrics);
   SetIf("TRACER_PM_INTERVAL_NS", args.pm_interval);
+  if (args.force_overwrite) setenv("TRACER_FORCE_OVERWRITE", "1", 1);
   setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
   if (args.no_cuda) {
     setenv("TRACER_CUDA", "0", 1);
@@ -238,24 +314,32 @@ int RunCommand(const RunArgs& args) {
 }
 
 const Registrar kRun{Command{
-    "run", "Run a command with tracing on: tracer run [options] -- cmd args...", 10,
+    "run", "Run a command with tracing on: tracer run [options] cmd args...", 10,
     [](CLI::App& sub) -> std::function<int()> {
       auto args = std::make_shared<RunArgs>();
       sub.description(
-          "Run a command with tracing on: tracer run [options] -- cmd args...\n\n"
+          "Run a command with tracing on: tracer run [options] cmd args...\n\n"
+          "As with nsys profile, everything from the first word that is not one of the\n"
+          "options below (or an option's value) is the command and its arguments, so the\n"
+          "command's own options may share a name with tracer's; \"--\" before the command\n"
+          "is accepted too.\n\n"
           "Sets NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH to libtracer.so (found next\n"
           "to this executable, or TRACER_LIBRARY), maps the options below onto TRACER_*\n"
           "variables, runs the command and exits with its exit status (128+N when it dies\n"
           "of signal N). Setting the variables by hand traces the same way. Nothing is\n"
-          "written when the program makes no NVTX or CUDA call.\n\n"
+          "written when the program makes no NVTX or CUDA call. An existing output file is\n"
+          "never overwritten unless --force-overwrite: tracer run refuses before starting\n"
+          "the program, and a process that finds its file taken meanwhile traces nothing\n"
+          "(one line says so; the program runs on).\n\n"
           "Examples:\n"
-          "  tracer run -- ./build/samples/lora_step\n"
-          "  tracer run -o run.trace -- python train.py --epochs 1\n"
-          "  tracer run -- torchrun --nproc-per-node 8 train.py   (tracer-rank<R>-<pid>.trace)\n"
-          "  tracer run -o 'rank%r-%h-%p.trace' -- torchrun --nproc-per-node 8 train.py\n"
-          "  tracer run --capture-range step --capture-start 10 --capture-stop 12 -- python "
+          "  tracer run ./build/samples/lora_step\n"
+          "  tracer run -o run.trace python train.py --epochs 1 -o out/\n"
+          "  tracer run torchrun --nproc-per-node 8 train.py   (tracer-rank<R>-<pid>.trace)\n"
+          "  tracer run -o 'rank%q{RANK}-%h-%p.trace' torchrun --nproc-per-node 8 train.py\n"
+          "  tracer run --capture-range step --capture-start 10 --capture-stop 12 python "
           "train.py\n"
-          "  tracer run --domains-exclude NCCL --preload -- ./app\n"
+          "  tracer run --force-overwrite -o run.trace -- ./app\n"
+          "  tracer run --domains-exclude NCCL --preload ./app\n"
           "then: tracer report run.trace\n\n"
           "Many ranks: under torchrun, srun or mpirun (or around them) each process writes\n"
           "its own file. Its rank is RANK, else SLURM_PROCID / OMPI_COMM_WORLD_RANK /\n"
@@ -271,7 +355,11 @@ const Registrar kRun{Command{
                      "tracer-rank%r-%p.trace when a rank is known. Every process writes "
                      "its own file: a forked or exec'ed child whose name is taken writes "
                      "NAME-<pid>.EXT. The file is created without following symbolic links; a "
-                     "link, a non-regular file or another user's file there is refused");
+                     "link, a non-regular file or another user's file there is refused, and an "
+                     "existing file is kept unless --force-overwrite");
+      sub.add_flag("--force-overwrite", args->force_overwrite,
+                   "replace output files that already exist (TRACER_FORCE_OVERWRITE=1); "
+                   "without it tracer run refuses to start when the output exists");
       sub.add_option("--buffer-size", args->buffer_size,
                      "per-thread event buffer, 4K to 1G, e.g. 512K, 4M (TRACER_BUFFER_SIZE, "
                      "default 32M: 1M events, a burst of 500k ranges with no drain at all; the "
@@ -326,9 +414,13 @@ const Registrar kRun{Command{
                    "also set LD_PRELOAD (for programs that load NVTX/CUDA in unusual ways)");
       sub.add_flag("--no-cuda", args->no_cuda,
                    "NVTX only: do not set CUDA_INJECTION64_PATH (TRACER_CUDA=0)");
-      sub.add_option("command", args->command, "the command to run, after --")->expected(-1);
+      sub.add_option("command", args->command,
+                     "the command to run and its arguments: the first word that is not an option "
+                     "above starts it (or everything after --)")
+          ->expected(-1);
       return [args]() { return RunCommand(*args); };
-    }}};
+    },
+    /*program_follows=*/true}};
 
 }  // namespace
 }  // namespace tracer::cli

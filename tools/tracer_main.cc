@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "tools/command.h"
 
@@ -13,7 +15,7 @@ int main(int argc, char** argv) {
       "tracer: a low-overhead GPU profiler for training runs.\n"
       "Capture NVTX ranges and CUDA activity of a program, then get per-range,\n"
       "per-kernel, per-layer tables without writing SQL.\n\n"
-      "  tracer run -o run.trace -- python train.py\n"
+      "  tracer run -o run.trace python train.py\n"
       "  tracer report run.trace\n",
       "tracer"};
   app.set_version_flag("--version", std::string("tracer ") + TRACER_VERSION);
@@ -24,12 +26,18 @@ int main(int argc, char** argv) {
   std::stable_sort(commands.begin(), commands.end(),
                    [](const auto& a, const auto& b) { return a.order < b.order; });
   std::map<CLI::App*, std::function<int()>> runners;
+  std::vector<std::string> args(argv, argv + argc);
   for (auto& c : commands) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     runners[sub] = c.setup(*sub);
+    if (c.program_follows && args.size() > 1 && args[1] == c.name) {
+      args = tracer::cli::ProgramArgs(*sub, std::move(args), 2);
+    }
   }
   try {
-    app.parse(argc, argv);
+    // CLI11 takes the arguments last first.
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
+    app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

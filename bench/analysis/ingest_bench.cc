@@ -26,6 +26,8 @@
 // bounded importer has to sort it.
 //
 //   ingest_bench [--kernels N] [--iterations K] [--keep PATH] [--rss] [--nsys] [--kineto]
+//   ingest_bench --kernels N --generate PREFIX   (only writes PREFIX.trace and the same
+//                program as PREFIX.pt.trace.json.gz, for bench/python/bench_load.py)
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -365,7 +367,7 @@ uint64_t PlainRead(const std::string& path) {
 int main(int argc, char** argv) {
   size_t kernels = 1'000'000;
   int iterations = 3;
-  std::string keep;
+  std::string keep, generate;
   bool rss = false, nsys = false, kineto = false;
   if (argc == 4 && std::string(argv[1]) == "--run") {
     const std::string mode = argv[2];
@@ -389,6 +391,8 @@ int main(int argc, char** argv) {
       iterations = std::atoi(argv[++i]);
     else if (a == "--keep" && i + 1 < argc)
       keep = argv[++i];
+    else if (a == "--generate" && i + 1 < argc)
+      generate = argv[++i];
     else if (a == "--rss")
       rss = true;
     else if (a == "--nsys")
@@ -402,6 +406,13 @@ int main(int argc, char** argv) {
           "[--kineto]\n");
       return 2;
     }
+  }
+  if (!generate.empty()) {
+    const size_t records = Generate(generate + ".trace", kernels);
+    GenerateKineto(generate + ".pt.trace.json.gz", kernels);
+    std::printf("%zu records: %s.trace, %s.pt.trace.json.gz\n", records, generate.c_str(),
+                generate.c_str());
+    return 0;
   }
   if (nsys || kineto) {
     // The bounded import path against the whole import, each in a fresh

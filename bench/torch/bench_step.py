@@ -50,6 +50,8 @@ def run_mode(mode, args, out_dir, rnd):
         cmd.append("--force-annotate")
     elif mode == "tracer":
         artifact = os.path.join(out_dir, f"tracer-{rnd}.trace")
+        if os.path.exists(artifact):  # an earlier invocation's: never overwritten silently
+            os.remove(artifact)
         env.update(NVTX_INJECTION64_PATH=args.lib, CUDA_INJECTION64_PATH=args.lib,
                    TRACER_OUTPUT=artifact)
     elif mode == "profiler":

@@ -253,6 +253,14 @@ Status ParseOutputAndBuffers(const GetEnvFn& get, Config* c) {
     // the name tells the files apart; the pid keeps a restarted rank's file.
     c->output_template = kDefaultRankOutput;
   }
+  if (const char* v = get("TRACER_FORCE_OVERWRITE")) {
+    std::string f = Lower(Trim(v));
+    if (f == "1" || f == "true" || f == "on" || f == "yes") {
+      c->force_overwrite = true;
+    } else if (!(f == "0" || f == "false" || f == "off" || f == "no" || f.empty())) {
+      return Status::Error(Bad("TRACER_FORCE_OVERWRITE", v, "is not 0 or 1"));
+    }
+  }
   if (const char* v = get("TRACER_BUFFER_SIZE")) {
     if (!ParseSize(v, &c->buffer_size)) {
       return Status::Error(Bad("TRACER_BUFFER_SIZE", v, "is not a size (e.g. 4M)"));
@@ -466,6 +474,7 @@ std::vector<std::pair<std::string, std::string>> EffectiveSettings(const Config&
   }
   return {
       {"TRACER_ENABLE", c.enabled ? "1" : "0"},
+      {"TRACER_FORCE_OVERWRITE", c.force_overwrite ? "1" : "0"},
       {"TRACER_OUTPUT", c.output_template},
       {"TRACER_BUFFER_SIZE", std::to_string(c.buffer_size)},
       {"TRACER_BUFFER_LIMIT", std::to_string(c.buffer_limit)},

@@ -51,7 +51,10 @@ inline constexpr const char* kDefaultRankOutput = "tracer-rank%r-%p.trace";
 struct Config {
   bool enabled = true;                           // TRACER_ENABLE
   std::string output_template = kDefaultOutput;  // TRACER_OUTPUT; see kDefaultRankOutput
-  uint64_t buffer_size = kDefaultBufferSize;     // TRACER_BUFFER_SIZE, per-thread ring bytes
+  // TRACER_FORCE_OVERWRITE: replace a file left at the output path by an
+  // earlier run; without it that file is kept and tracing is off.
+  bool force_overwrite = false;
+  uint64_t buffer_size = kDefaultBufferSize;  // TRACER_BUFFER_SIZE, per-thread ring bytes
   // TRACER_BUFFER_LIMIT: all threads' rings together (ring_budget.h); by
   // default kDefaultBufferLimit, or half the machine's memory when less.
   uint64_t buffer_limit = kDefaultBufferLimit;

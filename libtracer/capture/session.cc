@@ -92,23 +92,53 @@ std::vector<std::string> CandidatePaths(const std::string& path, uint32_t pid) {
 
 // `tracer run` lists the files its processes wrote in TRACER_RUN_MANIFEST,
 // one absolute path a line, so it reports exactly those (never whatever
-// else matches the template in a shared directory). Appended with one
-// write(2): lines from concurrent processes do not interleave.
-void AddToRunManifest(const std::string& path) {
+// else matches the template in a shared directory); a line starting with
+// '!' is why a process wrote none, for the command's closing line. Appended
+// with one write(2): lines from concurrent processes do not interleave.
+void AppendToRunManifest(const std::string& line) {
   const char* manifest = getenv("TRACER_RUN_MANIFEST");
   if (!manifest || !*manifest) return;
+  int fd = open(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = write(fd, line.data(), line.size());
+  (void)n;  // best effort: only the closing summary of `tracer run` misses it
+  close(fd);
+}
+
+void AddToRunManifest(const std::string& path) {
   std::string line;
   if (path.empty() || path[0] != '/') {
     char cwd[4096];
     if (!getcwd(cwd, sizeof(cwd))) return;
     line = std::string(cwd) + "/";
   }
-  line += path + "\n";
-  int fd = open(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  ssize_t n = write(fd, line.data(), line.size());
-  (void)n;  // best effort: only the closing summary of `tracer run` misses it
-  close(fd);
+  AppendToRunManifest(line + path + "\n");
+}
+
+bool UnderTracerRun() {
+  const char* manifest = getenv("TRACER_RUN_MANIFEST");
+  return manifest != nullptr && *manifest != '\0';
+}
+
+// CUDA_INJECTION64_PATH names a library (`tracer run` sets it): CUPTI
+// capture was asked for, so its absence is worth a line.
+bool CudaInjectionRequested() {
+  const char* path = getenv("CUDA_INJECTION64_PATH");
+  return path != nullptr && *path != '\0';
+}
+
+// The NVIDIA kernel driver publishes its version there; without it no CUDA
+// call can reach CUPTI. (Checked without loading libcuda into the host.)
+bool NvidiaDriverPresent() { return access("/proc/driver/nvidia/version", F_OK) == 0; }
+
+// Logs why this process traces nothing and tells `tracer run` the same.
+void NoTrace(const std::string& why) {
+  Log(LogLevel::kError, why);
+  std::string line = "!" + why;
+  for (char& c : line) {
+    if (c == '\n') c = ' ';
+  }
+  AppendToRunManifest(line + "\n");
 }
 
 }  // namespace
@@ -127,6 +157,7 @@ void Session::Retire(Session* s) noexcept {
 }
 std::atomic<bool> Session::flush_top_level_{false};
 std::atomic<bool> Session::profiler_active_{true};
+std::atomic<bool> Session::cuda_injection_seen_{false};
 
 void Session::RequestProfilerActive(bool active) noexcept {
   profiler_active_.store(active, std::memory_order_release);
@@ -169,8 +200,9 @@ bool Session::Open() {
   header.command_line = CommandLine();
   header.parent_pid = parent_pid_;
   std::string error;
+  writer_->set_force_overwrite(config_.force_overwrite);
   if (!writer_->Begin(CandidatePaths(output_path_, header.pid), header, &error)) {
-    Log(LogLevel::kError, error + "; tracing disabled");
+    NoTrace(error + "; tracing disabled");
     return false;
   }
   output_path_ = writer_->file().path();
@@ -188,8 +220,7 @@ Session* Session::StartNew(const Config& config, uint32_t parent_pid) {
   std::string path, why;
   uint32_t pid = static_cast<uint32_t>(getpid());
   if (!ExpandOutputTemplate(config.output_template, pid, HostName(), RealGetenv, &path, &why)) {
-    Log(LogLevel::kError,
-        "TRACER_OUTPUT='" + config.output_template + "' " + why + "; tracing disabled");
+    NoTrace("TRACER_OUTPUT='" + config.output_template + "' " + why + "; tracing disabled");
     return nullptr;
   }
   if (parent_pid != 0) path = ChildPath(config.output_template, path, pid);
@@ -223,7 +254,7 @@ Session* Session::EnsureStarted() {
     } else {
       ConfigResult parsed = ParseConfig(RealGetenv);
       if (!parsed.ok()) {
-        Log(LogLevel::kError, parsed.error);
+        NoTrace(parsed.error);
         g_state.store(kDisabled, std::memory_order_release);
         return nullptr;
       }
@@ -338,11 +369,19 @@ void Session::Shutdown() {
       if (!hook_error) hook_error = std::current_exception();
     }
   }
+  // Once per run: the traced program's process, not each forked worker.
+  if (parent_pid_ == 0 && config_.cuda && CudaInjectionRequested() &&
+      !cuda_injection_seen_.load(std::memory_order_acquire) && !NvidiaDriverPresent()) {
+    Log(LogLevel::kWarn,
+        "CUPTI unavailable: no NVIDIA driver on this machine (no /proc/driver/nvidia), so no "
+        "CUDA call reached the tracer; NVTX ranges only, with CPU times");
+  }
   const bool stopped = writer_->Stop(kStopTimeoutMs);
   if (hook_error) std::rethrow_exception(hook_error);
   if (!stopped) {
     Log(LogLevel::kWarn, "the writer did not finish within 5 s; the trace has no footer");
-  } else if (LogEnabled(LogLevel::kInfo)) {
+  } else if (LogEnabled(LogLevel::kInfo) && !UnderTracerRun()) {
+    // Under `tracer run` the command says it, once for every process.
     Log(LogLevel::kInfo, "trace written to " + output_path_);
   }
 }

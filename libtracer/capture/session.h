@@ -64,6 +64,13 @@ class Session {
 
   ThreadRegistry& threads() noexcept { return *threads_; }
 
+  // The CUDA injection entry point ran (the driver loaded libtracer.so):
+  // without it, a session ending on a machine without an NVIDIA driver says
+  // once that CUPTI was unavailable (the driver never asked for CUPTI).
+  static void NoteCudaInjection() noexcept {
+    cuda_injection_seen_.store(true, std::memory_order_release);
+  }
+
   // In a forked child (e.g. a DataLoader worker), which typically ends with
   // _exit() and so never runs atexit handlers, every top-level push/pop
   // range is written out soon after it ends: the NVTX handler calls this
@@ -104,6 +111,7 @@ class Session {
   static void Retire(Session* s) noexcept;
   static std::atomic<bool> flush_top_level_;
   static std::atomic<bool> profiler_active_;
+  static std::atomic<bool> cuda_injection_seen_;
 
   const Config config_;
   std::string output_path_;  // the template's expansion, then the file chosen (Open)

@@ -75,7 +75,7 @@ int64_t ProcessStartWallNs() noexcept {
 TraceFile::~TraceFile() { Close(); }
 
 TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start_wall_ns,
-                                      std::string* error) {
+                                      std::string* error, bool force_overwrite) {
   std::string owned = path;  // copied first: a failure must not leave an empty file
   for (int attempt = 0; attempt < 3; ++attempt) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -124,6 +124,14 @@ TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start
       if (MtimeNs(st) >= run_start_wall_ns) {
         ::close(fd);
         return OpenResult::kInUse;
+      }
+      if (!force_overwrite) {
+        *error = "'" + path +
+                 "' already exists (an earlier trace?): not overwritten; remove it, name another "
+                 "output with TRACER_OUTPUT (tracer run -o), or set TRACER_FORCE_OVERWRITE=1 "
+                 "(tracer run --force-overwrite)";
+        ::close(fd);
+        return OpenResult::kRefused;
       }
       if (ftruncate(fd, 0) != 0) {
         *error = "cannot truncate '" + path + "': " + strerror(errno);

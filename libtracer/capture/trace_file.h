@@ -36,9 +36,11 @@ class TraceFile {
   // is in use when another process holds its lock (every open trace is
   // flock()ed until closed) or it was modified since `run_start_wall_ns`
   // (this process's start: a file written since belongs to this run, e.g. an
-  // early-forked sibling that already finished); otherwise it is a stale
-  // trace of an earlier run, truncated and reused.
-  OpenResult Open(const std::string& path, int64_t run_start_wall_ns, std::string* error);
+  // early-forked sibling that already finished); otherwise it is a file of
+  // an earlier run: refused (never overwritten silently) unless
+  // force_overwrite (TRACER_FORCE_OVERWRITE), which truncates and reuses it.
+  OpenResult Open(const std::string& path, int64_t run_start_wall_ns, std::string* error,
+                  bool force_overwrite = false);
   // Same, with this process's start time; kInUse is reported as an error.
   bool Open(const std::string& path, std::string* error);
   // Test hook: write to an already open descriptor (e.g. /dev/full).

@@ -65,7 +65,7 @@ bool Writer::Begin(const std::vector<std::string>& paths, const HeaderInfo& head
   builder_.FinishFrame(&bytes);
   const int64_t run_start = ProcessStartWallNs();
   for (const std::string& path : paths) {
-    switch (file_.Open(path, run_start, error)) {
+    switch (file_.Open(path, run_start, error, force_overwrite_)) {
       case TraceFile::OpenResult::kInUse:
         continue;
       case TraceFile::OpenResult::kRefused:

@@ -50,6 +50,8 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   bool Begin(const std::string& path, const HeaderInfo& header, std::string* error) {
     return Begin(std::vector<std::string>{path}, header, error);
   }
+  // Whether Begin replaces a file an earlier run left (TRACER_FORCE_OVERWRITE).
+  void set_force_overwrite(bool force) { force_overwrite_ = force; }
   // Test hook: Begin on an open descriptor.
   bool BeginOnFd(int fd, const HeaderInfo& header);
   void StartThread();
@@ -158,6 +160,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   ThreadRegistry* threads_;
   const uint32_t flush_interval_ms_;
   TraceFile file_;
+  bool force_overwrite_ = false;  // set_force_overwrite
   ChunkBuilder builder_;
   EventDecoder decoder_;
   std::string frame_;

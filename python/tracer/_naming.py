@@ -1,4 +1,4 @@
-"""Range names for module paths, by the seeds' convention (pure, no torch).
+"""Range names for module paths, by the mLoRA profiling convention (pure, no torch).
 
 A module path such as ``layers.3.q.lora_a.alpaca`` becomes ``lora_a_alpaca_3``:
 the base name (the innermost path part that is neither a list index nor an

@@ -13,7 +13,7 @@
                 opt.step(); opt.zero_grad()
     handle.remove()
 
-Names follow the seeds' convention (tracer/_naming.py): module
+Names follow the mLoRA profiling convention (tracer/_naming.py): module
 ``layers.3.q.lora_a.alpaca`` pushes ``f_lora_a_alpaca_3`` around its forward
 and ``b_lora_a_alpaca_3`` around its backward.
 
@@ -56,8 +56,9 @@ ranges are pushed and popped where the autograd engine runs the module's
 backward: the calling thread on CPU, the device's engine thread on GPU
 (output edge, the module's nodes and its end node all run on the outputs'
 device queue). `tracer report` attributes work on engine threads to the
-ranges open on the main thread (`step`, `backward`): docs/design.md
-section 3.
+ranges open on the main thread (`step`, `backward`) too: a GPU op launched on
+a worker thread also counts toward the ranges the main thread has open at
+that moment (`tracer report --main-thread`; `off` gives nsys's attribution).
 
 Limits: the output edge hands the next op a view of a hooked module's
 output, and torch rejects an in-place change of such a view, so a module
@@ -585,7 +586,7 @@ def annotate(
     """Pushes an NVTX range around each submodule's forward and backward.
 
     name_fn(path, module) -> base name (prefixes are added) or None to skip
-    the module; default: the seeds' convention (tracer/_naming.py).
+    the module; default: the mLoRA profiling convention (tracer/_naming.py).
     include / exclude: glob patterns matched against the module path or its
     base name (``"layers.*.q"``, ``"lora_*"``), or module classes. A module is
     annotated if it matches `include` (or `include` is empty) and no

@@ -390,7 +390,7 @@ TEST_F(RangeNamesCli, ExportsCarryNormalizedNamesAndTheRecordedOnes) {
   EXPECT_EQ(rows[2].first, "aten::mm");
   EXPECT_EQ(rows[2].second, "aten::mm, seq = 10, op_id = 1010");
   // --raw-names: the names as recorded, nothing to keep beside them.
-  r = Run("export " + path_ + " --format sqlite --raw-names -o " + db_path);
+  r = Run("export " + path_ + " --format sqlite --raw-names --force-overwrite -o " + db_path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM TRACER_NVTX_RAW_TEXT", -1, &st, nullptr),

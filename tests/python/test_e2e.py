@@ -118,7 +118,9 @@ class SampleTraceTest(unittest.TestCase):
         # Loose bounds, a shared machine can pause the process anywhere: over
         # all steps the backward does at least a fair share of the forward's
         # work, and identical layers take comparable time (each at its
-        # fastest step).
+        # fastest step). A pause only lengthens a range, so the bound is on
+        # the short side: no layer's range is far shorter than the median
+        # layer's (the bug this guards: b_layers_0 lasting microseconds).
         total = defaultdict(int)
         for r in self.trace.ranges:
             total[r.name] += r.duration_ns
@@ -128,7 +130,7 @@ class SampleTraceTest(unittest.TestCase):
             fastest[r.name] = min(fastest.get(r.name, r.duration_ns), r.duration_ns)
         for prefix in ("f_", "b_"):
             d = [fastest[f"{prefix}layers_{i}"] for i in range(LAYERS)]
-            self.assertLess(max(d), 10 * min(d), (prefix, d))
+            self.assertGreater(10 * min(d), sorted(d)[len(d) // 2], (prefix, d))
         # Every adapter's backward range sits inside its layer's.
         by_id = {r.id: r for r in self.trace.ranges}
         for r in self.trace.ranges:

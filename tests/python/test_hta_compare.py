@@ -42,10 +42,11 @@ def main():
     except ImportError:
         skip("HolisticTraceAnalysis is not installed (scripts/setup.sh installs it)")
     row, steps = hta_breakdown(TRACE)
-    # HTA keeps the iterations it found but the last one of the file.
+    # HTA keeps the iterations it found but the last one of the file. Its
+    # iteration numbers are the ProfilerStep#N numbers, as the tracer's are.
     out = subprocess.run(
         [os.environ["TRACER_CLI"], "report", TRACE, "--table", "comm",
-         "--steps", "0-%d" % (len(steps) - 1), "--format", "json"],
+         "--steps", "%d-%d" % (steps[0], steps[-1]), "--format", "json"],
         check=True, capture_output=True, text=True).stdout
     table = json.loads(out)["comm"]
     ours = next(r for r in table if r["kind"] == "process")

@@ -2,6 +2,7 @@
 // phase shares add up to 100 % on random traces.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 
 #include "libtracer/analysis/reports/phases.h"
@@ -69,6 +70,60 @@ TEST(Steps, NumberedStepsAreOneStepAndLongRunsWin) {
   EXPECT_EQ(steps.instances.size(), 3u);
   EXPECT_EQ(FindSteps(model, "ProfilerStep#6").instances.size(), 1u);  // exact name
   EXPECT_EQ(FindSteps(model, "ProfilerStep").instances.size(), 0u + 3u);
+  // The numbers in the names are the program's own step numbers (the
+  // profiler's schedule started at step 5), not a count from the capture.
+  ASSERT_EQ(steps.by_process.size(), 1u);
+  EXPECT_EQ(steps.by_process[0].numbers, (std::vector<uint64_t>{5, 6, 7}));
+}
+
+TEST(Steps, WorkerThreadRangesInsideTheStepAreNotCandidates) {
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  // One traced step on the main thread (1); the autograd worker (2) runs
+  // two numbered backward ranges inside it, which share the key
+  // b_checkpoint_* and so repeat. The data loader (3) works before the step,
+  // outside it: still a candidate, but shorter.
+  f.Range("load_batch", 0, 50, 0, 3);
+  f.Range("step", 100, 10100);
+  f.Range("b_checkpoint_0", 5000, 5120, 0, 2);
+  f.Range("b_checkpoint_1", 6000, 6120, 0, 2);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  const Steps steps = FindSteps(model, "");
+  EXPECT_EQ(steps.name, "step");
+  EXPECT_EQ(steps.instances.size(), 1u);
+
+  // The same worker ranges outside any main-thread range are top-level work
+  // of their own and, repeating, are preferred to a single range.
+  Trace trace2;
+  testing::TraceFixture g(&trace2);
+  g.Range("step", 100, 10100);
+  g.Range("b_checkpoint_0", 20000, 20120, 0, 2);
+  g.Range("b_checkpoint_1", 21000, 21120, 0, 2);
+  AnalyzedTrace analyzed2(trace2, {});
+  ReportModel model2(analyzed2);
+  EXPECT_EQ(FindSteps(model2, "").name, "b_checkpoint_*");
+}
+
+TEST(Steps, NameNumbersAreUsedOnlyWhenTheyRiseWithTime) {
+  EXPECT_EQ(StepNumberInName("ProfilerStep#12"), std::optional<uint64_t>(12));
+  EXPECT_EQ(StepNumberInName("step_0"), std::optional<uint64_t>(0));
+  EXPECT_EQ(StepNumberInName("step"), std::nullopt);
+  EXPECT_EQ(StepNumberInName("#7"), std::nullopt);  // no name before the number
+  EXPECT_EQ(StepNumberInName("f_w2"), std::nullopt);
+  EXPECT_EQ(StepNumberInName("s#12345678901234567890"), std::nullopt);  // 20 digits
+  Trace trace;
+  testing::TraceFixture f(&trace);
+  // A profiler restarted mid-run numbers from 0 again: #3 #4 #0 #1. Name
+  // numbers would repeat, so the steps are counted in time order instead.
+  const int names[] = {3, 4, 0, 1};
+  for (int i = 0; i < 4; ++i)
+    f.Range("ProfilerStep#" + std::to_string(names[i]), i * 1000, i * 1000 + 900);
+  AnalyzedTrace analyzed(trace, {});
+  ReportModel model(analyzed);
+  const Steps steps = FindSteps(model, "");
+  ASSERT_EQ(steps.by_process.size(), 1u);
+  EXPECT_EQ(steps.by_process[0].numbers, (std::vector<uint64_t>{0, 1, 2, 3}));
 }
 
 TEST(TimelineTable, OrderedRangesOfOneIteration) {

@@ -56,9 +56,10 @@ StatusOr<StepSelection> ParseStepSelection(const std::string& spec) {
       ok &= !(a.empty() && b.empty()) && lo <= hi;
     }
     if (!ok) {
-      return Status::Error("--steps: '" + part +
-                           "' is not a step number or range (e.g. 5, 10-20, 3-, -4; steps "
-                           "are the program's own numbers from 0)");
+      return Status::Error(
+          "--steps: '" + part +
+          "' is not a step number or range (e.g. 5, 10-20, 3-, -4; steps "
+          "are the program's own numbers: the number in the step's name, else from 0)");
     }
     out.intervals.emplace_back(lo, hi);
   }

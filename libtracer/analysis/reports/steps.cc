@@ -1,6 +1,8 @@
 #include "libtracer/analysis/reports/steps.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -16,7 +18,61 @@ bool IsDescendant(const std::vector<RangeFact>& ranges, uint32_t r, uint32_t s) 
   return false;
 }
 
+// Top-level push/pop ranges lying inside a top-level range of another
+// thread of their process (an autograd worker's backward ranges inside the
+// main thread's step): part of that range's work, never a step of their own.
+// A sweep in start order keeps the two latest ends seen on distinct threads.
+std::vector<bool> InsideAnotherThreadsRange(const std::vector<RangeFact>& ranges) {
+  std::vector<uint32_t> top;
+  for (uint32_t r = 0; r < ranges.size(); ++r) {
+    if (ranges[r].parent < 0 && ranges[r].push_pop) top.push_back(r);
+  }
+  std::sort(top.begin(), top.end(), [&](uint32_t a, uint32_t b) {
+    const RangeFact &x = ranges[a], &y = ranges[b];
+    if (x.process != y.process) return x.process < y.process;
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    return x.end_ns > y.end_ns;  // the enclosing one first
+  });
+  struct Latest {
+    uint64_t end = 0;
+    uint32_t thread = 0;
+    bool set = false;
+  };
+  std::vector<bool> inside(ranges.size(), false);
+  Latest first, second;  // second: the latest end on a thread other than first's
+  uint32_t process = UINT32_MAX;
+  for (uint32_t r : top) {
+    const RangeFact& f = ranges[r];
+    if (f.process != process) {
+      process = f.process;
+      first = second = Latest{};
+    }
+    const Latest& other = first.set && first.thread != f.thread ? first : second;
+    inside[r] = other.set && other.end >= f.end_ns;
+    if (!first.set || f.end_ns > first.end) {
+      if (first.set && first.thread != f.thread) second = first;
+      first = {f.end_ns, f.thread, true};
+    } else if (f.thread != first.thread && (!second.set || f.end_ns > second.end)) {
+      second = {f.end_ns, f.thread, true};
+    }
+  }
+  return inside;
+}
+
 }  // namespace
+
+std::optional<uint64_t> StepNumberInName(std::string_view name) {
+  size_t i = name.size();
+  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') --i;
+  const size_t digits = name.size() - i;
+  // 19 digits always fit in 64 bits; a longer run is not a step count.
+  if (digits == 0 || digits > 19 || i < 2 || (name[i - 1] != '#' && name[i - 1] != '_')) {
+    return std::nullopt;
+  }
+  uint64_t n = 0;
+  for (size_t k = i; k < name.size(); ++k) n = n * 10 + static_cast<uint64_t>(name[k] - '0');
+  return n;
+}
 
 std::string StepKey(std::string_view name) {
   size_t i = name.size();
@@ -77,8 +133,10 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
       return it->second;
     };
     size_t op_ranges = 0;
-    for (const auto& r : ranges) {
-      if (r.parent >= 0 || !r.push_pop) continue;
+    const std::vector<bool> inside = InsideAnotherThreadsRange(ranges);
+    for (uint32_t i = 0; i < ranges.size(); ++i) {
+      const RangeFact& r = ranges[i];
+      if (r.parent >= 0 || !r.push_pop || inside[i]) continue;
       if (op(r.name)) {
         ++op_ranges;
         continue;
@@ -103,9 +161,10 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
           "per-call names, ...); --step-range NAME picks one");
     }
     if (!best) throw std::runtime_error("the trace has no top-level range to use as a step");
-    steps.how = "step range '" + steps.name +
-                "' (the repeated top-level range covering the most time; --step-range NAME "
-                "picks another)";
+    steps.how = "step range '" + steps.name + "' (" +
+                (best->n >= 2 ? "the repeated top-level range covering the most time"
+                              : "no top-level range repeats; the one covering the most time") +
+                "; --step-range NAME picks another)";
   }
   auto is_step = [&](uint32_t name) {
     return exact ? model.Name(name) == steps.name : key_of(name) == steps.name;
@@ -133,11 +192,26 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
   }
   for (Steps::OfProcess& proc : steps.by_process) {
     const ProcessTrace& pt = model.trace().processes[proc.process];
+    // Numbered step names (ProfilerStep#12) are the program's own count, so
+    // they win over counting from the capture start, as long as they rise
+    // with time (a profiler restarted mid-run numbers from 0 again: then
+    // counting is the only consistent order).
+    std::vector<uint64_t> named;
+    for (uint32_t r : proc.instances) {
+      const std::optional<uint64_t> n = StepNumberInName(model.Name(ranges[r].name));
+      if (!n || (!named.empty() && *n <= named.back())) {
+        named.clear();
+        break;
+      }
+      named.push_back(*n);
+    }
     const uint64_t base = CaptureStepBase(pt, steps.name);
     for (size_t i = 0; i < proc.instances.size(); ++i) {
       const RangeFact& f = ranges[proc.instances[i]];
       const auto known = pt.step_numbers.find({pt.ranges[f.local].thread, f.start_ns});
-      proc.numbers.push_back(known != pt.step_numbers.end() ? known->second : base + i);
+      proc.numbers.push_back(known != pt.step_numbers.end() ? known->second
+                             : !named.empty()               ? named[i]
+                                                            : base + i);
     }
   }
   return steps;

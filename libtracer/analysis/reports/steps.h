@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +18,8 @@ struct Steps {
   std::vector<uint32_t> instances;
   std::string how;  // how the step range was chosen, for notes
   // Per process that has steps (in process order): its instances in start
-  // order and their numbers, the program's own count from 0: a capture that
+  // order and their numbers, the program's own count: the number in the
+  // step's name when it has one (ProfilerStep#12), else from 0: a capture that
   // began at the step range's occurrence N (tracer run --capture-start N)
   // numbers its first step N-1 (CaptureStepBase); steps a --steps / --time
   // selection left keep their numbers (ProcessTrace::step_numbers).
@@ -34,10 +36,17 @@ struct Steps {
 // steps ("ProfilerStep#*").
 std::string StepKey(std::string_view range_name);
 
+// The number a step name carries ("ProfilerStep#12" -> 12, "step_3" -> 3),
+// if any. FindSteps numbers steps by it when every instance of a process
+// carries one and they rise with time.
+std::optional<uint64_t> StepNumberInName(std::string_view range_name);
+
 // The instances of range `step_range` (by exact name, else by StepKey), or,
 // when empty, of the top-level push/pop range key with at least two
 // instances that covers the most CPU time (the training loop's step; a key
-// with one instance only when there is no other). Every process's instances
+// with one instance only when there is no other). A top-level range inside
+// a top-level range of another thread (backward work on an autograd worker
+// during the main thread's step) is not a candidate. Every process's instances
 // (several ranks: each its own steps). Throws std::runtime_error when there
 // is none.
 Steps FindSteps(const ReportModel& model, std::string_view step_range);

@@ -379,8 +379,10 @@ TEST(HostileE2E, OutputPathThatIsNotAPlainFileOfOursIsRefused) {
   }
 }
 
-// A trace of ours left by an earlier run is still replaced, as before.
-TEST(HostileE2E, OwnStaleTraceFromAnEarlierRunIsReplaced) {
+// A trace of ours left by an earlier run is kept (issue 16: never
+// overwritten silently; one line says so, the host is unaffected) and
+// replaced with TRACER_FORCE_OVERWRITE=1.
+TEST(HostileE2E, OwnStaleTraceFromAnEarlierRunIsReplacedOnlyWhenForced) {
   TempDir dir;
   WriteFile(dir.File("old.trace"), "an earlier run's trace");
   timespec hour_ago[2];
@@ -388,8 +390,19 @@ TEST(HostileE2E, OwnStaleTraceFromAnEarlierRunIsReplaced) {
   hour_ago[0].tv_sec -= 3600;
   hour_ago[1] = hour_ago[0];
   ASSERT_EQ(utimensat(AT_FDCWD, dir.File("old.trace").c_str(), hour_ago, 0), 0);
-  RunResult r = RunProgram({HOSTILE_CLIENT, "exitcode", "0"},
+  RunResult r = RunProgram({HOSTILE_CLIENT, "exitcode", "3"},
                            {{"TRACER_OUTPUT", dir.File("old.trace")}}, LoadPath::kNvtxInjectionEnv);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("'" + dir.File("old.trace") + "' already exists"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("tracing disabled"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(ReadFileBytes(dir.File("old.trace")), "an earlier run's trace");
+  ASSERT_EQ(dir.List().size(), 1u);
+
+  r = RunProgram({HOSTILE_CLIENT, "exitcode", "0"},
+                 {{"TRACER_OUTPUT", dir.File("old.trace")}, {"TRACER_FORCE_OVERWRITE", "1"}},
+                 LoadPath::kNvtxInjectionEnv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   ASSERT_EQ(dir.List().size(), 1u);
@@ -413,9 +426,11 @@ TEST(HostileE2E, TracerRunNamesEachTraceOfItsProcessesOnce) {
     WriteFile(other, "another run's trace");
     ASSERT_EQ(utimensat(AT_FDCWD, other.c_str(), later, 0), 0);
   }
-  RunResult r = RunProgram(
-      {TRACER_CLI, "run", "-o", dir.File("p-%p.trace"), "--", HOSTILE_CLIENT, "fork_early"}, {},
-      LoadPath::kNone);
+  // --no-cuda: NVTX only, so no line says CUPTI is unavailable on a machine
+  // without a driver; only the trace lines are counted.
+  RunResult r = RunProgram({TRACER_CLI, "run", "--no-cuda", "-o", dir.File("p-%p.trace"), "--",
+                            HOSTILE_CLIENT, "fork_early"},
+                           {}, LoadPath::kNone);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::set<std::string> named;
   size_t at = 0;

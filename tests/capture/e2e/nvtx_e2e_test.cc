@@ -29,7 +29,14 @@ TEST_P(LoadPathTest, BasicClientRecordsEveryApi) {
   RunResult r =
       RunProgram({NVTX_CLIENT, "basic"}, {{"TRACER_OUTPUT", dir.File("t.trace")}}, GetParam());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
+  // LD_PRELOAD asks for CUDA tracing too (it sets CUDA_INJECTION64_PATH):
+  // without a driver that is the one line saying CUPTI is unavailable.
+  const bool no_driver = access("/proc/driver/nvidia/version", F_OK) != 0;
+  EXPECT_EQ(r.err, GetParam() == LoadPath::kPreload && no_driver
+                       ? "tracer: CUPTI unavailable: no NVIDIA driver on this machine (no "
+                         "/proc/driver/nvidia), so no CUDA call reached the tracer; NVTX ranges "
+                         "only, with CPU times\n"
+                       : "");
   ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
   ExpectWellFormed(t);
   EXPECT_EQ(t.header.pid() > 0, true);

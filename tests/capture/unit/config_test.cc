@@ -46,11 +46,31 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_TRUE(c.cuda);
   EXPECT_TRUE(c.DomainEnabled("default"));
   // Every variable is listed in the header's effective configuration.
-  EXPECT_EQ(c.effective.size(), 19u);
+  EXPECT_EQ(c.effective.size(), 20u);
   EXPECT_EQ(EffectiveValue(c, "TRACER_CLOCK"), "auto");
+  EXPECT_FALSE(c.force_overwrite);
+  EXPECT_EQ(EffectiveValue(c, "TRACER_FORCE_OVERWRITE"), "0");
   EXPECT_EQ(EffectiveValue(c, "TRACER_BUFFER_SIZE"), "33554432");
   EXPECT_EQ(EffectiveValue(c, "TRACER_ACTIVITIES"),
             "kernel,memcpy,memset,runtime,driver,sync,overhead");
+}
+
+// Issue 16: an earlier run's file is replaced only on request.
+TEST(ConfigTest, ForceOverwriteIsABoolean) {
+  FakeEnv env;
+  for (const char* yes : {"1", "true", "ON"}) {
+    env.vars = {{"TRACER_FORCE_OVERWRITE", yes}};
+    ConfigResult r = ParseConfig(env.fn());
+    ASSERT_TRUE(r.ok()) << r.error;
+    EXPECT_TRUE(r.config.force_overwrite) << yes;
+    EXPECT_EQ(EffectiveValue(r.config, "TRACER_FORCE_OVERWRITE"), "1");
+  }
+  env.vars = {{"TRACER_FORCE_OVERWRITE", "0"}};
+  EXPECT_FALSE(ParseConfig(env.fn()).config.force_overwrite);
+  env.vars = {{"TRACER_FORCE_OVERWRITE", "maybe"}};
+  ConfigResult r = ParseConfig(env.fn());
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("TRACER_FORCE_OVERWRITE='maybe'"), std::string::npos) << r.error;
 }
 
 TEST(ConfigTest, ParsesEveryVariable) {

@@ -141,8 +141,15 @@ TEST_F(TraceFileOpen, NewFileIsCreatedAndLockedWhileOpen) {
   // Released, but written since this "run" started: still not to be reused.
   EXPECT_EQ(second.Open(File("t.trace"), Now() - kHour, &error), TraceFile::OpenResult::kInUse);
   EXPECT_EQ(Read(File("t.trace")), "abc");
-  // Older than the run: a stale trace, truncated and reused.
-  ASSERT_EQ(second.Open(File("t.trace"), Now() + kHour, &error), TraceFile::OpenResult::kOpened)
+  // Older than the run: an earlier run's trace, never overwritten silently
+  // (issue 16) ...
+  EXPECT_EQ(second.Open(File("t.trace"), Now() + kHour, &error), TraceFile::OpenResult::kRefused);
+  EXPECT_NE(error.find("already exists"), std::string::npos) << error;
+  EXPECT_NE(error.find("TRACER_FORCE_OVERWRITE=1"), std::string::npos) << error;
+  EXPECT_EQ(Read(File("t.trace")), "abc");
+  // ... but truncated and reused when forced.
+  ASSERT_EQ(second.Open(File("t.trace"), Now() + kHour, &error, /*force_overwrite=*/true),
+            TraceFile::OpenResult::kOpened)
       << error;
   EXPECT_TRUE(second.Append("xy"));
   second.Close();

@@ -14,6 +14,54 @@
 
 namespace tracer::cli {
 
+void AddViewOptions(CLI::App& sub, ViewOptions* options) {
+  sub.add_option("--timeunit", options->time_unit,
+                 "ns, us, ms or s: every duration column in this unit, named in its header "
+                 "(as nsys stats --timeunit; csv too, json stays in ns). Default: text and md "
+                 "pick a unit per value, csv prints ns");
+  sub.add_option("--columns", options->columns,
+                 "Only these columns, in this order (comma separated; the csv header names or "
+                 "the text headers). Default: every column, without those empty in every row "
+                 "(text, md)");
+}
+
+bool BuildRenderOptions(std::string_view command, const ViewOptions& options,
+                        const std::vector<analysis::Table>& tables, analysis::RenderOptions* out) {
+  const std::string c(command);
+  if (!options.time_unit.empty() && !analysis::ParseTimeUnit(options.time_unit, &out->time_unit)) {
+    std::fprintf(stderr, "tracer %s: --timeunit: unknown unit '%s' (ns, us, ms, s)\n", c.c_str(),
+                 options.time_unit.c_str());
+    return false;
+  }
+  out->columns.clear();
+  size_t start = 0;
+  while (start <= options.columns.size() && !options.columns.empty()) {
+    size_t end = options.columns.find(',', start);
+    if (end == std::string::npos) end = options.columns.size();
+    std::string name = options.columns.substr(start, end - start);
+    while (!name.empty() && name.front() == ' ') name.erase(0, 1);
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    if (!name.empty()) out->columns.push_back(name);
+    start = end + 1;
+  }
+  const std::vector<std::string> unknown = analysis::UnknownColumns(tables, *out);
+  if (!unknown.empty()) {
+    std::string names;
+    for (const std::string& u : unknown) names += (names.empty() ? "" : ", ") + u;
+    std::string known;
+    for (const auto& t : tables) {
+      for (const auto& col : t.columns) {
+        if (known.find(col.name) == std::string::npos)
+          known += (known.empty() ? "" : " ") + col.name;
+      }
+    }
+    std::fprintf(stderr, "tracer %s: --columns: no table has %s (columns: %s)\n", c.c_str(),
+                 names.c_str(), known.c_str());
+    return false;
+  }
+  return true;
+}
+
 void PrintWarnings(std::string_view command, const analysis::Trace& trace) {
   PrintWarnings(command, trace.warnings);
 }

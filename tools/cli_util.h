@@ -9,6 +9,7 @@
 #include "libtracer/analysis/importers/range_names.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/read/trace_model.h"
+#include "libtracer/analysis/tables/render.h"
 
 namespace CLI {
 class App;
@@ -26,6 +27,17 @@ void AddNameOptions(CLI::App& sub, NameOptions* options);
 // "tracer COMMAND: <file:line: what>" when the rules file is bad.
 bool BuildNameRules(std::string_view command, const NameOptions& options,
                     analysis::RangeNameRules* rules);
+
+// How report and diff print their tables: --timeunit, --columns.
+struct ViewOptions {
+  std::string time_unit;  // "" = a unit per value (text) / ns (csv, json)
+  std::string columns;    // comma separated; "" = all non-empty columns
+};
+void AddViewOptions(CLI::App& sub, ViewOptions* options);
+// The render options the view options ask for, checked against the tables
+// about to be printed; false after printing "tracer COMMAND: <what>".
+bool BuildRenderOptions(std::string_view command, const ViewOptions& options,
+                        const std::vector<analysis::Table>& tables, analysis::RenderOptions* out);
 
 // Prints each distinct warning of trace once, as "tracer COMMAND: warning: ...".
 void PrintWarnings(std::string_view command, const analysis::Trace& trace);

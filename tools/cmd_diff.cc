@@ -38,7 +38,8 @@ Tables:
             projected total, kernel time.
   groups    key: group (and --by keys); compares instances, CPU, GPU
             projected, GPU busy, kernel time (see `tracer report --help`).
-  kernels   key: kernel name; compares count and total time.
+  kernels   key: kernel name; compares count and total time (the full name
+            comes last, after the numbers).
   metrics   key: range name (and domain) and PM metric; compares the
             time-weighted mean, coverage, samples and GPU span (definitions:
             `tracer report --help`, metrics).
@@ -77,6 +78,7 @@ struct DiffArgs {
   analysis::reports::ExtraTableOptions extra;
   NameOptions names;
   std::string steps, time;  // --steps / --time, applied to both runs
+  ViewOptions view;         // --timeunit, --columns
 };
 
 int Fail(const std::string& message) {
@@ -138,9 +140,13 @@ int RunDiff(DiffArgs args) {
   }
   analysis::reports::DiffSpec spec;
   if (args.table == "ranges") {
-    spec = {{"domain", "range"}, {"instances", "cpu_total_ns", "gpu_proj_total_ns", "kernel_ns"}};
+    spec.keys = {"domain", "range"};
+    spec.values = {"instances", "cpu_total_ns", "gpu_proj_total_ns", "kernel_ns"};
   } else if (args.table == "kernels") {
-    spec = {{"kernel", "full_name"}, {"count", "total_ns"}};
+    // The numbers before the long full name (it is a key too).
+    spec.keys = {"kernel"};
+    spec.values = {"count", "total_ns"};
+    spec.tail_keys = {"full_name"};
   } else if (args.table == "groups") {
     if (args.extra.groups_file.empty()) return Fail("--table groups needs --groups FILE");
     spec.keys = {"group"};
@@ -219,10 +225,12 @@ int RunDiff(DiffArgs args) {
   diff.notes.insert(diff.notes.begin(), "A: " + args.a + "; B: " + args.b);
   if (!selection_note.empty()) diff.notes.push_back(selection_note + " (of A and of B)");
   analysis::reports::SelectRows(selection, &diff);
+  analysis::RenderOptions render;
+  if (!BuildRenderOptions("diff", args.view, {diff}, &render)) return 1;
   const std::string text =
       html ? analysis::reports::HtmlDiffReport(std::move(diff), spec.keys, spec.values,
                                                {"A: " + args.a, "B: " + args.b}, 200)
-           : analysis::RenderTable(diff, format);
+           : analysis::RenderTable(diff, format, render);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
@@ -261,6 +269,7 @@ const Registrar kDiff{Command{
                      "Write to this file instead of stdout (an existing file is refused unless "
                      "--force-overwrite)");
       AddForceOverwrite(sub, &args->force_overwrite);
+      AddViewOptions(sub, &args->view);
       AddNameOptions(sub, &args->names);
       sub.footer(kHelpFooter);
       return [args] { return RunDiff(*args); };

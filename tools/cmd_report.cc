@@ -49,17 +49,36 @@ Examples:
 Tables (--table, comma separated, or 'all'):
   summary        per process: threads, record counts, dropped records by cause,
                  GPU ops unattributed / outside any range / inherited.
-  ranges         per NVTX range name: instances, CPU total/avg/med/min/max/stddev,
-                 nesting depth, threads, GPU projected total/avg, GPU busy,
-                 kernel count and time, top kernels.
-  kernels        per kernel: count, total/avg/med/min/max, share of all kernel
-                 time; names demangled and shortened (full name in a column).
+  ranges         per NVTX range name (nsys nvtx_sum): instances, CPU
+                 total/avg/med/min/max/stddev, Time %, style (PushPop /
+                 StartEnd), nesting depth, threads, GPU projected total/avg,
+                 GPU busy, kernel count and time, top kernels.
+  kernels        per kernel (nsys cuda_gpu_kern_sum): count,
+                 total/avg/med/min/max/stddev, share of all kernel time; names
+                 demangled and shortened, with the least template / argument
+                 text that tells apart kernels sharing a short name (full name
+                 in a column).
   range-kernels  per (range, kernel): a kernel counts toward EVERY range on its
                  stack (nsys nvtx_kern_sum), so "step" includes its layers.
   gpu            per range name: GPU projection statistics over the instances
-                 that launched GPU work (nsys nvtx_gpu_proj_sum).
-  memory         memcpy per direction and memset: count, bytes, time, GB/s.
-  api            CUDA runtime/driver API calls per function: calls, time.
+                 that launched GPU work (nsys nvtx_gpu_proj_sum), with stddev,
+                 style and GPU ops per instance.
+  memory         memcpy per direction and memset: count, time
+                 total/avg/med/min/max/stddev and Time % (nsys
+                 cuda_gpu_mem_time_sum), bytes total/avg/med/min/max/stddev
+                 (cuda_gpu_mem_size_sum), GB/s.
+  api            CUDA runtime/driver API calls per function (nsys
+                 cuda_api_sum): calls, total/avg/med/min/max/stddev, Time %;
+                 names as nsys prints them (cudaMemcpy2D, not
+                 cudaMemcpy2D_v3020).
+
+Statistics are nsys's: median of an even count = mean of the two middle
+values, stddev = sample standard deviation (n - 1, 0 for one value), Time % =
+share of the table's summed total. nsys prints avg / med / stddev with one
+decimal; here they are whole ns (or bytes), rounded half away from zero.
+Text and md leave out columns empty in every row (e.g. the GPU columns of an
+NVTX-only trace); --columns picks columns, --timeunit one unit for every
+duration column.
 
 Definitions:
   CPU time       range end - range start on the thread that opened it.
@@ -147,6 +166,7 @@ struct ReportArgs {
   bool force_overwrite = false;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
   NameOptions names;
+  ViewOptions view;  // --timeunit, --columns
 };
 
 // The core tables (`--table all`), in core_tables.h order.
@@ -198,7 +218,8 @@ bool CsvDirectory(const ReportArgs& args, analysis::OutputFormat format, size_t 
          explicit_tables != 1;
 }
 
-int WriteCsvDirectory(const std::vector<Table>& tables, const std::string& dir) {
+int WriteCsvDirectory(const std::vector<Table>& tables, const std::string& dir,
+                      const analysis::RenderOptions& render) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Fail(dir + ": cannot create the directory: " + ec.message());
@@ -210,7 +231,7 @@ int WriteCsvDirectory(const std::vector<Table>& tables, const std::string& dir) 
     }
     written.push_back(name);
     const std::string path = dir + "/" + name + ".csv";
-    if (!WriteOutput(analysis::RenderTable(t, analysis::OutputFormat::kCsv), path)) {
+    if (!WriteOutput(analysis::RenderTable(t, analysis::OutputFormat::kCsv, render), path)) {
       return Fail(path + ": cannot write");
     }
   }
@@ -221,13 +242,16 @@ int WriteCsvDirectory(const std::vector<Table>& tables, const std::string& dir) 
 
 int WriteReport(const std::vector<Table>& tables, analysis::OutputFormat format,
                 const ReportArgs& args, size_t explicit_tables) {
-  if (CsvDirectory(args, format, explicit_tables)) return WriteCsvDirectory(tables, args.output);
+  analysis::RenderOptions render;  // --timeunit, --columns
+  if (!BuildRenderOptions("report", args.view, tables, &render)) return 1;
+  if (CsvDirectory(args, format, explicit_tables))
+    return WriteCsvDirectory(tables, args.output, render);
   // One table to a CSV file: the plain table (no "# name" line), as each
   // file of a directory.
   const bool plain_csv = format == analysis::OutputFormat::kCsv && tables.size() == 1 &&
                          !args.output.empty() && args.output != "-";
-  const std::string text = plain_csv ? analysis::RenderTable(tables.front(), format)
-                                     : analysis::RenderTables(tables, format);
+  const std::string text = plain_csv ? analysis::RenderTable(tables.front(), format, render)
+                                     : analysis::RenderTables(tables, format, render);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
   return 0;
 }
@@ -684,6 +708,7 @@ const Registrar kReport{Command{
                      "phases: rules file '<regex> -> <phase>' (default: data/phases.rules)");
       sub.add_option("--category-rules", args->extra.category_rules_file,
                      "categories: rules '<regex> -> <category>' tried before the built-in ones");
+      AddViewOptions(sub, &args->view);
       AddNameOptions(sub, &args->names);
       sub.footer(std::string(kHelpFooter) + std::string(analysis::reports::ExtraTablesHelp()) +
                  std::string(analysis::RangeNamesHelp()));

@@ -394,13 +394,15 @@ nb::list TraceHandle::GpuOps() const {
       }
     }
   }
-  // Demangled full and short names (the kernels table's), once per
-  // distinct name.
+  // Demangled full and short names (the kernels table's: short names made
+  // unique among the trace's names), once per distinct name.
   Dictionary full_names(0), short_names(0);
   std::vector<int32_t> full_of, short_of;
-  for (const std::string& recorded : names.names()) {
-    full_of.push_back(full_names.ByText(analysis::Demangle(recorded)));
-    short_of.push_back(short_names.ByText(analysis::ShortKernelName(recorded)));
+  const std::vector<std::string_view> recorded_names(names.names().begin(), names.names().end());
+  const std::vector<std::string> labels = analysis::UniqueShortNames(recorded_names);
+  for (size_t i = 0; i < recorded_names.size(); ++i) {
+    full_of.push_back(full_names.ByText(analysis::Demangle(recorded_names[i])));
+    short_of.push_back(short_names.ByText(labels[i]));
   }
   std::vector<int32_t> full_code(name.size()), short_code(name.size());
   for (size_t i = 0; i < name.size(); ++i) {
@@ -447,8 +449,10 @@ nb::list TraceHandle::ApiCalls() const {
         proc.Push(pi, p);
         tid.push_back(OsTid(p, a.thread));
         const std::string_view text = trace_->strings.Get(a.name);
+        // As the api table and nsys print it ("cudaMemcpy2D", not CUPTI's
+        // "cudaMemcpy2D_v3020").
         name.push_back(text.empty() ? names.ByText("cbid " + std::to_string(a.cbid))
-                                    : names.ById(a.name, text));
+                                    : names.ByText(analysis::ApiDisplayName(text)));
         api.push_back(apis.ByText(a.domain == ApiDomain::kDriver ? "driver" : "runtime"));
         start.push_back(static_cast<int64_t>(a.start_ns));
         end.push_back(static_cast<int64_t>(a.end_ns));

@@ -122,7 +122,7 @@ DurationStats DurationAccumulator::Stats() {
     seen += n;
   }
   // The bucket middle may fall outside the values actually seen.
-  s.median = std::clamp<int64_t>(lo + (hi - lo) / 2, min_, max_);
+  s.median = std::clamp<int64_t>(HalfwayUp(lo, hi), min_, max_);
   return s;
 }
 

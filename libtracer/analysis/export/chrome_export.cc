@@ -207,14 +207,25 @@ void ProcessEvents::WriteNames() {
 // Push/pop ranges nest on their thread ("X"); start/end may overlap or end
 // elsewhere, so they are async slices ("b"/"e").
 void ProcessEvents::WriteRanges() {
+  // A PyTorch profiler trace's CPU ops and annotations keep the category
+  // they had there (cpu_op, user_annotation, gpu_user_annotation); NVTX
+  // ranges are "nvtx".
+  const bool kineto = p_.header.source == "kineto-json";
   for (const RangeRecord& r : p_.ranges) {
     std::string_view name = trace_.strings.Get(r.name);
     if (name.empty()) name = "(unnamed)";
+    std::string cat = ",\"cat\":\"nvtx\"";
+    if (kineto) {
+      if (auto it = p_.category_names.find({r.domain, r.category}); it != p_.category_names.end()) {
+        cat = ",\"cat\":";
+        AppendJsonString(&cat, trace_.strings.Get(it->second));
+      }
+    }
     const uint64_t tid = ThreadTid(p_, r.thread);
     if (r.kind == RangeKind::kStartEnd) {
       w_.Begin("b", pid_, tid);
       w_.Name(name);
-      w_.Raw(",\"cat\":\"nvtx\",\"id\":" + std::to_string(r.id));
+      w_.Raw(cat + ",\"id\":" + std::to_string(r.id));
       w_.Ts("ts", r.start_ns);
       if (r.raw_name != 0) {
         std::string s = ",\"args\":{\"raw_name\":";
@@ -224,14 +235,14 @@ void ProcessEvents::WriteRanges() {
       w_.End();
       w_.Begin("e", pid_, tid);
       w_.Name(name);
-      w_.Raw(",\"cat\":\"nvtx\",\"id\":" + std::to_string(r.id));
+      w_.Raw(cat + ",\"id\":" + std::to_string(r.id));
       w_.Ts("ts", r.end_ns);
       w_.End();
       continue;
     }
     w_.Begin("X", pid_, tid);
     w_.Name(name);
-    w_.Raw(",\"cat\":\"nvtx\"");
+    w_.Raw(cat);
     w_.Ts("ts", r.start_ns);
     w_.Ts("dur", r.end_ns - r.start_ns);
     w_.Raw(",\"args\":{\"id\":" + std::to_string(r.id) + ",\"depth\":" + std::to_string(r.depth));
@@ -267,7 +278,7 @@ void ProcessEvents::WriteMarks() {
 void ProcessEvents::WriteLaunchSide() {
   std::unordered_set<uint64_t> api_corr;
   for (const ApiRecord& a : p_.api_calls) {
-    std::string name(trace_.strings.Get(a.name));
+    std::string name(ApiDisplayName(trace_.strings.Get(a.name)));
     if (name.empty()) name = "cuda api " + std::to_string(a.cbid);
     const uint64_t tid = ThreadTid(p_, a.thread);
     w_.Begin("X", pid_, tid);

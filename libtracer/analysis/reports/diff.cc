@@ -62,6 +62,10 @@ StatusOr<Table> DiffTables(const Table& a, const Table& b, const DiffSpec& spec)
   for (const auto& k : spec.keys) {
     if (Status s = find(k, &ak, &bk); !s.ok()) return s;
   }
+  for (const auto& k : spec.tail_keys) {
+    if (Status s = find(k, &ak, &bk); !s.ok()) return s;
+  }
+  const size_t lead = spec.keys.size();
   for (const auto& v : spec.values) {
     if (Status s = find(v, &av, &bv); !s.ok()) return s;
   }
@@ -76,7 +80,7 @@ StatusOr<Table> DiffTables(const Table& a, const Table& b, const DiffSpec& spec)
   Table t;
   t.name = a.name + "_diff";
   t.title = (a.title.empty() ? a.name : a.title) + ": A vs B";
-  for (size_t i = 0; i < spec.keys.size(); ++i) t.columns.push_back(a.columns[ak[i]]);
+  for (size_t i = 0; i < lead; ++i) t.columns.push_back(a.columns[ak[i]]);
   t.columns.push_back({"status", ColumnKind::kText, "In"});
   for (size_t i = 0; i < spec.values.size(); ++i) {
     const Column& c = a.columns[av[i]];
@@ -88,18 +92,20 @@ StatusOr<Table> DiffTables(const Table& a, const Table& b, const DiffSpec& spec)
                          title + " B-A"});
     t.columns.push_back({c.name + "_ratio", ColumnKind::kRatio, title + " B/A"});
   }
+  for (size_t i = lead; i < ak.size(); ++i) t.columns.push_back(a.columns[ak[i]]);
   std::vector<std::vector<Cell>> a_only, b_only;
   std::vector<bool> b_used(b.rows.size(), false);
   auto emit = [&](const std::vector<Cell>* ra, const std::vector<Cell>* rb, const char* status,
                   std::vector<std::vector<Cell>>* out) {
     std::vector<Cell> row;
-    for (size_t i = 0; i < spec.keys.size(); ++i) row.push_back(ra ? (*ra)[ak[i]] : (*rb)[bk[i]]);
+    for (size_t i = 0; i < lead; ++i) row.push_back(ra ? (*ra)[ak[i]] : (*rb)[bk[i]]);
     row.push_back(std::string(status));
     for (size_t i = 0; i < spec.values.size(); ++i) {
       const Cell va = ra ? (*ra)[av[i]] : Cell();
       const Cell vb = rb ? (*rb)[bv[i]] : Cell();
       row.insert(row.end(), {va, vb, Delta(va, vb), Ratio(va, vb)});
     }
+    for (size_t i = lead; i < ak.size(); ++i) row.push_back(ra ? (*ra)[ak[i]] : (*rb)[bk[i]]);
     out->push_back(std::move(row));
   };
   for (const auto& ra : a.rows) {

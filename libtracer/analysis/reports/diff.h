@@ -15,6 +15,9 @@ namespace tracer::analysis::reports {
 struct DiffSpec {
   std::vector<std::string> keys;    // column names identifying a row
   std::vector<std::string> values;  // numeric columns to compare
+  // Key columns shown after the values (long names, e.g. a kernel's full
+  // name: the numbers stay on screen); rows are matched on them too.
+  std::vector<std::string> tail_keys = {};
 };
 
 // An error when a named column is missing from a or b. B/A is empty when A

@@ -80,20 +80,24 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
   const bool by_process = steps.by_process.size() > 1;
   if (by_process) t.columns.push_back({"process", ColumnKind::kText, "Process"});
   t.columns.push_back({"step", ColumnKind::kText, "Step"});
-  auto add_block = [&](const std::string& suffix, const std::string& title_suffix) {
-    t.columns.push_back({"step" + suffix + "_ns", ColumnKind::kDuration, "Step" + title_suffix});
+  // Text and md show each block's step time and the phases' shares (titled
+  // by the phase alone, to stay within 80-120 characters); each phase's time
+  // is a detail column (csv, json, --columns).
+  auto add_block = [&](const std::string& suffix, const std::string& title_suffix,
+                       const std::string& step_title) {
+    t.columns.push_back({"step" + suffix + "_ns", ColumnKind::kDuration, step_title});
     for (const auto& p : phases) {
-      t.columns.push_back({p + suffix + "_ns", ColumnKind::kDuration, p + title_suffix});
-    }
-    t.columns.push_back({"other" + suffix + "_ns", ColumnKind::kDuration, "other" + title_suffix});
-    for (const auto& p : phases) {
-      t.columns.push_back({p + suffix + "_pct", ColumnKind::kPercent, p + " %" + title_suffix});
+      t.columns.push_back({p + suffix + "_ns", ColumnKind::kDuration, p + title_suffix, true});
     }
     t.columns.push_back(
-        {"other" + suffix + "_pct", ColumnKind::kPercent, "other %" + title_suffix});
+        {"other" + suffix + "_ns", ColumnKind::kDuration, "other" + title_suffix, true});
+    for (const auto& p : phases) {
+      t.columns.push_back({p + suffix + "_pct", ColumnKind::kPercent, p + " %"});
+    }
+    t.columns.push_back({"other" + suffix + "_pct", ColumnKind::kPercent, "other %"});
   };
-  add_block("_cpu", "");
-  add_block("_gpu", " (GPU)");
+  add_block("_cpu", "", "CPU step");
+  add_block("_gpu", " (GPU)", "GPU step");
 
   auto append_block = [&](std::vector<Cell>* cells, std::optional<uint64_t> step,
                           const std::vector<uint64_t>& split) {
@@ -166,7 +170,9 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
       "A phase's time is the union of the intervals of the top-most ranges of the step whose "
       "name matches a phase rule (CPU: start to end; GPU: projected span); overlaps go to the "
       "phase listed first; other = step - all phases. Shares add up to 100 % by construction.",
-      "GPU columns split the step's projected GPU span (first to last op of the step)."};
+      "Shares right of 'GPU step' split the step's projected GPU span (first to last op of "
+      "the step); each phase's time: --format csv or json, or --columns (e.g. "
+      "step,forward_cpu_ns,forward_gpu_ns)."};
   if (by_process) {
     t.notes.push_back(
         "Each process (rank) has its own steps, numbered from 0, and its own 'all' row; "

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tracer::analysis {
 
@@ -17,5 +18,19 @@ namespace tracer::analysis {
 std::string Demangle(std::string_view name);
 // Short name as described above.
 std::string ShortKernelName(std::string_view name);
+// Short names of distinct kernels that never collide: a name whose short
+// form another one shares gets the least of its template / argument text
+// that tells it apart: the text up to the first difference when that comes
+// early ("at::native::reduce_kernel<512, 1...>"), else the differing word
+// alone ("at::native::elementwise_kernel<...MulFunctor...>"); " #2", ... as
+// a last resort. Names that do not collide get ShortKernelName. Empty names
+// read "(unnamed)".
+std::vector<std::string> UniqueShortNames(const std::vector<std::string_view>& names);
+// A CUDA API function as nsys's reports print it: CUPTI's runtime callback
+// names carry the version the entry point appeared in ("cudaMemcpy2D_v3020",
+// "cudaStreamGetCaptureInfo_v2_v11030"); that trailing "_v<digits>" (four or
+// more digits: a CUDA version) is dropped. A driver function's own "_v2"
+// ("cuMemcpyHtoDAsync_v2") is part of its name and stays.
+std::string_view ApiDisplayName(std::string_view name);
 
 }  // namespace tracer::analysis

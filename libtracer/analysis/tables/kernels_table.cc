@@ -12,18 +12,21 @@ Table RenderKernelsTable(TableRows& rows, const ReportOptions& o) {
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"kernel", ColumnKind::kText, "Kernel"},
                                              {"count", ColumnKind::kCount, "Count"}});
-  AddStatColumns(&table, "", "", WithStddev::kNo);
+  AddStatColumns(&table, "", "", WithStddev::kYes);
   table.columns.insert(table.columns.end(),
                        {{"share_pct", ColumnKind::kPercent, "Share of GPU kernel time"},
                         {"full_name", ColumnKind::kText, "Full name"}});
+  std::vector<uint32_t> ids;
+  for (const auto& [key, durations] : rows.kernels) ids.push_back(key.second);
+  const auto labels = KernelLabels(*rows.strings, std::move(ids));
   for (auto& [key, durations] : rows.kernels) {
     const DurationStats s = durations.Stats();
     const std::string_view raw = rows.strings->Get(key.second);
     std::vector<Cell> row;
     if (o.by_process) row.push_back(Text(rows.process_labels[key.first]));
-    row.push_back(Text(KernelLabel(raw)));
+    row.push_back(Text(labels.at(key.second)));
     row.push_back(Int(s.count));
-    AddStatCells(&row, s, WithStddev::kNo);
+    AddStatCells(&row, s, WithStddev::kYes);
     row.push_back(SharePercent(s.total, rows.all_kernel_ns));
     row.push_back(Text(Demangle(raw)));
     table.rows.push_back(std::move(row));

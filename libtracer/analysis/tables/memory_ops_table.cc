@@ -12,23 +12,34 @@ Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o) {
   const int first = static_cast<int>(table.columns.size());
   table.columns.insert(table.columns.end(), {{"operation", ColumnKind::kText, "Operation"},
                                              {"count", ColumnKind::kCount, "Count"},
-                                             {"bytes", ColumnKind::kBytes, "Bytes"},
-                                             {"total_ns", ColumnKind::kDuration, "Total"},
-                                             {"avg_ns", ColumnKind::kDuration, "Avg"},
-                                             {"min_ns", ColumnKind::kDuration, "Min"},
-                                             {"max_ns", ColumnKind::kDuration, "Max"},
+                                             {"bytes", ColumnKind::kBytes, "Bytes"}});
+  // Time: nsys cuda_gpu_mem_time_sum; sizes: cuda_gpu_mem_size_sum.
+  AddStatColumns(&table, "", "", WithStddev::kYes);
+  table.columns.insert(table.columns.end(), {{"time_pct", ColumnKind::kPercent, "Time %"},
+                                             {"bytes_avg", ColumnKind::kBytes, "Bytes avg"},
+                                             {"bytes_med", ColumnKind::kBytes, "Bytes med"},
+                                             {"bytes_min", ColumnKind::kBytes, "Bytes min"},
+                                             {"bytes_max", ColumnKind::kBytes, "Bytes max"},
+                                             {"bytes_stddev", ColumnKind::kBytes, "Bytes stddev"},
                                              {"bandwidth_gbps", ColumnKind::kNumber, "GB/s"}});
+  std::map<size_t, int64_t> all_ns;  // per process key, as the rows
+  for (const auto& [key, g] : rows.memory) {
+    int64_t& t = all_ns[key.first];
+    t = SaturatingAdd(t, g.durations.total());
+  }
   for (auto& [key, g] : rows.memory) {
     const DurationStats s = g.durations.Stats();
+    const DurationStats size = g.sizes.Stats();
     std::vector<Cell> row;
     if (o.by_process) row.push_back(Text(rows.process_labels[key.first]));
     row.push_back(Text(key.second));
     row.push_back(Int(s.count));
     row.push_back(Int(g.bytes));
-    row.push_back(Int(s.total));
-    row.push_back(Int(s.avg));
-    row.push_back(Int(s.min));
-    row.push_back(Int(s.max));
+    AddStatCells(&row, s, WithStddev::kYes);
+    row.push_back(SharePercent(s.total, all_ns[key.first]));
+    for (int64_t v : {size.avg, size.median, size.min, size.max, size.stddev}) {
+      row.push_back(Int(v));
+    }
     // bytes per ns = GB/s (10^9 bytes per second).
     row.push_back(DoubleOrEmpty(
         s.total > 0,
@@ -36,7 +47,9 @@ Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o) {
     table.rows.push_back(std::move(row));
   }
   SortAndTrim(&table, o, first + 3, first + 1, first + 4, first);
-  table.notes.push_back("GB/s = bytes / summed duration (10^9 bytes per second).");
+  table.notes.push_back(
+      "Time % = share of all memory-operation time; Bytes avg .. stddev = per operation; GB/s = "
+      "bytes / summed duration (10^9 bytes per second).");
   table.notes.insert(table.notes.end(), rows.notes.begin(), rows.notes.end());
   return table;
 }

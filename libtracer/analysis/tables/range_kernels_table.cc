@@ -22,6 +22,11 @@ Table RenderRangeKernelsTable(TableRows& rows, const ReportOptions& o) {
                                              {"count", ColumnKind::kCount, "Kernel inst"}});
   AddStatColumns(&table, "", "", WithStddev::kYes);
   table.columns.push_back({"range_share_pct", ColumnKind::kPercent, "Share of range kernel time"});
+  std::vector<uint32_t> ids;
+  for (const auto& [range_key, kernels] : rows.range_kernels) {
+    for (const auto& [kernel, g] : kernels) ids.push_back(kernel);
+  }
+  const auto labels = KernelLabels(*rows.strings, std::move(ids));
   for (auto& [range_key, kernels] : rows.range_kernels) {
     int64_t range_total = 0;
     for (const auto& [kernel, g] : kernels) range_total += g.durations.total();
@@ -30,7 +35,7 @@ Table RenderRangeKernelsTable(TableRows& rows, const ReportOptions& o) {
       std::vector<Cell> row;
       if (o.by_process) row.push_back(Text(rows.process_labels[range_key.first]));
       row.push_back(Text(range_key.second));
-      row.push_back(Text(KernelLabel(rows.strings->Get(kernel))));
+      row.push_back(Text(labels.at(kernel)));
       row.push_back(Int(g.instances));
       row.push_back(Int(s.count));
       AddStatCells(&row, s, WithStddev::kYes);

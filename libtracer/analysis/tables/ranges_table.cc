@@ -3,6 +3,7 @@
 // the same rows.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/tables/table_rows.h"
@@ -12,7 +13,8 @@
 namespace tracer::analysis {
 namespace {
 
-std::string TopKernels(const StringTable& strings, const RangeRow& g, size_t n) {
+std::string TopKernels(const std::unordered_map<uint32_t, std::string>& labels, const RangeRow& g,
+                       size_t n) {
   std::vector<std::pair<int64_t, uint32_t>> v;
   for (const auto& [name, ns] : g.kernel_time) v.emplace_back(ns, name);
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
@@ -21,7 +23,7 @@ std::string TopKernels(const StringTable& strings, const RangeRow& g, size_t n) 
   std::string out;
   for (size_t i = 0; i < v.size() && i < n; ++i) {
     if (!out.empty()) out += ", ";
-    out += ShortKernelName(strings.Get(v[i].second));
+    out += labels.at(v[i].second);
     if (g.kernel_ns > 0) {
       char pct[16];
       std::snprintf(pct, sizeof(pct), " %.0f%%", 100.0 * v[i].first / g.kernel_ns);
@@ -44,7 +46,9 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
                                              {"instances", ColumnKind::kCount, "Inst"}});
   AddStatColumns(&table, "cpu_", "CPU", WithStddev::kYes);
   table.columns.insert(table.columns.end(),
-                       {{"depth", ColumnKind::kText, "Depth"},
+                       {{"cpu_time_pct", ColumnKind::kPercent, "Time %"},
+                        {"style", ColumnKind::kText, "Style"},
+                        {"depth", ColumnKind::kText, "Depth"},
                         {"threads", ColumnKind::kText, "Thread(s)"},
                         {"gpu_instances", ColumnKind::kCount, "GPU inst"},
                         {"gpu_proj_total_ns", ColumnKind::kDuration, "GPU proj total"},
@@ -53,6 +57,18 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
                         {"kernels", ColumnKind::kCount, "Kernels"},
                         {"kernel_ns", ColumnKind::kDuration, "Kernel time"},
                         {"top_kernels", ColumnKind::kText, "Top kernels (share of kernel time)"}});
+  // nsys nvtx_sum: a range's share of the summed time of all ranges (nested
+  // ranges count in full, as in nsys).
+  std::map<size_t, int64_t> all_ns;
+  for (const auto& [key, g] : rows.ranges) {
+    int64_t& t = all_ns[std::get<0>(key)];
+    t = SaturatingAdd(t, g.cpu.total());
+  }
+  std::vector<uint32_t> ids;
+  for (const auto& [key, g] : rows.ranges) {
+    for (const auto& [kernel, ns] : g.kernel_time) ids.push_back(kernel);
+  }
+  const auto labels = KernelLabels(*rows.strings, std::move(ids));
   for (auto& [key, g] : rows.ranges) {
     std::vector<Cell> row;
     if (o.by_process) row.push_back(Text(rows.process_labels[std::get<0>(key)]));
@@ -62,6 +78,8 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
     row.push_back(Text(std::get<2>(key)));
     row.push_back(Int(cpu.count));
     AddStatCells(&row, cpu, WithStddev::kYes);
+    row.push_back(SharePercent(cpu.total, all_ns[std::get<0>(key)]));
+    row.push_back(Text(RangeStyle(g)));
     row.push_back(Text(g.min_depth == g.max_depth
                            ? std::to_string(g.min_depth)
                            : std::to_string(g.min_depth) + "-" + std::to_string(g.max_depth)));
@@ -76,7 +94,7 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
     row.push_back(IntOrEmpty(gpu && g.busy.has_value(), g.busy.value_or(0)));
     row.push_back(IntOrEmpty(gpu, g.kernel_count));
     row.push_back(IntOrEmpty(gpu, g.kernel_ns));
-    row.push_back(Text(TopKernels(*rows.strings, g, o.top_kernels)));
+    row.push_back(Text(TopKernels(labels, g, o.top_kernels)));
     table.rows.push_back(std::move(row));
   }
   SortAndTrim(&table, o, static_cast<int>(first + 3), static_cast<int>(first + 2),

@@ -1,6 +1,7 @@
 #include "libtracer/analysis/tables/render.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -82,7 +83,143 @@ std::string Pad(const std::string& s, size_t width, bool right) {
   return right ? fill + s : s + fill;
 }
 
-std::string RenderText(const Table& t) {
+bool SameName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  }
+  return true;
+}
+
+int FindColumn(const Table& t, std::string_view name) {
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    if (SameName(t.columns[c].name, name) || SameName(Title(t.columns[c]), name))
+      return static_cast<int>(c);
+  }
+  return -1;
+}
+
+bool EmptyCell(const Cell& c) {
+  if (std::holds_alternative<std::monostate>(c)) return true;
+  const auto* s = std::get_if<std::string>(&c);
+  return s != nullptr && s->empty();
+}
+
+const char* UnitName(TimeUnit u) {
+  switch (u) {
+    case TimeUnit::kNs:
+      return "ns";
+    case TimeUnit::kUs:
+      return "us";
+    case TimeUnit::kMs:
+      return "ms";
+    case TimeUnit::kS:
+      return "s";
+    case TimeUnit::kAuto:
+      break;
+  }
+  return "ns";
+}
+
+double NsPer(TimeUnit u) {
+  switch (u) {
+    case TimeUnit::kUs:
+      return 1e3;
+    case TimeUnit::kMs:
+      return 1e6;
+    case TimeUnit::kS:
+      return 1e9;
+    default:
+      return 1;
+  }
+}
+
+// The table as shown: the chosen columns (or all but the empty ones for
+// people), durations converted to a fixed unit when one is asked for.
+// human: text / md (titles, units in headers); else CSV.
+Table Shape(const Table& t, const RenderOptions& o, bool human) {
+  std::vector<size_t> keep;
+  if (!o.columns.empty()) {
+    for (const std::string& name : o.columns) {
+      const int c = FindColumn(t, name);
+      if (c >= 0 && std::find(keep.begin(), keep.end(), static_cast<size_t>(c)) == keep.end())
+        keep.push_back(static_cast<size_t>(c));
+    }
+    if (keep.empty() && !t.columns.empty()) keep.push_back(0);
+  } else {
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (human && t.columns[c].detail) continue;
+      bool empty = human && !t.rows.empty();
+      for (size_t r = 0; empty && r < t.rows.size(); ++r) {
+        empty = c >= t.rows[r].size() || EmptyCell(t.rows[r][c]);
+      }
+      if (!empty) keep.push_back(c);
+    }
+  }
+  Table out;
+  out.name = t.name;
+  out.title = t.title;
+  out.notes = t.notes;
+  const bool fixed = o.time_unit != TimeUnit::kAuto;
+  for (size_t c : keep) {
+    Column col = t.columns[c];
+    if (fixed && col.kind == ColumnKind::kDuration) {
+      const std::string unit = UnitName(o.time_unit);
+      if (human) {
+        col.title = Title(col) + " (" + unit + ")";
+      } else if (col.name.size() > 3 && col.name.compare(col.name.size() - 3, 3, "_ns") == 0) {
+        col.name = col.name.substr(0, col.name.size() - 3) + "_" + unit;
+      } else if (const size_t at = col.name.find("_ns_"); at != std::string::npos) {
+        col.name.replace(at, 4, "_" + unit + "_");  // diff: total_ns_delta -> total_us_delta
+      } else {
+        col.name += "_" + unit;
+      }
+    }
+    out.columns.push_back(std::move(col));
+  }
+  out.rows.reserve(t.rows.size());
+  for (const auto& row : t.rows) {
+    std::vector<Cell>& r = out.rows.emplace_back();
+    r.reserve(keep.size());
+    for (size_t c : keep) r.push_back(c < row.size() ? row[c] : kEmptyCell);
+  }
+  return out;
+}
+
+// A duration cell in a fixed unit: text / md with 3 decimals (ns: whole);
+// CSV with every ns kept.
+std::string FixedDuration(const Cell& cell, TimeUnit u, bool human) {
+  if (std::holds_alternative<std::monostate>(cell)) return human ? "-" : "";
+  const auto* i = std::get_if<int64_t>(&cell);
+  const auto* d = std::get_if<double>(&cell);
+  if (i == nullptr && d == nullptr) return RawCell(cell);
+  if (u == TimeUnit::kNs) return i != nullptr ? std::to_string(*i) : Printf("%.0f", *d);
+  const double v = (i != nullptr ? static_cast<double>(*i) : *d) / NsPer(u);
+  if (human) return Printf("%.3f", v);
+  // Exact: ns integers print with as many decimals as the unit has ns.
+  if (i != nullptr) {
+    const int64_t per = static_cast<int64_t>(NsPer(u));
+    const int digits = u == TimeUnit::kUs ? 3 : u == TimeUnit::kMs ? 6 : 9;
+    const int64_t whole = *i / per, frac = *i % per;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%s%lld.%0*lld", (*i < 0 && whole == 0) ? "-" : "",
+                  static_cast<long long>(whole), digits,
+                  static_cast<long long>(frac < 0 ? -frac : frac));
+    return buf;
+  }
+  return RawDouble(v);
+}
+
+std::string ShownCell(const Cell& cell, const Column& col, const RenderOptions& o) {
+  if (o.time_unit != TimeUnit::kAuto && col.kind == ColumnKind::kDuration)
+    return FixedDuration(cell, o.time_unit, true);
+  return FormatCell(cell, col.kind);
+}
+
+std::string RenderText(const Table& shown, const RenderOptions& o) {
+  const Table& t = shown;
   std::vector<std::vector<std::string>> cells(t.rows.size());
   std::vector<size_t> width(t.columns.size());
   size_t cut = 0;
@@ -91,7 +228,7 @@ std::string RenderText(const Table& t) {
     cells[r].resize(t.columns.size());
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const Cell& cell = c < t.rows[r].size() ? t.rows[r][c] : kEmptyCell;
-      cells[r][c] = FormatCell(cell, t.columns[c].kind);
+      cells[r][c] = ShownCell(cell, t.columns[c], o);
       cut += CutLongCell(&cells[r][c]) ? 1 : 0;
       width[c] = std::max(width[c], cells[r][c].size());
     }
@@ -121,7 +258,7 @@ std::string RenderText(const Table& t) {
   return out;
 }
 
-std::string RenderCsv(const Table& t) {
+std::string RenderCsv(const Table& t, const RenderOptions& o) {
   std::string out;
   for (size_t c = 0; c < t.columns.size(); ++c) {
     if (c > 0) out += ',';
@@ -131,7 +268,10 @@ std::string RenderCsv(const Table& t) {
   for (const auto& row : t.rows) {
     for (size_t c = 0; c < t.columns.size(); ++c) {
       if (c > 0) out += ',';
-      if (c < row.size()) out += CsvQuote(RawCell(row[c]));
+      if (c >= row.size()) continue;
+      out += CsvQuote(o.time_unit != TimeUnit::kAuto && t.columns[c].kind == ColumnKind::kDuration
+                          ? FixedDuration(row[c], o.time_unit, false)
+                          : RawCell(row[c]));
     }
     out += "\r\n";
   }
@@ -151,7 +291,7 @@ std::string MdEscape(std::string s) {
   return out;
 }
 
-std::string RenderMarkdown(const Table& t) {
+std::string RenderMarkdown(const Table& t, const RenderOptions& o) {
   std::string out;
   if (!t.title.empty()) out += "### " + MdEscape(t.title) + "\n\n";
   out += "|";
@@ -163,7 +303,7 @@ std::string RenderMarkdown(const Table& t) {
   for (const auto& row : t.rows) {
     out += "|";
     for (size_t c = 0; c < t.columns.size(); ++c) {
-      std::string text = FormatCell(c < row.size() ? row[c] : kEmptyCell, t.columns[c].kind);
+      std::string text = ShownCell(c < row.size() ? row[c] : kEmptyCell, t.columns[c], o);
       cut += CutLongCell(&text) ? 1 : 0;
       out += " " + MdEscape(std::move(text)) + " |";
     }
@@ -254,25 +394,55 @@ std::string FormatCell(const Cell& cell, ColumnKind kind) {
   return RawCell(cell);
 }
 
-std::string RenderTable(const Table& table, OutputFormat format) {
+bool ParseTimeUnit(std::string_view s, TimeUnit* out) {
+  if (s == "ns" || s == "nsec")
+    *out = TimeUnit::kNs;
+  else if (s == "us" || s == "usec")
+    *out = TimeUnit::kUs;
+  else if (s == "ms" || s == "msec")
+    *out = TimeUnit::kMs;
+  else if (s == "s" || s == "sec")
+    *out = TimeUnit::kS;
+  else
+    return false;
+  return true;
+}
+
+std::vector<std::string> UnknownColumns(const std::vector<Table>& tables, const RenderOptions& o) {
+  std::vector<std::string> unknown;
+  for (const std::string& name : o.columns) {
+    bool found = false;
+    for (const Table& t : tables) found = found || FindColumn(t, name) >= 0;
+    if (!found) unknown.push_back(name);
+  }
+  return unknown;
+}
+
+std::string RenderTable(const Table& table, OutputFormat format, const RenderOptions& o) {
   switch (format) {
     case OutputFormat::kText:
-      return RenderText(table);
+      return RenderText(Shape(table, o, true), o);
     case OutputFormat::kCsv:
-      return RenderCsv(table);
+      return RenderCsv(Shape(table, o, false), o);
     case OutputFormat::kMarkdown:
-      return RenderMarkdown(table);
-    case OutputFormat::kJson:
-      return DumpJson(JsonRows(table));
+      return RenderMarkdown(Shape(table, o, true), o);
+    case OutputFormat::kJson: {
+      RenderOptions ns = o;
+      ns.time_unit = TimeUnit::kAuto;  // JSON stays in ns
+      return DumpJson(JsonRows(Shape(table, ns, false)));
+    }
   }
   return {};
 }
 
-std::string RenderTables(const std::vector<Table>& tables, OutputFormat format) {
+std::string RenderTables(const std::vector<Table>& tables, OutputFormat format,
+                         const RenderOptions& o) {
   if (format == OutputFormat::kJson) {
+    RenderOptions ns = o;
+    ns.time_unit = TimeUnit::kAuto;  // JSON stays in ns
     nlohmann::ordered_json obj = nlohmann::ordered_json::object();
     for (const auto& t : tables) {
-      obj[t.name] = JsonRows(t);
+      obj[t.name] = JsonRows(Shape(t, ns, false));
       if (!t.notes.empty()) obj[t.name + "_notes"] = t.notes;
     }
     return DumpJson(obj);
@@ -281,7 +451,7 @@ std::string RenderTables(const std::vector<Table>& tables, OutputFormat format) 
   for (size_t i = 0; i < tables.size(); ++i) {
     if (i > 0) out += format == OutputFormat::kCsv ? "\r\n" : "\n";
     if (format == OutputFormat::kCsv) out += "# " + tables[i].name + "\r\n";
-    out += RenderTable(tables[i], format);
+    out += RenderTable(tables[i], format, o);
   }
   return out;
 }

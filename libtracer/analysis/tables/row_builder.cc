@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/tables/table_util.h"
 
 namespace tracer::analysis {
@@ -20,6 +21,8 @@ const char* CopyKindName(uint32_t kind) {
 // Rows of several processes (or of domain ids with one name) add up.
 void MergeRangeRow(RangeRow&& from, RangeRow* to) {
   to->cpu.Merge(from.cpu);
+  to->push_pop |= from.push_pop;
+  to->start_end |= from.start_end;
   to->min_depth = std::min(to->min_depth, from.min_depth);
   to->max_depth = std::max(to->max_depth, from.max_depth);
   to->proj.Merge(from.proj);
@@ -65,9 +68,11 @@ RowBuilder::RangeRef RowBuilder::Range(uint32_t domain, uint32_t name) {
   return it->second;
 }
 
-void RowBuilder::AddCpu(RangeRef r, uint32_t thread, uint64_t cpu_ns, uint32_t depth) {
+void RowBuilder::AddCpu(RangeRef r, uint32_t thread, uint64_t cpu_ns, uint32_t depth,
+                        RangeKind kind) {
   RangeBuild& b = ranges_[r];
   b.row.cpu.Add(static_cast<int64_t>(cpu_ns));
+  (kind == RangeKind::kStartEnd ? b.row.start_end : b.row.push_pop) = true;
   b.row.min_depth = std::min(b.row.min_depth, depth);
   b.row.max_depth = std::max(b.row.max_depth, depth);
   if (b.threads.size() < kMaxThreadsShown &&
@@ -123,7 +128,7 @@ void RowBuilder::AddKernel(uint32_t kernel, int64_t duration_ns) {
 
 void RowBuilder::AddApi(const ApiRecord& a) {
   const char* domain = a.domain == ApiDomain::kDriver ? "driver" : "runtime";
-  std::string name(rows_->strings->Get(a.name));
+  std::string name(ApiDisplayName(rows_->strings->Get(a.name)));
   if (name.empty()) name = "cbid " + std::to_string(a.cbid);
   rows_->api[{row_process_, std::move(name), domain}].Add(
       static_cast<int64_t>(a.end_ns - a.start_ns));
@@ -132,13 +137,15 @@ void RowBuilder::AddApi(const ApiRecord& a) {
 void RowBuilder::AddMemcpy(const MemcpyRecord& m) {
   MemoryRow& g = rows_->memory[{row_process_, CopyKindName(m.copy_kind)}];
   g.durations.Add(static_cast<int64_t>(m.end_ns - m.start_ns));
-  g.bytes += static_cast<int64_t>(m.bytes);
+  g.sizes.Add(static_cast<int64_t>(std::min<uint64_t>(m.bytes, INT64_MAX)));
+  g.bytes = SaturatingAdd(g.bytes, static_cast<int64_t>(std::min<uint64_t>(m.bytes, INT64_MAX)));
 }
 
 void RowBuilder::AddMemset(const MemsetRecord& m) {
   MemoryRow& g = rows_->memory[{row_process_, "memset"}];
   g.durations.Add(static_cast<int64_t>(m.end_ns - m.start_ns));
-  g.bytes += static_cast<int64_t>(m.bytes);
+  g.sizes.Add(static_cast<int64_t>(std::min<uint64_t>(m.bytes, INT64_MAX)));
+  g.bytes = SaturatingAdd(g.bytes, static_cast<int64_t>(std::min<uint64_t>(m.bytes, INT64_MAX)));
 }
 
 void RowBuilder::EndProcess(const ProcessTrace& p, const Trace& trace,

@@ -58,8 +58,9 @@ class RowBuilder {
   using RangeRef = uint32_t;
   RangeRef Range(uint32_t domain, uint32_t name);
 
-  // One range instance's CPU side: its thread, end - start, nesting depth.
-  void AddCpu(RangeRef r, uint32_t thread, uint64_t cpu_ns, uint32_t depth);
+  // One range instance's CPU side: its thread, end - start, nesting depth,
+  // push/pop or start/end.
+  void AddCpu(RangeRef r, uint32_t thread, uint64_t cpu_ns, uint32_t depth, RangeKind kind);
   // One range instance's GPU side (instances with GPU work only).
   void AddGpu(RangeRef r, const InstanceGpu& gpu);
   // A kernel that counts toward an instance of r (nsys nvtx_kern_sum: every

@@ -150,7 +150,8 @@ void StreamAggregator::AddBatch(const ProcessTrace& b) {
 
 void StreamAggregator::AddRangeRow(const RangeRecord& r) {
   // CPU-side facts go to the row now, in record order, as in memory.
-  builder_.AddCpu(builder_.Range(r.domain, r.name), r.thread, r.end_ns - r.start_ns, r.depth);
+  builder_.AddCpu(builder_.Range(r.domain, r.name), r.thread, r.end_ns - r.start_ns, r.depth,
+                  r.kind);
   exactness_.AddRange(r);
 }
 

@@ -26,6 +26,10 @@ struct Column {
   std::string name;  // stable machine name, e.g. "total_ns"
   ColumnKind kind = ColumnKind::kText;
   std::string title;  // header for humans; defaults to name
+  // A detail of a wide table: left out of text / md unless --columns names
+  // it (CSV and JSON always have it), so the table reads at 80-120
+  // characters.
+  bool detail = false;
 };
 
 // std::monostate = empty cell (e.g. "no GPU projection", not zero).

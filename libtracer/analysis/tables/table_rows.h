@@ -26,7 +26,8 @@ namespace tracer::analysis {
 using RangeRowKey = std::tuple<size_t, std::string, std::string>;
 
 struct RangeRow {
-  DurationAccumulator cpu;  // per instance
+  DurationAccumulator cpu;                   // per instance
+  bool push_pop = false, start_end = false;  // kinds of its instances (nsys "Style")
   uint32_t min_depth = UINT32_MAX, max_depth = 0;
   std::set<std::string> threads;    // the first 8 seen
   DurationAccumulator proj;         // per instance with GPU work
@@ -43,6 +44,7 @@ struct RangeKernelRow {
 
 struct MemoryRow {
   DurationAccumulator durations;
+  DurationAccumulator sizes;  // bytes per operation (nsys cuda_gpu_mem_size_sum)
   int64_t bytes = 0;
 };
 

@@ -6,8 +6,11 @@
 #include <stdexcept>
 
 #include "libtracer/analysis/tables/demangle.h"
+#include "libtracer/analysis/tables/table_rows.h"
 
 namespace tracer::analysis {
+
+int64_t HalfwayUp(int64_t lo, int64_t hi) { return lo + (hi - lo) / 2 + (hi - lo) % 2; }
 
 DurationStats ComputeStats(std::vector<int64_t>* values) {
   DurationStats s;
@@ -32,7 +35,7 @@ DurationStats ComputeStats(std::vector<int64_t>* values) {
   if (v.size() % 2 == 0) {
     const int64_t below =
         *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-    s.median = below + (s.median - below) / 2;
+    s.median = HalfwayUp(below, s.median);
   }
   if (v.size() > 1) {
     const long double mean = sum / s.count;
@@ -171,8 +174,27 @@ Cell SharePercent(int64_t part, int64_t whole) {
                                       static_cast<double>(std::max<int64_t>(whole, 1)));
 }
 
+std::string RangeStyle(const RangeRow& row) {
+  if (row.push_pop && row.start_end) return "PushPop+StartEnd";
+  return row.start_end ? "StartEnd" : row.push_pop ? "PushPop" : "";
+}
+
 std::string KernelLabel(std::string_view raw) {
   return raw.empty() ? std::string("(unnamed)") : ShortKernelName(raw);
+}
+
+std::unordered_map<uint32_t, std::string> KernelLabels(const StringTable& strings,
+                                                       std::vector<uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<std::string_view> names;
+  names.reserve(ids.size());
+  for (uint32_t id : ids) names.push_back(strings.Get(id));
+  std::vector<std::string> labels = UniqueShortNames(names);
+  std::unordered_map<uint32_t, std::string> out;
+  out.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) out.emplace(ids[i], std::move(labels[i]));
+  return out;
 }
 
 std::string ThreadLabel(const Trace& trace, const ProcessTrace& p, uint32_t thread) {

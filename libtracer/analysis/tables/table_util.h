@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "libtracer/analysis/aggregate/duration_stats.h"
@@ -15,6 +16,8 @@
 #include "libtracer/core/status.h"
 
 namespace tracer::analysis {
+
+struct RangeRow;  // table_rows.h
 
 // An empty table; with o.by_process its first column is "process".
 Table NewTable(std::string_view name, std::string_view title, const ReportOptions& o);
@@ -65,8 +68,14 @@ Cell DoubleOrEmpty(bool present, double v);
 
 // 100 * part / whole, empty when whole is 0.
 Cell SharePercent(int64_t part, int64_t whole);
+// nsys's "Style" of a range row: "PushPop", "StartEnd" or both.
+std::string RangeStyle(const RangeRow& row);
 // A kernel's short demangled name, "(unnamed)" when it has none.
 std::string KernelLabel(std::string_view raw);
+// Labels of the kernels (string ids) one table shows: short names made
+// unique among them (demangle.h UniqueShortNames).
+std::unordered_map<uint32_t, std::string> KernelLabels(const StringTable& strings,
+                                                       std::vector<uint32_t> ids);
 
 // "123" or "123 (name)" for a thread of a process.
 std::string ThreadLabel(const Trace& trace, const ProcessTrace& p, uint32_t thread);

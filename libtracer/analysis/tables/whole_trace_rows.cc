@@ -100,7 +100,7 @@ void AddRanges(const ProcessAnalysis& pa, const RowNeeds& needs, RowBuilder* b,
     const RangeRecord& rec = p.ranges[r];
     ref[r] = b->Range(rec.domain, rec.name);
     if (needs.range_cpu)
-      b->AddCpu(ref[r], rec.thread, rec.end_ns - rec.start_ns, pa.ranges.Depth(r));
+      b->AddCpu(ref[r], rec.thread, rec.end_ns - rec.start_ns, pa.ranges.Depth(r), rec.kind);
     if (!needs.range_gpu) continue;
     if (const InstanceProjection* proj = pa.projection().Of(r)) {
       const GpuSpan& g = proj->total;

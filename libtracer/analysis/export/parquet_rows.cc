@@ -370,12 +370,25 @@ bool DatasetNames::Write(std::FILE* out) {
   TableWriter w("names", ColumnBatch::kUnpartitioned, 0, out);
   const size_t c_id = w.Col("name_id", Type::kInt64), c_name = w.Col("name", Type::kString),
                c_short = w.Col("short_name", Type::kString);
+  // Kernel short names made unique among all the dataset's kernels, as the
+  // kernels table labels them (demangle.h UniqueShortNames): two template
+  // instances never share a short name.
+  std::vector<size_t> kernel_ids;
+  std::vector<std::string_view> kernel_names;
+  for (size_t id = 0; id < names_.size(); ++id) {
+    if (kernel_[id] != 0 && !names_[id]->empty()) {
+      kernel_ids.push_back(id);
+      kernel_names.push_back(*names_[id]);
+    }
+  }
+  const std::vector<std::string> labels = UniqueShortNames(kernel_names);
+  size_t next_kernel = 0;
   for (size_t id = 0; id < names_.size(); ++id) {
     const std::string& name = *names_[id];
     w.b().Int(c_id, static_cast<int64_t>(id));
     w.b().Str(c_name, name);
-    if (kernel_[id] != 0 && !name.empty()) {
-      w.b().Str(c_short, ShortKernelName(name));
+    if (next_kernel < kernel_ids.size() && kernel_ids[next_kernel] == id) {
+      w.b().Str(c_short, labels[next_kernel++]);
     } else {
       w.b().Str(c_short, name);
     }

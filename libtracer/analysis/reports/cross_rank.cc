@@ -38,8 +38,9 @@ std::optional<Spread> SpreadOf(const PerProcess& v) {
   s.max = xs.back().first;
   s.slowest = xs.back().second;
   const size_t n = xs.size();
-  // The median of an even count is the mean of the middle two (as elsewhere).
-  s.median = n % 2 ? xs[n / 2].first : (xs[n / 2 - 1].first + xs[n / 2].first) / 2;
+  // The median of an even count is the mean of the middle two, rounded half
+  // away from zero as every table rounds it (SQLite's round, as nsys).
+  s.median = n % 2 ? xs[n / 2].first : (xs[n / 2 - 1].first + xs[n / 2].first + 1) / 2;
   return s;
 }
 

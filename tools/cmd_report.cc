@@ -13,6 +13,7 @@
 
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
+#include "libtracer/analysis/model/attribution.h"
 #include "libtracer/analysis/read/frame_scanner.h"
 #include "libtracer/analysis/reports/html_report.h"
 #include "libtracer/analysis/reports/record_selection.h"
@@ -161,8 +162,8 @@ struct ReportArgs {
   bool stream = false, no_stream = false;
   std::string stream_above = "2G";
   std::string output;
-  int64_t flame_step = -1;                     // --flame-step (html)
-  size_t html_rows = 200;                      // --html-rows (html)
+  int64_t flame_step = -1;  // --flame-step (html)
+  size_t html_rows = 200;   // --html-rows (html)
   bool force_overwrite = false;
   analysis::reports::ExtraTableOptions extra;  // groups, timeline, phases, ...
   NameOptions names;
@@ -187,21 +188,6 @@ bool ParseIntList(const std::string& s, std::vector<int64_t>* out) {
     const long long v = std::strtoll(item.c_str(), &end, 10);
     if (*end != '\0' || errno != 0 || v < 0) return false;
     out->push_back(v);
-  }
-  return true;
-}
-
-bool ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
-  if (s == "auto") {
-    o->main_thread = analysis::MainThreadMode::kAuto;
-  } else if (s == "off") {
-    o->main_thread = analysis::MainThreadMode::kOff;
-  } else {
-    char* end = nullptr;
-    const unsigned long long tid = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0') return false;
-    o->main_thread = analysis::MainThreadMode::kThread;
-    o->main_thread_tid = tid;
   }
   return true;
 }
@@ -468,7 +454,7 @@ int RunReport(ReportArgs args) {
     return Fail("--sort: unknown key '" + args.sort + "' (total, count, avg, name)");
   if (tracer::Status s = analysis::RangeFilter::Check(options); !s.ok()) return Fail(s.message());
   analysis::AttributionOptions attribution;
-  if (!ParseMainThread(args.main_thread, &attribution)) {
+  if (!analysis::ParseMainThreadOption(args.main_thread, &attribution)) {
     return Fail("--main-thread: expected auto, off or an OS thread id, got '" + args.main_thread +
                 "'");
   }

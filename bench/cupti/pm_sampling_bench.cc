@@ -28,6 +28,7 @@
 #include "libtracer/capture/pm_host.h"
 #include "libtracer/capture/pm_metrics.h"
 #include "libtracer/capture/pm_sampler.h"
+#include "libtracer/cupti_api/cupti_params.h"
 #include "libtracer/cupti_api/real_cupti_api.h"
 
 namespace {
@@ -52,18 +53,9 @@ struct Fake {
   }
 };
 
-template <typename P>
-P Params(size_t size) {
-  P p;
-  std::memset(&p, 0, sizeof(p));
-  p.structSize = size;
-  return p;
-}
-#define PARAMS(T) Params<T>(T##_STRUCT_SIZE)
-
 // (b): the CUPTI calls alone, on device 1.
 double BareCupti(tracer::CuptiApi* api, const Fake& fake, size_t n, const char** names) {
-  auto en = PARAMS(CUpti_PmSampling_Enable_Params);
+  auto en = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params);
   en.deviceIndex = 1;
   api->PmSamplingEnable(&en);
   tracer::PmHost host(api);
@@ -74,7 +66,7 @@ double BareCupti(tracer::CuptiApi* api, const Fake& fake, size_t n, const char**
     std::fprintf(stderr, "bench: %s\n", error.c_str());
     std::exit(1);
   }
-  auto set = PARAMS(CUpti_PmSampling_SetConfig_Params);
+  auto set = TRACER_CUPTI_PARAMS(CUpti_PmSampling_SetConfig_Params);
   set.pPmSamplingObject = en.pPmSamplingObject;
   set.configSize = config.size();
   set.pConfig = config.data();
@@ -82,19 +74,19 @@ double BareCupti(tracer::CuptiApi* api, const Fake& fake, size_t n, const char**
   set.samplingInterval = 1000000;
   set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
   api->PmSamplingSetConfig(&set);
-  auto size = PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
+  auto size = TRACER_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
   size.pPmSamplingObject = en.pPmSamplingObject;
   size.pMetricNames = names;
   size.numMetrics = 3;
   size.maxSamples = 256;
   api->PmSamplingGetCounterDataSize(&size);
   std::vector<uint8_t> image(size.counterDataSize);
-  auto init = PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+  auto init = TRACER_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
   init.pPmSamplingObject = en.pPmSamplingObject;
   init.counterDataSize = image.size();
   init.pCounterData = image.data();
   api->PmSamplingCounterDataImageInitialize(&init);
-  auto start = PARAMS(CUpti_PmSampling_Start_Params);
+  auto start = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Start_Params);
   start.pPmSamplingObject = en.pPmSamplingObject;
   api->PmSamplingStart(&start);
   fake.Fill(1, n, 1'700'000'000'000'000'000ull);
@@ -105,18 +97,18 @@ double BareCupti(tracer::CuptiApi* api, const Fake& fake, size_t n, const char**
   size_t got = 0;
   const double t0 = CpuNow(CLOCK_THREAD_CPUTIME_ID);
   while (got < n) {
-    auto dec = PARAMS(CUpti_PmSampling_DecodeData_Params);
+    auto dec = TRACER_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
     dec.pPmSamplingObject = en.pPmSamplingObject;
     dec.pCounterDataImage = image.data();
     dec.counterDataImageSize = image.size();
     api->PmSamplingDecodeData(&dec);
-    auto info = PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+    auto info = TRACER_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
     info.pCounterDataImage = image.data();
     info.counterDataImageSize = image.size();
     api->PmSamplingGetCounterDataInfo(&info);
     if (info.numCompletedSamples == 0) break;
     for (size_t i = 0; i < info.numCompletedSamples; ++i) {
-      auto s = PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
+      auto s = TRACER_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
       s.pPmSamplingObject = en.pPmSamplingObject;
       s.pCounterDataImage = image.data();
       s.counterDataImageSize = image.size();

@@ -2,18 +2,11 @@
 
 #include <cstring>
 
+#include "libtracer/cupti_api/cupti_params.h"
+
 namespace tracer {
 
 namespace {
-
-template <typename P>
-P Params(size_t size) {
-  P p;
-  std::memset(&p, 0, sizeof(p));
-  p.structSize = size;
-  return p;
-}
-#define TRACER_PARAMS(T) Params<T>(T##_STRUCT_SIZE)
 
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
@@ -27,14 +20,14 @@ PmHost::~PmHost() { Deinitialize(); }
 
 void PmHost::Deinitialize() {
   if (host_ == nullptr) return;
-  auto p = TRACER_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  auto p = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
   p.pHostObject = host_;
   api_->ProfilerHostDeinitialize(&p);
   host_ = nullptr;
 }
 
 bool PmHost::SupportedChips(CuptiApi* api, std::vector<std::string>* chips, std::string* error) {
-  auto p = TRACER_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
+  auto p = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
   CUptiResult r = api->ProfilerHostGetSupportedChips(&p);
   if (r != CUPTI_SUCCESS) {
     *error = std::string("cuptiProfilerHostGetSupportedChips failed: ") + api->ResultString(r);
@@ -52,7 +45,7 @@ bool PmHost::Initialize(const std::string& chip, const std::vector<uint8_t>& ava
   Deinitialize();
   chip_ = chip;
   availability_ = availability;
-  auto p = TRACER_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  auto p = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
   p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
   p.pChipName = chip_.c_str();
   p.pCounterAvailabilityImage = availability_.empty() ? nullptr : availability_.data();
@@ -79,7 +72,7 @@ size_t PmHost::PassesFor(const std::vector<const char*>& metrics, CUptiResult* a
   PmHost probe(api_);
   std::string ignored;
   if (!probe.Initialize(chip_, availability_, &ignored)) return 0;
-  auto add = TRACER_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  auto add = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   add.pHostObject = probe.host_;
   add.ppMetricNames = const_cast<const char**>(metrics.data());
   add.numMetrics = metrics.size();
@@ -87,7 +80,7 @@ size_t PmHost::PassesFor(const std::vector<const char*>& metrics, CUptiResult* a
   if (*add_result != CUPTI_SUCCESS) return 0;
   std::vector<uint8_t> image;
   if (!probe.BuildConfig({}, &image, &ignored)) return 0;
-  auto passes = TRACER_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  auto passes = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   passes.configImageSize = image.size();
   passes.pConfigImage = image.data();
   if (api_->ProfilerHostGetNumOfPasses(&passes) != CUPTI_SUCCESS) return 0;
@@ -103,7 +96,7 @@ bool PmHost::BuildConfig(const std::vector<std::string>& metrics, std::vector<ui
   if (!metrics.empty()) {
     std::vector<const char*> names;
     for (const std::string& m : metrics) names.push_back(m.c_str());
-    auto add = TRACER_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+    auto add = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = host_;
     add.ppMetricNames = names.data();
     add.numMetrics = names.size();
@@ -124,7 +117,7 @@ bool PmHost::BuildConfig(const std::vector<std::string>& metrics, std::vector<ui
       return false;
     }
   }
-  auto size = TRACER_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  auto size = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
   size.pHostObject = host_;
   CUptiResult r = api_->ProfilerHostGetConfigImageSize(&size);
   if (r != CUPTI_SUCCESS || size.configImageSize == 0) {
@@ -132,7 +125,7 @@ bool PmHost::BuildConfig(const std::vector<std::string>& metrics, std::vector<ui
     return false;
   }
   image->assign(size.configImageSize, 0);
-  auto get = TRACER_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  auto get = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
   get.pHostObject = host_;
   get.configImageSize = image->size();
   get.pConfigImage = image->data();
@@ -142,7 +135,7 @@ bool PmHost::BuildConfig(const std::vector<std::string>& metrics, std::vector<ui
     return false;
   }
   if (metrics.empty()) return true;  // PassesFor's probe
-  auto passes = TRACER_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  auto passes = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   passes.configImageSize = image->size();
   passes.pConfigImage = image->data();
   r = api_->ProfilerHostGetNumOfPasses(&passes);
@@ -170,7 +163,7 @@ bool PmHost::ListMetrics(std::vector<MetricInfo>* out, std::string* error) {
   out->clear();
   static const char* kTypes[] = {"counter", "ratio", "throughput"};
   for (int t = 0; t < CUPTI_METRIC_TYPE__COUNT; ++t) {
-    auto base = TRACER_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
+    auto base = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
     base.pHostObject = host_;
     base.metricType = static_cast<CUpti_MetricType>(t);
     CUptiResult r = api_->ProfilerHostGetBaseMetrics(&base);
@@ -182,14 +175,14 @@ bool PmHost::ListMetrics(std::vector<MetricInfo>* out, std::string* error) {
       MetricInfo info;
       info.name = base.ppMetricNames[i];
       info.type = kTypes[t];
-      auto props = TRACER_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
+      auto props = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
       props.pHostObject = host_;
       props.pMetricName = base.ppMetricNames[i];
       if (api_->ProfilerHostGetMetricProperties(&props) == CUPTI_SUCCESS) {
         if (props.pDescription != nullptr) info.description = props.pDescription;
         if (props.pHwUnit != nullptr) info.unit = props.pHwUnit;
       }
-      auto sub = TRACER_PARAMS(CUpti_Profiler_Host_GetSubMetrics_Params);
+      auto sub = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_GetSubMetrics_Params);
       sub.pHostObject = host_;
       sub.metricType = base.metricType;
       sub.pMetricName = base.ppMetricNames[i];
@@ -206,7 +199,7 @@ bool PmHost::ListMetrics(std::vector<MetricInfo>* out, std::string* error) {
 
 CUptiResult PmHost::Evaluate(const uint8_t* image, size_t image_size, size_t sample,
                              const std::vector<const char*>& names, double* values) {
-  auto p = TRACER_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+  auto p = TRACER_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
   p.pHostObject = host_;
   p.pCounterDataImage = image;
   p.counterDataImageSize = image_size;

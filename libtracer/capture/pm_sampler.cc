@@ -9,19 +9,11 @@
 
 #include "libtracer/capture/pm_host.h"
 #include "libtracer/core/clock.h"
+#include "libtracer/cupti_api/cupti_params.h"
 
 namespace tracer {
 
 namespace {
-
-template <typename P>
-P Params(size_t size) {
-  P p;
-  std::memset(&p, 0, sizeof(p));
-  p.structSize = size;
-  return p;
-}
-#define TRACER_PARAMS(T) Params<T>(T##_STRUCT_SIZE)
 
 // A decode that keeps failing (not an overflow) gives the device up.
 constexpr uint32_t kMaxDecodeErrors = 3;
@@ -161,7 +153,7 @@ void PmSampler::Loop() noexcept {
         }
       }
       if (stopping && profiler_initialized_) {
-        auto p = TRACER_PARAMS(CUpti_Profiler_DeInitialize_Params);
+        auto p = TRACER_CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
         api_->ProfilerDeInitialize(&p);
         profiler_initialized_ = false;
       }
@@ -225,7 +217,7 @@ std::string PmSampler::Describe(const char* call, CUptiResult r) const {
 bool PmSampler::EnsureProfiler() {
   if (profiler_initialized_) return true;
   if (profiler_failed_) return false;
-  auto p = TRACER_PARAMS(CUpti_Profiler_Initialize_Params);
+  auto p = TRACER_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
   CUptiResult r = api_->ProfilerInitialize(&p);
   if (r != CUPTI_SUCCESS) {
     profiler_failed_ = true;
@@ -259,7 +251,7 @@ void PmSampler::SetUp(uint32_t index) {
     return;
   }
 
-  auto support = TRACER_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  auto support = TRACER_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
   support.cuDevice = static_cast<CUdevice>(index);
   support.api = CUPTI_PROFILER_PM_SAMPLING;
   CUptiResult r = api_->ProfilerDeviceSupported(&support);
@@ -286,7 +278,7 @@ void PmSampler::SetUp(uint32_t index) {
   }
   if (r != CUPTI_SUCCESS) return fail(Describe("cuptiProfilerDeviceSupported", r));
 
-  auto chip = TRACER_PARAMS(CUpti_Device_GetChipName_Params);
+  auto chip = TRACER_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = index;
   r = api_->DeviceGetChipName(&chip);
   if (r != CUPTI_SUCCESS || chip.pChipName == nullptr) {
@@ -295,7 +287,7 @@ void PmSampler::SetUp(uint32_t index) {
   const std::string chip_name = chip.pChipName;
 
   std::vector<uint8_t> availability;
-  auto avail = TRACER_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
+  auto avail = TRACER_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
   avail.deviceIndex = index;
   r = api_->PmSamplingGetCounterAvailability(&avail);
   if (r == CUPTI_SUCCESS && avail.counterAvailabilityImageSize > 0) {
@@ -312,7 +304,7 @@ void PmSampler::SetUp(uint32_t index) {
   if (!d.host.Initialize(chip_name, availability, &error)) return fail(error);
   if (!d.host.BuildConfig(options_.metrics, &d.config, &error)) return fail(error);
 
-  auto enable = TRACER_PARAMS(CUpti_PmSampling_Enable_Params);
+  auto enable = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params);
   enable.deviceIndex = index;
   r = api_->PmSamplingEnable(&enable);
   if (r != CUPTI_SUCCESS || enable.pPmSamplingObject == nullptr) {
@@ -320,13 +312,13 @@ void PmSampler::SetUp(uint32_t index) {
   }
   d.object = enable.pPmSamplingObject;
   auto disable = [&] {
-    auto p = TRACER_PARAMS(CUpti_PmSampling_Disable_Params);
+    auto p = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params);
     p.pPmSamplingObject = d.object;
     api_->PmSamplingDisable(&p);
     d.object = nullptr;
   };
 
-  auto set = TRACER_PARAMS(CUpti_PmSampling_SetConfig_Params);
+  auto set = TRACER_CUPTI_PARAMS(CUpti_PmSampling_SetConfig_Params);
   set.pPmSamplingObject = d.object;
   set.configSize = d.config.size();
   set.pConfig = d.config.data();
@@ -353,7 +345,7 @@ void PmSampler::SetUp(uint32_t index) {
     return fail(Describe("cuptiPmSamplingSetConfig", r));
   }
 
-  auto size = TRACER_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
+  auto size = TRACER_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
   size.pPmSamplingObject = d.object;
   size.pMetricNames = metric_names_.data();
   size.numMetrics = metric_names_.size();
@@ -364,7 +356,7 @@ void PmSampler::SetUp(uint32_t index) {
     return fail(Describe("cuptiPmSamplingGetCounterDataSize", r));
   }
   d.image.assign(size.counterDataSize, 0);
-  auto init = TRACER_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+  auto init = TRACER_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
   init.pPmSamplingObject = d.object;
   init.counterDataSize = d.image.size();
   init.pCounterData = d.image.data();
@@ -374,7 +366,7 @@ void PmSampler::SetUp(uint32_t index) {
     return fail(Describe("cuptiPmSamplingCounterDataImageInitialize", r));
   }
 
-  auto start = TRACER_PARAMS(CUpti_PmSampling_Start_Params);
+  auto start = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Start_Params);
   start.pPmSamplingObject = d.object;
   r = api_->PmSamplingStart(&start);
   if (r != CUPTI_SUCCESS) {
@@ -408,7 +400,7 @@ uint64_t PmSampler::ToTrace(Device& d, uint64_t ts) {
 }
 
 void PmSampler::Evaluate(Device& d) {
-  auto info = TRACER_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+  auto info = TRACER_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
   info.pCounterDataImage = d.image.data();
   info.counterDataImageSize = d.image.size();
   CUptiResult r = api_->PmSamplingGetCounterDataInfo(&info);
@@ -422,7 +414,7 @@ void PmSampler::Evaluate(Device& d) {
   // Samples before d.evaluated were handed on by an earlier pass over this
   // image; populated samples not yet complete wait for a later decode.
   for (size_t i = d.evaluated; i < info.numCompletedSamples; ++i) {
-    auto sample = TRACER_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
+    auto sample = TRACER_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
     sample.pPmSamplingObject = d.object;
     sample.pCounterDataImage = d.image.data();
     sample.counterDataImageSize = d.image.size();
@@ -458,7 +450,7 @@ void PmSampler::Evaluate(Device& d) {
 
 void PmSampler::Decode(Device& d, int max_rounds) {
   for (int round = 0; round < max_rounds && d.running; ++round) {
-    auto decode = TRACER_PARAMS(CUpti_PmSampling_DecodeData_Params);
+    auto decode = TRACER_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
     decode.pPmSamplingObject = d.object;
     decode.pCounterDataImage = d.image.data();
     decode.counterDataImageSize = d.image.size();
@@ -484,7 +476,7 @@ void PmSampler::Decode(Device& d, int max_rounds) {
         first = stats_.overflows++ == 0;
       }
       // The lost samples come after those the image holds now.
-      auto info = TRACER_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+      auto info = TRACER_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
       info.pCounterDataImage = d.image.data();
       info.counterDataImageSize = d.image.size();
       d.overflow_after =
@@ -499,7 +491,7 @@ void PmSampler::Decode(Device& d, int max_rounds) {
     // The image is re-initialised only once full: the next decode appends
     // to it, so a sample still in progress at this decode is not lost.
     if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) return;
-    auto init = TRACER_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+    auto init = TRACER_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
     init.pPmSamplingObject = d.object;
     init.counterDataSize = d.image.size();
     init.pCounterData = d.image.data();
@@ -519,7 +511,7 @@ void PmSampler::StopDevice(Device& d) {
   if (d.object == nullptr) return;
   if (d.running) {
     d.running = false;
-    auto stop = TRACER_PARAMS(CUpti_PmSampling_Stop_Params);
+    auto stop = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Stop_Params);
     stop.pPmSamplingObject = d.object;
     api_->PmSamplingStop(&stop);
     // Samples taken before the stop are still in the hardware buffer.
@@ -529,7 +521,7 @@ void PmSampler::StopDevice(Device& d) {
     d.final_decode = false;
     d.running = false;
   }
-  auto disable = TRACER_PARAMS(CUpti_PmSampling_Disable_Params);
+  auto disable = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params);
   disable.pPmSamplingObject = d.object;
   api_->PmSamplingDisable(&disable);
   d.object = nullptr;

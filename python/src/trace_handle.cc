@@ -3,7 +3,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "columns.h"
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/importers/range_names.h"
+#include "libtracer/analysis/model/attribution.h"
 #include "libtracer/analysis/read/regex_rules.h"
 #include "libtracer/analysis/reports/record_selection.h"
 #include "libtracer/analysis/reports/report_tables.h"
@@ -27,19 +27,8 @@ using analysis::OpKind;
 using analysis::ProcessTrace;
 
 void ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
-  if (s == "auto") {
-    o->main_thread = analysis::MainThreadMode::kAuto;
-  } else if (s == "off") {
-    o->main_thread = analysis::MainThreadMode::kOff;
-  } else {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long tid = std::strtoull(s.c_str(), &end, 10);
-    if (s.empty() || *end != '\0' || errno != 0) {
-      throw TraceError("main_thread: expected 'auto', 'off' or an OS thread id, got '" + s + "'");
-    }
-    o->main_thread = analysis::MainThreadMode::kThread;
-    o->main_thread_tid = tid;
+  if (!analysis::ParseMainThreadOption(s, o)) {
+    throw TraceError("main_thread: expected 'auto', 'off' or an OS thread id, got '" + s + "'");
   }
 }
 

@@ -241,5 +241,21 @@ TEST(RangeIndexTest, ParentCyclesAreCut) {
   EXPECT_LE(index.Depth(0) + index.Depth(1), 1u);
 }
 
+TEST(AttributionOptionsTest, MainThreadOptionAsUsersWriteIt) {
+  AttributionOptions o;
+  ASSERT_TRUE(ParseMainThreadOption("off", &o));
+  EXPECT_EQ(o.main_thread, MainThreadMode::kOff);
+  ASSERT_TRUE(ParseMainThreadOption("4242", &o));
+  EXPECT_EQ(o.main_thread, MainThreadMode::kThread);
+  EXPECT_EQ(o.main_thread_tid, 4242u);
+  ASSERT_TRUE(ParseMainThreadOption("auto", &o));
+  EXPECT_EQ(o.main_thread, MainThreadMode::kAuto);
+  // Anything else leaves the options as they were.
+  for (const char* bad : {"", "12x", "-1", "99999999999999999999", "Auto"}) {
+    EXPECT_FALSE(ParseMainThreadOption(bad, &o)) << bad;
+    EXPECT_EQ(o.main_thread, MainThreadMode::kAuto) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace tracer::analysis

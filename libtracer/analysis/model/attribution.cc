@@ -1,6 +1,7 @@
 #include "libtracer/analysis/model/attribution.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 
@@ -301,6 +302,23 @@ OpAttribution Attribution::Of(OpKind kind, size_t i) const {
       break;
   }
   return a;
+}
+
+bool ParseMainThreadOption(std::string_view text, AttributionOptions* o) {
+  if (text == "auto") {
+    o->main_thread = MainThreadMode::kAuto;
+    return true;
+  }
+  if (text == "off") {
+    o->main_thread = MainThreadMode::kOff;
+    return true;
+  }
+  uint64_t tid = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tid);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return false;
+  o->main_thread = MainThreadMode::kThread;
+  o->main_thread_tid = tid;
+  return true;
 }
 
 }  // namespace tracer::analysis

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct AttributionOptions {
   MainThreadMode main_thread = MainThreadMode::kAuto;
   uint64_t main_thread_tid = 0;  // OS thread id, for kThread
 };
+
+// The main-thread option as users write it (`tracer report --main-thread`,
+// tracer.load(main_thread=)): "auto", "off" or an OS thread id. False, *o
+// unchanged, for anything else.
+bool ParseMainThreadOption(std::string_view text, AttributionOptions* o);
 
 enum class OpKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
 

@@ -123,7 +123,11 @@ TEST_P(LoadPathTest, SixteenThreadStressExactCounts) {
     }
   }
   EXPECT_EQ(thread_ids.size(), static_cast<size_t>(threads));
-  EXPECT_EQ(t.footer.dropped_by_cause_size(), 0);
+  std::string causes;
+  for (const auto& c : t.footer.dropped_by_cause()) {
+    causes += " " + c.name() + "=" + std::to_string(c.value());
+  }
+  EXPECT_EQ(t.footer.dropped_by_cause_size(), 0) << "dropped:" << causes << "\n" << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(BothLoadPaths, LoadPathTest,

@@ -147,9 +147,12 @@ std::vector<Table> MetricsTables(const AnalyzedTrace& t, const ReportOptions& o)
       ++row.instances;
       FoldSpan(index, DeviceOfStream(p, k.stream), k.start_ns, k.end_ns, &row);
     }
-    for (const auto& [name, row] : by_kernel) {
+    for (const auto& entry : by_kernel) {
+      // A named copy: a lambda may not capture a structured binding before C++20
+      // compilers caught up (clang 14, the fuzz build's compiler).
+      const uint32_t name = entry.first;
       merge(
-          row,
+          entry.second,
           [&](std::string_view metric) { return std::make_tuple(key, name, std::string(metric)); },
           kernels);
     }

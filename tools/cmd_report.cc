@@ -1,4 +1,4 @@
-// `tracer report FILE...`: the tables of docs/design.md section 5 from one or more
+// `tracer report FILE...`: the per-range, per-kernel, GPU and extra tables from one or more
 // streams (or imported traces), as text, CSV, Markdown or JSON.
 #include <CLI/CLI.hpp>
 #include <algorithm>

@@ -12,6 +12,8 @@
 # built.
 #
 #   scripts/gpu_check.sh [BUILD_DIR]        (default: build)
+#   GPU_CHECK_NO_BUILD=1 scripts/gpu_check.sh DIR   (binaries copied into DIR
+#                                                    in the build tree's layout)
 #
 # Without a CUDA driver it prints one line and exits 0, having checked
 # nothing. Exit status otherwise: 0 when every case matched, 1 if not.
@@ -30,13 +32,19 @@ python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' >/dev/null 2>&1 ||
 nvidia-smi -L >/dev/null 2>&1 || no_driver "nvidia-smi fails"
 
 echo "gpu_check: $(nvidia-smi -L | head -n 1)"
-echo "gpu_check: building tracer, libtracer.so and samples/cuda in $BUILD"
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+if [ -n "${GPU_CHECK_NO_BUILD:-}" ]; then
+  # Binaries built elsewhere and copied in the build tree's layout (a GPU
+  # machine without the build's dependencies).
+  echo "gpu_check: using the binaries already in $BUILD (GPU_CHECK_NO_BUILD)"
+else
+  echo "gpu_check: building tracer, libtracer.so and samples/cuda in $BUILD"
+  if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+  fi
+  cmake --build "$BUILD" --target tracer tracer_injection nvtx_kernels graph_replay || exit 1
+  # The fake libcupti and its driver, for the side-by-side facts (optional).
+  cmake --build "$BUILD" --target fake_cupti fake_driver >/dev/null 2>&1
 fi
-cmake --build "$BUILD" --target tracer tracer_injection nvtx_kernels graph_replay || exit 1
-# The fake libcupti and its driver, for the side-by-side facts (optional).
-cmake --build "$BUILD" --target fake_cupti fake_driver >/dev/null 2>&1
 FAKE_DRIVER="$BUILD/tests/cupti/fake_driver"
 FAKE_CUPTI="$BUILD/tests/cupti/libfake_cupti.so"
 TRACER="$BUILD/tools/tracer"

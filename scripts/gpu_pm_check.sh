@@ -16,6 +16,7 @@
 #   - the host's exit code is unchanged; no pm_hw_buffer_overflow drops.
 #
 #   scripts/gpu_pm_check.sh [BUILD_DIR]        (default: build)
+#   GPU_CHECK_NO_BUILD=1 uses the binaries already in BUILD_DIR, as gpu_check.sh.
 #
 # Without a CUDA driver it prints one line and exits 0, having checked
 # nothing. Otherwise: 0 when every expectation held, 1 if not.
@@ -33,10 +34,12 @@ python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' >/dev/null 2>&1 ||
 nvidia-smi -L >/dev/null 2>&1 || no_driver "nvidia-smi fails"
 
 echo "gpu_pm_check: $(nvidia-smi -L | head -n 1)"
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+if [ -z "${GPU_CHECK_NO_BUILD:-}" ]; then
+  if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+  fi
+  cmake --build "$BUILD" --target tracer tracer_injection nvtx_kernels || exit 1
 fi
-cmake --build "$BUILD" --target tracer tracer_injection nvtx_kernels || exit 1
 TRACER="$BUILD/tools/tracer"
 SAMPLE="$BUILD/samples/cuda/nvtx_kernels"
 OUT="$(mktemp -d /tmp/gpu_pm_check.XXXXXX)"

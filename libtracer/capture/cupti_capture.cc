@@ -58,7 +58,11 @@ void StartOnce() {
     }
   }
   auto* adapter = new CuptiAdapter(raw_api, std::move(options));
-  if (!adapter->Start()) {  // logged; the adapter stays inert
+  const bool started = adapter->Start();
+  // libcupti is loaded and has built its state: the session must stop CUPTI
+  // before libcupti's own exit-time teardown (see the function's comment).
+  Session::ShutDownAtExitBeforeLibrariesLoadedSoFar();
+  if (!started) {  // logged; the adapter stays inert
     if (sampler != nullptr) sampler->Stop();
     return;
   }

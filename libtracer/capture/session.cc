@@ -293,11 +293,7 @@ Session* Session::EnsureStarted() {
     }
     if (!g_process_hooks_installed) {
       g_process_hooks_installed = true;
-      atexit([] {
-        Guarded(
-            "atexit handler", "the trace may lack its last records", [] { ShutdownProcess(); },
-            []() noexcept {});
-      });
+      atexit(&Session::AtExit);
       InstallForkHandlers();
     }
     flush_top_level_.store(parent_pid != 0, std::memory_order_relaxed);
@@ -384,6 +380,17 @@ void Session::Shutdown() {
     // Under `tracer run` the command says it, once for every process.
     Log(LogLevel::kInfo, "trace written to " + output_path_);
   }
+}
+
+void Session::AtExit() noexcept {
+  Guarded(
+      "atexit handler", "the trace may lack its last records", [] { ShutdownProcess(); },
+      []() noexcept {});
+}
+
+void Session::ShutDownAtExitBeforeLibrariesLoadedSoFar() noexcept {
+  // atexit only fails when out of memory; the first handler still runs then.
+  atexit(&Session::AtExit);
 }
 
 void Session::ShutdownProcess() {

@@ -92,6 +92,16 @@ class Session {
 
   // Shuts the running session down (atexit handler and library destructor).
   static void ShutdownProcess();
+  // Registers the exit-time shutdown once more, so that it runs before the
+  // exit-time teardown of every library loaded so far. atexit handlers and
+  // the destructors of a library's C++ statics run in reverse order of
+  // registration, and a session started by an NVTX call registers its
+  // handler before the CUDA injection dlopens libcupti: its shutdown then
+  // ran after libcupti had destroyed its state, and real libcupti 13 died
+  // with SIGSEGV in cuptiActivityDisable (seen on an H100, driver 580). Call
+  // it after libcupti is loaded and subscribed; the handler that runs second
+  // finds the session ended.
+  static void ShutDownAtExitBeforeLibrariesLoadedSoFar() noexcept;
 
   ~Session() = delete;  // sessions are never destroyed (see session.cc)
 
@@ -100,6 +110,7 @@ class Session {
   bool Open();
   static void InstallForkHandlers();
   // pthread_atfork handlers: C boundaries, each one guard.
+  static void AtExit() noexcept;
   static void ForkPrepare() noexcept;
   static void ForkParent() noexcept;
   static void ForkChild() noexcept;

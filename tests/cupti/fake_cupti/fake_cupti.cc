@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -107,8 +108,8 @@ struct Job {
 class Engine {
  public:
   static Engine& Get() {
-    // Leaked on purpose: the tracer flushes from its own exit path, which may
-    // run after this library's static destructors.
+    // Leaked so that a call after the teardown below reaches the check in
+    // INJECT and fails loudly, never undefined behaviour in the fake itself.
     static Engine* engine = new Engine();
     return *engine;
   }
@@ -773,10 +774,39 @@ class Engine {
 
 Engine& E() { return Engine::Get(); }
 
-#define INJECT(fn)                                    \
-  do {                                                \
-    CUptiResult injected_ = E().Injected(#fn);        \
-    if (injected_ != CUPTI_SUCCESS) return injected_; \
+// Real libcupti 13 keeps its state in C++ statics that are destroyed at exit,
+// in reverse order of registration along with the atexit handlers. On an H100
+// (driver 580, libcupti 2025.3.1) a tool whose atexit handler was registered
+// before libcupti built that state called cuptiActivityDisable after the
+// teardown and died with SIGSEGV. The fake registers its teardown when a
+// client subscribes (where the real state is built at the latest) and fails
+// the same way when an entry point is called after it, with a line saying
+// why.
+std::atomic<bool> g_torn_down{false};
+
+void TearDownAtExit() { g_torn_down.store(true, std::memory_order_release); }
+
+void RegisterTeardownOnce() {
+  static const bool registered = (std::atexit(&TearDownAtExit), true);
+  (void)registered;
+}
+
+[[noreturn]] void CalledAfterTeardown(const char* fn) {
+  std::fprintf(stderr,
+               "fake_cupti: %s called after libcupti's exit-time teardown (real libcupti "
+               "crashes here)\n",
+               fn);
+  std::fflush(stderr);
+  std::signal(SIGSEGV, SIG_DFL);
+  std::raise(SIGSEGV);
+  std::_Exit(139);
+}
+
+#define INJECT(fn)                                                             \
+  do {                                                                         \
+    if (g_torn_down.load(std::memory_order_acquire)) CalledAfterTeardown(#fn); \
+    CUptiResult injected_ = E().Injected(#fn);                                 \
+    if (injected_ != CUPTI_SUCCESS) return injected_;                          \
   } while (0)
 
 struct CbidName {
@@ -907,7 +937,10 @@ void FreeModule(uint64_t module) {
 }  // namespace
 }  // namespace fake_cupti
 
+using fake_cupti::CalledAfterTeardown;
 using fake_cupti::E;
+using fake_cupti::g_torn_down;
+using fake_cupti::RegisterTeardownOnce;
 
 // ============================== CUPTI C API ==================================
 
@@ -920,6 +953,7 @@ FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* version) {
 FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb,
                                        void* userdata) {
   INJECT(cuptiSubscribe);
+  RegisterTeardownOnce();
   return E().Subscribe(s, cb, userdata, nullptr);
 }
 FAKE_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb,
@@ -929,6 +963,7 @@ FAKE_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* s, CUpti_Callb
   if (params != nullptr && params->structSize != CUpti_SubscriberParams_STRUCT_SIZE) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
+  RegisterTeardownOnce();
   return E().Subscribe(s, cb, userdata, params);
 }
 FAKE_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s) {
@@ -1073,6 +1108,7 @@ FAKE_EXPORT void fakeCuptiContextDestroyOn(uint32_t device) {
 }
 // Error injection for the PM half (fake_pm_sampling.cc).
 extern "C" __attribute__((visibility("hidden"))) CUptiResult fakeCuptiInjected(const char* fn) {
+  if (g_torn_down.load(std::memory_order_acquire)) CalledAfterTeardown(fn);
   return E().Injected(fn);
 }
 

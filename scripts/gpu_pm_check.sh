@@ -48,7 +48,7 @@ INTERVAL=100000 # 100 us: the sample is short
 echo "gpu_pm_check: chip metrics: $("$TRACER" list-metrics 2>&1 | head -n 1)"
 "$SAMPLE" >"$OUT/plain.log" 2>&1
 plain_rc=$?
-"$TRACER" run -o "$OUT/pm.trace" --pm-metrics basic --pm-interval "$INTERVAL" \
+TRACER_PM_EXPERIMENTAL=1 "$TRACER" run -o "$OUT/pm.trace" --pm-metrics basic --pm-interval "$INTERVAL" \
   --log-level info -- "$SAMPLE" >"$OUT/pm.log" 2>&1
 traced_rc=$?
 status=0

@@ -398,7 +398,9 @@ const Registrar kRun{Command{
                      "CUDA activity kinds: kernel,memcpy,memset,runtime,driver,sync,overhead,"
                      "graph (TRACER_ACTIVITIES, default all but graph)");
       sub.add_option("--pm-metrics", args->pm_metrics,
-                     "GPU hardware metrics sampled continuously with CUPTI PM sampling, as "
+                     "GPU hardware metrics sampled continuously with CUPTI PM sampling "
+                     "(experimental: runs only with TRACER_PM_EXPERIMENTAL=1, since on a real "
+                     "H100 it crashed the program at exit), as "
                      "PmSample records on the trace's timeline (TRACER_PM_METRICS; default "
                      "off): a comma list of metric names and presets. basic = SM active, "
                      "DRAM throughput, tensor pipe active (% of peak); compute = GR active, SM "

@@ -22,7 +22,9 @@ const std::vector<std::string> kBasic = {
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"};
 
 std::map<std::string, std::string> Pm(const std::string& metrics) {
-  return {{"TRACER_PM_METRICS", metrics}, {"FAKE_CUPTI_REAL_LIBRARY", REAL_CUPTI_PATH}};
+  return {{"TRACER_PM_METRICS", metrics},
+          {"TRACER_PM_EXPERIMENTAL", "1"},
+          {"FAKE_CUPTI_REAL_LIBRARY", REAL_CUPTI_PATH}};
 }
 
 // Samples by start time, then by metric position in kBasic.
@@ -191,6 +193,18 @@ INSTANTIATE_TEST_SUITE_P(
         Failure{"Start", "pm_failure.scn", "basic", "cuptiPmSamplingStart=999",
                 "cuptiPmSamplingStart"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Until PM sampling survives process exit on a real GPU it needs an explicit
+// TRACER_PM_EXPERIMENTAL=1: without it, one line and no sampling, tracing on.
+TEST(CuptiPmSampling, NotStartedWithoutTheExperimentalSwitch) {
+  std::map<std::string, std::string> env = Pm("basic");
+  env.erase("TRACER_PM_EXPERIMENTAL");
+  ScenarioRun run = RunScenario("pm_sampling.scn", env);
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.TracerLines("TRACER_PM_EXPERIMENTAL=1"), 1) << run.stderr_text;
+  EXPECT_TRUE(run.trace.pm_samples.empty());
+  EXPECT_FALSE(run.trace.kernels.empty());
+}
 
 TEST(CuptiPmSampling, BadConfigurationIsOneLineAndTracingStaysOff) {
   ScenarioRun run = RunScenario("pm_failure.scn", Pm("basic,no such metric"));

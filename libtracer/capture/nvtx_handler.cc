@@ -254,8 +254,12 @@ inline __attribute__((always_inline)) int FillAttrEvent(EventType type, const Nv
   return 2;
 }
 
-// The highest thread index (bits 40..61 of a range id) any start range was
-// given: an id beyond it cannot be one of ours.
+// The highest state slot (bits 40..61 of a range id, ThreadState::slot())
+// any start range was given: an id beyond it cannot be one of ours. The
+// slot, not the thread's ThreadDef id: a registry hands the two out from
+// separate counters, so threads registering at once can get a slot above
+// their id, and a check against ids then took their own first End for a
+// made-up id (dropped as nvtx_invalid_range_id, its range left open).
 std::atomic<uint32_t> g_max_start_thread{0};
 
 inline void NoteStartThread(uint32_t thread) noexcept {
@@ -283,7 +287,7 @@ nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const At
   Session* s = Session::Instance();
   if (!s) return kRangeIdNotRecorded;
   uint64_t id = ts->NextInstanceId();
-  NoteStartThread(ts->id());
+  NoteStartThread(ts->slot());
   if (name == s->capture_range_name() && name != 0) {
     s->window().OnInstanceStart();
     if (s->capture_ids().Add(id)) id |= kRangeIdCaptureInstance;

@@ -318,11 +318,16 @@ TEST(CaptureE2E, ForkedChildWithoutPidInTemplateGetsASuffix) {
 
 // A forked child leaving with _exit() (as multiprocessing workers do) runs no
 // atexit handler: its top-level ranges are written soon after they end, by
-// the writer thread (the client lingers until its file grew).
+// the writer thread (the client lingers until its file grew). The long
+// flush interval leaves the drain its pop requested as the only way the
+// range reaches the file, and keeps the parent's writer asleep as it forks
+// (see InForkedChild in the client).
 TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
   TempDir dir;
-  RunResult r = RunProgram({NVTX_CLIENT, "fork_exit"}, {{"TRACER_OUTPUT", dir.File("q-%p.trace")}},
-                           LoadPath::kNvtxInjectionEnv);
+  RunResult r =
+      RunProgram({NVTX_CLIENT, "fork_exit"},
+                 {{"TRACER_OUTPUT", dir.File("q-%p.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "60000"}},
+                 LoadPath::kNvtxInjectionEnv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto files = dir.List();
   ASSERT_EQ(files.size(), 2u);
@@ -331,7 +336,7 @@ TEST(CaptureE2E, ForkedChildLeavingWithUnderscoreExitKeepsItsRanges) {
   const ParsedTrace& child = a.header.parent_pid() != 0 ? a : b;
   ExpectWellFormed(child, /*expect_footer=*/false);
   EXPECT_FALSE(child.has_footer);  // _exit: no clean close
-  EXPECT_EQ(CountByName(child)["child_quick"], 1u);
+  EXPECT_EQ(CountByName(child)["child_quick"], 1u) << r.err;
 }
 
 // In a forked child a top-level pop only wakes the writer thread: the

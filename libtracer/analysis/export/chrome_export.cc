@@ -1,5 +1,6 @@
 #include "libtracer/analysis/export/chrome_export.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -139,6 +140,7 @@ class ProcessEvents {
     WriteKernels();
     WriteMemoryOps();
     WritePmSamples();
+    WriteMemoryUsage();
   }
 
  private:
@@ -160,6 +162,7 @@ class ProcessEvents {
   void WriteKernels();
   void WriteMemoryOps();
   void WritePmSamples();
+  void WriteMemoryUsage();
 
   const Trace& trace_;
   const ProcessTrace& p_;
@@ -200,6 +203,12 @@ void ProcessEvents::WriteNames() {
     if (gpu_pids.insert(gpu_pid_base_ + pm.device).second) {
       w_.Metadata("process_name", gpu_pid_base_ + pm.device, 0,
                   "GPU " + std::to_string(pm.device) + " (" + label + ")");
+    }
+  }
+  for (const auto& m : p_.memory_usage) {
+    if (m.device >= 0 && gpu_pids.insert(gpu_pid_base_ + static_cast<uint64_t>(m.device)).second) {
+      w_.Metadata("process_name", gpu_pid_base_ + static_cast<uint64_t>(m.device), 0,
+                  "GPU " + std::to_string(m.device) + " (" + label + ")");
     }
   }
 }
@@ -382,6 +391,34 @@ void ProcessEvents::WritePmSamples() {
     std::snprintf(buf, sizeof(buf), ",\"args\":{\"value\":%.17g}",
                   std::isfinite(s.value) ? s.value : 0.0);
     w_.Raw(buf);
+    w_.End();
+  }
+}
+
+// The allocator's totals as one counter per device ("GPU memory" on the
+// device's pseudo process, "CPU memory" on the process), its series
+// "allocated" and "reserved" in bytes: Perfetto and chrome://tracing draw
+// each series as a step line over time. A total the input did not record
+// is left out of that event (the line holds its last value).
+void ProcessEvents::WriteMemoryUsage() {
+  std::vector<const MemoryUsageSample*> order;
+  order.reserve(p_.memory_usage.size());
+  for (const MemoryUsageSample& m : p_.memory_usage) order.push_back(&m);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
+  for (const MemoryUsageSample* m : order) {
+    const bool gpu = m->device >= 0;
+    w_.Begin("C", gpu ? gpu_pid_base_ + static_cast<uint64_t>(m->device) : pid_, 0);
+    w_.Name(gpu ? "GPU memory" : "CPU memory");
+    w_.Raw(",\"cat\":\"memory\"");
+    w_.Ts("ts", m->ts_ns);
+    std::string args = ",\"args\":{";
+    if (m->allocated >= 0) args += "\"allocated\":" + std::to_string(m->allocated);
+    if (m->reserved >= 0) {
+      if (m->allocated >= 0) args += ",";
+      args += "\"reserved\":" + std::to_string(m->reserved);
+    }
+    w_.Raw(args + "}");
     w_.End();
   }
 }

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/read/reader.h"
@@ -112,13 +112,20 @@ TEST(ChromeExportTest, MergedProcessesWithTheSamePidStayApart) {
   EXPECT_EQ(pids.size(), 2u);
 }
 
-// Memory counters (issue 16). A series point: ts (us, as the JSON number
-// reads), allocated and reserved bytes (-1 = absent).
-using MemoryPoint = std::tuple<double, int64_t, int64_t>;
-using MemorySeries = std::map<std::string, std::vector<MemoryPoint>>;  // "GPU 0", "CPU"
+// Memory counters (issue 16): per series ("GPU 0 allocated", "CPU
+// reserved", ...) the points (ts in us as the JSON number reads, bytes).
+using MemoryPoint = std::pair<double, int64_t>;
+using MemorySeries = std::map<std::string, std::vector<MemoryPoint>>;
 
 int64_t IntArg(const nlohmann::json& args, const char* key) {
   return args.contains(key) && args[key].is_number_integer() ? args[key].get<int64_t>() : -1;
+}
+
+void SortByTime(MemorySeries* series) {
+  for (auto& [name, points] : *series) {
+    std::stable_sort(points.begin(), points.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
 }
 
 // What the input says: PyTorch's "[memory]" instant events, by device
@@ -128,20 +135,21 @@ MemorySeries InputMemory(const nlohmann::json& kineto) {
   for (const auto& e : kineto["traceEvents"]) {
     if (!e.is_object() || e.value("ph", "") != "i" || e.value("name", "") != "[memory]") continue;
     const nlohmann::json& a = e["args"];
-    const std::string track =
+    const std::string device =
         IntArg(a, "Device Type") == 1 ? "GPU " + std::to_string(IntArg(a, "Device Id")) : "CPU";
-    series[track].emplace_back(e["ts"].get<double>(), IntArg(a, "Total Allocated"),
-                               IntArg(a, "Total Reserved"));
+    const double ts = e["ts"].get<double>();
+    if (const int64_t v = IntArg(a, "Total Allocated"); v >= 0)
+      series[device + " allocated"].emplace_back(ts, v);
+    if (const int64_t v = IntArg(a, "Total Reserved"); v >= 0)
+      series[device + " reserved"].emplace_back(ts, v);
   }
-  for (auto& [track, points] : series) {
-    std::stable_sort(points.begin(), points.end(),
-                     [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
-  }
+  SortByTime(&series);
   return series;
 }
 
-// What the export draws: "GPU memory" counters on a GPU's pseudo process
-// (named "GPU n (...)" by its process_name), "CPU memory" on the process.
+// What the export draws: "GPU memory allocated|reserved" counters on a
+// GPU's pseudo process (named "GPU n (...)" by its process_name), "CPU
+// memory ..." on the process.
 MemorySeries ExportedMemory(const nlohmann::json& chrome) {
   std::map<int64_t, std::string> gpu_of_pid;
   for (const auto& e : chrome["traceEvents"]) {
@@ -152,15 +160,19 @@ MemorySeries ExportedMemory(const nlohmann::json& chrome) {
   }
   MemorySeries series;
   for (const auto& e : chrome["traceEvents"]) {
-    if (e["ph"] != "C" || (e["name"] != "GPU memory" && e["name"] != "CPU memory")) continue;
-    EXPECT_EQ(e["cat"], "memory");
-    std::string track = "CPU";
-    if (e["name"] == "GPU memory") {
-      const auto it = gpu_of_pid.find(e["pid"].get<int64_t>());
-      track = it == gpu_of_pid.end() ? "GPU ?" : it->second;
+    if (e["ph"] != "C") continue;
+    const std::string name = e["name"];
+    for (const char* prefix : {"GPU memory ", "CPU memory "}) {
+      if (name.rfind(prefix, 0) != 0) continue;
+      EXPECT_EQ(e["cat"], "memory");
+      std::string device = "CPU";
+      if (prefix[0] == 'G') {
+        const auto it = gpu_of_pid.find(e["pid"].get<int64_t>());
+        device = it == gpu_of_pid.end() ? "GPU ?" : it->second;
+      }
+      series[device + " " + name.substr(std::string(prefix).size())].emplace_back(
+          e["ts"].get<double>(), IntArg(e["args"], "bytes"));
     }
-    series[track].emplace_back(e["ts"].get<double>(), IntArg(e["args"], "allocated"),
-                               IntArg(e["args"], "reserved"));
   }
   return series;
 }
@@ -207,23 +219,26 @@ TEST(ChromeExportTest, MemoryCountersAreTheInputsAllocatorTotals) {
   const std::string path = testing::TraceFileBuilder::TempPath("memory.json");
   std::ofstream(path) << kKinetoWithMemory;
   const MemorySeries want = InputMemory(nlohmann::json::parse(kKinetoWithMemory));
-  ASSERT_EQ(want.size(), 3u);
-  ASSERT_EQ(want.at("GPU 0").size(), 3u);
+  ASSERT_EQ(want.size(), 6u);
+  ASSERT_EQ(want.at("GPU 0 allocated").size(), 3u);
   const nlohmann::json chrome = ExportWithCli(path);
   std::remove(path.c_str());
   ASSERT_FALSE(chrome.is_discarded());
   const MemorySeries got = ExportedMemory(chrome);
   EXPECT_EQ(got, want);
   // Spelled out: GPU 0 in time order (the free at 1005.75 between).
-  EXPECT_EQ(got.at("GPU 0"),
-            (std::vector<MemoryPoint>{
-                {1001.125, 512, 2097152}, {1002.5, 4608, 2097152}, {1005.75, 4096, 2097152}}));
-  EXPECT_EQ(got.at("GPU 1").back(), (MemoryPoint{1021, 0, -1}));  // no reserved: left out
+  EXPECT_EQ(got.at("GPU 0 allocated"),
+            (std::vector<MemoryPoint>{{1001.125, 512}, {1002.5, 4608}, {1005.75, 4096}}));
+  EXPECT_EQ(got.at("GPU 0 reserved").size(), 3u);
+  EXPECT_EQ(got.at("CPU allocated"), (std::vector<MemoryPoint>{{1010, 64}}));
+  // The last GPU 1 event has no "Total Reserved": no reserved point for it.
+  EXPECT_EQ(got.at("GPU 1 allocated").size(), 2u);
+  EXPECT_EQ(got.at("GPU 1 reserved"), (std::vector<MemoryPoint>{{1020.001, 23068672}}));
   // GPU 0's counter shares the pseudo process of GPU 0's kernels.
   int64_t kernel_pid = -1, counter_pid = -2;
   for (const auto& e : chrome["traceEvents"]) {
     if (e["ph"] == "X" && e["name"] == "fill_kernel") kernel_pid = e["pid"];
-    if (e["ph"] == "C" && e["name"] == "GPU memory" && e["args"]["allocated"] == 512)
+    if (e["ph"] == "C" && e["name"] == "GPU memory allocated" && e["args"]["bytes"] == 512)
       counter_pid = e["pid"];
   }
   EXPECT_EQ(kernel_pid, counter_pid);

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/tables/render.h"
@@ -395,11 +396,13 @@ void ProcessEvents::WritePmSamples() {
   }
 }
 
-// The allocator's totals as one counter per device ("GPU memory" on the
-// device's pseudo process, "CPU memory" on the process), its series
-// "allocated" and "reserved" in bytes: Perfetto and chrome://tracing draw
-// each series as a step line over time. A total the input did not record
-// is left out of that event (the line holds its last value).
+// The allocator's totals as counters per device ("GPU memory allocated" /
+// "GPU memory reserved" on the device's pseudo process, "CPU memory ..." on
+// the process), args {"bytes": n}: Perfetto and chrome://tracing draw each
+// as a step line over time. Two counters, not two series of one, because
+// chrome://tracing stacks the series of one counter (reserved would read as
+// allocated + reserved). A total the input did not record is left out
+// (the line holds its last value).
 void ProcessEvents::WriteMemoryUsage() {
   std::vector<const MemoryUsageSample*> order;
   order.reserve(p_.memory_usage.size());
@@ -408,18 +411,17 @@ void ProcessEvents::WriteMemoryUsage() {
                    [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
   for (const MemoryUsageSample* m : order) {
     const bool gpu = m->device >= 0;
-    w_.Begin("C", gpu ? gpu_pid_base_ + static_cast<uint64_t>(m->device) : pid_, 0);
-    w_.Name(gpu ? "GPU memory" : "CPU memory");
-    w_.Raw(",\"cat\":\"memory\"");
-    w_.Ts("ts", m->ts_ns);
-    std::string args = ",\"args\":{";
-    if (m->allocated >= 0) args += "\"allocated\":" + std::to_string(m->allocated);
-    if (m->reserved >= 0) {
-      if (m->allocated >= 0) args += ",";
-      args += "\"reserved\":" + std::to_string(m->reserved);
+    const uint64_t pid = gpu ? gpu_pid_base_ + static_cast<uint64_t>(m->device) : pid_;
+    for (const auto& [what, bytes] :
+         {std::pair{"allocated", m->allocated}, std::pair{"reserved", m->reserved}}) {
+      if (bytes < 0) continue;
+      w_.Begin("C", pid, 0);
+      w_.Name(std::string(gpu ? "GPU memory " : "CPU memory ") + what);
+      w_.Raw(",\"cat\":\"memory\"");
+      w_.Ts("ts", m->ts_ns);
+      w_.Raw(",\"args\":{\"bytes\":" + std::to_string(bytes) + "}");
+      w_.End();
     }
-    w_.Raw(args + "}");
-    w_.End();
   }
 }
 

@@ -18,7 +18,8 @@ void AddViewOptions(CLI::App& sub, ViewOptions* options) {
   sub.add_option("--timeunit", options->time_unit,
                  "ns, us, ms or s: every duration column in this unit, named in its header "
                  "(as nsys stats --timeunit; csv too, json stays in ns). Default: text and md "
-                 "pick a unit per value, csv prints ns");
+                 "pick one unit per column (its largest value under 10000), named in the "
+                 "header, csv prints ns");
   sub.add_option("--columns", options->columns,
                  "Only these columns, in this order (comma separated; the csv header names or "
                  "the text headers). Default: every column, without those empty in every row "

@@ -78,8 +78,10 @@ values, stddev = sample standard deviation (n - 1, 0 for one value), Time % =
 share of the table's summed total. nsys prints avg / med / stddev with one
 decimal; here they are whole ns (or bytes), rounded half away from zero.
 Text and md leave out columns empty in every row (e.g. the GPU columns of an
-NVTX-only trace); --columns picks columns, --timeunit one unit for every
-duration column.
+NVTX-only trace); --columns picks columns. Durations: one unit per column,
+named in its header (e.g. Total (ms)), the smallest in which the column's largest
+value has at most four digits before the point; --timeunit one unit for
+every duration column.
 
 Definitions:
   CPU time       range end - range start on the thread that opened it.
@@ -92,25 +94,32 @@ Definitions:
                  subtracted). Ranges without GPU work show '-', not 0.
   GPU busy       time at least one of the instance's ops was running (the
                  union of their intervals): projected GPU minus idle gaps.
-  kernel time    sum of kernel durations; concurrent kernels count twice, so it
-                 can exceed busy time.
-  inherited      ops launched on a worker thread (e.g. PyTorch's autograd
-                 threads) also count toward the ranges open at that moment on
-                 the main thread (--main-thread). 'off' gives nsys' numbers.
+  kernel time    sum of kernel durations;
+concurrent kernels count twice,
+    so it can exceed busy time
+            .inherited ops launched on a worker thread(e.g.PyTorch's autograd threads)
+                also count toward the ranges open at that moment on the main thread(--main - thread)
+            .'off' gives nsys' numbers.
 
-Selections (every table, groups, phases, ranks and comm see only these):
-  --steps 10-20  steps numbered per process from the program's own count: 0 is
-                 its first step, and a run captured from --capture-start N of
-                 the step range starts at step N-1 (the trace records where
-                 capture began). A step keeps the ranges inside it, the GPU
-                 ops its ranges launched, API calls starting in it.
-  --time A:B     a window from each process's start as its timeline shows it
-                 (nsys export: nsys's session start; recorded or Kineto trace:
-                 its first record, where Perfetto opens an exported trace).
-                 Units ns (default), us, ms, s; open ends (200ms:, :3s). A range
-                 is kept when it lies inside the window whole (one crossing an
-                 edge is left out, never clipped), a GPU op when its launch
-                 (its API call) is inside, wherever it ran; API calls and marks
+        Selections(every table, groups, phases, ranks and comm see only these)
+    : --steps 10 -
+        20 steps numbered per process from the program's own count: 0 is its first step,
+and a run captured from-- capture - start N of the step range starts at step N -
+    1(the trace records where capture began).A step keeps the ranges inside it,
+the GPU ops its ranges launched, API calls starting in it
+                                     .--time A
+    : B a window from each process's start as its timeline shows it (
+                                         nsys export
+                                         : nsys's session start; recorded or Kineto trace: its first
+                                               record,
+                                           where Perfetto opens an exported trace)
+                                     .Units ns(default),
+us, ms, s;
+open ends(200ms
+          :, : 3s)
+    .A range is kept when it lies inside the window
+    whole(one crossing an edge is left out, never clipped),
+    a GPU op when its launch(its API call) is inside, wherever it ran; API calls and marks
                  by their start. With --steps, what both keep. These read the
                  input whole (the bounded path says so).
 

@@ -104,9 +104,11 @@ TEST(HtmlPageTest, UserTextIsEscapedAndJsonIsSafe) {
   EXPECT_EQ(data["charts"][0]["kind"], "bars");
   EXPECT_EQ(data["charts"][0]["modes"][0]["series"][0]["column"], "cpu_total_ns");
 
-  // Cells show the text report's formatting, the raw value in data-v.
-  EXPECT_NE(html.find("<td class=\"n\" data-v=\"1234567\">" + FormatDuration(1234567) + "</td>"),
-            std::string::npos);
+  // Cells show the text report's formatting (one unit per column, named in
+  // its header), the raw value in data-v.
+  EXPECT_NE(html.find(">CPU total (us)</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"n\" data-v=\"1234567\">1234.567</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"n\" data-v=\"1\">0.001</td>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"n\" data-v=\"12.5\">12.5%</td>"), std::string::npos);
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -78,11 +79,15 @@ TEST(RenderTest, FormatDurationPicksAUnitPerValue) {
   EXPECT_EQ(FormatDuration(-1500), "-1.500 us");
 }
 
-TEST(RenderTest, TextIsAlignedWithUnitsAndDashes) {
+TEST(RenderTest, TextIsAlignedWithOneUnitPerColumnAndDashes) {
   const std::string text = RenderTable(Sample(), OutputFormat::kText);
   EXPECT_NE(text.find("Sample\n"), std::string::npos);
-  EXPECT_NE(text.find("1.500 us"), std::string::npos);
-  EXPECT_NE(text.find("2.500 s"), std::string::npos);
+  // 2.5 s has four digits in ms: the whole column is in ms, named once in
+  // the header, no unit in the cells.
+  EXPECT_NE(text.find("Total (ms)"), std::string::npos) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("\nplain +0\\.002 +12\\.3%"))) << text;
+  EXPECT_NE(text.find(" 2500.000 "), std::string::npos) << text;
+  EXPECT_FALSE(std::regex_search(text, std::regex("[0-9] (ns|us|ms|s)\\b"))) << text;
   EXPECT_NE(text.find("12.3%"), std::string::npos);
   EXPECT_NE(text.find("  a note"), std::string::npos);
   // Numeric columns are right-aligned: every data line has the same length
@@ -127,9 +132,91 @@ TEST(RenderTest, JsonHasNumbersAndNulls) {
 
 TEST(RenderTest, MarkdownTable) {
   const std::string md = RenderTable(Sample(), OutputFormat::kMarkdown);
-  EXPECT_NE(md.find("| Name | Total | Share | Count |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Name | Total (ms) | Share | Count |"), std::string::npos) << md;
   EXPECT_NE(md.find("| --- | ---: | ---: | ---: |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| plain | 1.500 us | 12.3% | 3 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| plain | 0.002 | 12.3% | 3 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2500.000 |"), std::string::npos) << md;
+}
+
+// Issue 16: one unit per column, the smallest in which the column's largest
+// magnitude has at most four digits before the point (as printed, so
+// 9999.9996 us is already 10000.000 us and goes to ms).
+TEST(RenderTest, ColumnUnitIsTheSmallestWithFourDigits) {
+  auto unit_of = [](std::vector<Cell> values) {
+    Table t;
+    t.columns = {{"x_ns", ColumnKind::kDuration, "X"}, {"n", ColumnKind::kCount, "N"}};
+    for (Cell& v : values) t.rows.push_back({v, int64_t{123456789}});
+    const std::vector<TimeUnit> u = ColumnTimeUnits(t);
+    EXPECT_EQ(u[1], TimeUnit::kAuto);  // not a duration
+    return u[0];
+  };
+  EXPECT_EQ(unit_of({}), TimeUnit::kNs);
+  EXPECT_EQ(unit_of({Cell(), int64_t{9999}}), TimeUnit::kNs);
+  EXPECT_EQ(unit_of({int64_t{10000}}), TimeUnit::kUs);
+  EXPECT_EQ(unit_of({9999.4}), TimeUnit::kNs);
+  EXPECT_EQ(unit_of({9999.5}), TimeUnit::kUs);
+  EXPECT_EQ(unit_of({int64_t{12}, int64_t{-9999999}}), TimeUnit::kUs);  // magnitude
+  EXPECT_EQ(unit_of({int64_t{9999999}}), TimeUnit::kUs);
+  EXPECT_EQ(unit_of({int64_t{10000000}}), TimeUnit::kMs);
+  EXPECT_EQ(unit_of({int64_t{9999999499}}), TimeUnit::kMs);
+  EXPECT_EQ(unit_of({int64_t{9999999500}}), TimeUnit::kS);
+  EXPECT_EQ(unit_of({std::numeric_limits<double>::infinity(), int64_t{5}}), TimeUnit::kNs);
+  EXPECT_EQ(FormatDurationIn(Cell(int64_t{9999999499}), TimeUnit::kMs), "9999.999");
+  EXPECT_EQ(FormatDurationIn(Cell(int64_t{9999999500}), TimeUnit::kS), "10.000");
+  EXPECT_EQ(FormatDurationIn(Cell(int64_t{-1500}), TimeUnit::kUs), "-1.500");
+  EXPECT_EQ(FormatDurationIn(Cell(int64_t{12}), TimeUnit::kNs), "12");
+  EXPECT_EQ(FormatDurationIn(Cell(), TimeUnit::kUs), "-");
+  EXPECT_EQ(FormatDurationIn(Cell(std::string()), TimeUnit::kUs), "-");
+}
+
+// The cells of a column hold the same values as before, only in the
+// column's unit: each text cell times the unit equals the raw ns to the
+// printed precision, for every row of a mixed column.
+TEST(RenderTest, ColumnCellsAreTheRawValuesInTheHeaderUnit) {
+  Table t;
+  t.name = "mixed";
+  t.columns = {{"name", ColumnKind::kText, "Name"}, {"total_ns", ColumnKind::kDuration, "Total"}};
+  const std::vector<int64_t> ns = {272317000, 38226000, 150752, 2848, 263, 0, -4005000};
+  for (size_t i = 0; i < ns.size(); ++i) t.rows.push_back({"r" + std::to_string(i), ns[i]});
+  const std::string text = RenderTable(t, OutputFormat::kText);
+  ASSERT_NE(text.find("Total (ms)"), std::string::npos) << text;
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);  // header
+  std::getline(in, line);  // rule
+  for (size_t i = 0; i < ns.size(); ++i) {
+    ASSERT_TRUE(std::getline(in, line));
+    std::istringstream words(line);
+    std::string name, value;
+    words >> name >> value;
+    EXPECT_EQ(name, "r" + std::to_string(i));
+    EXPECT_NEAR(std::stod(value) * 1e6, static_cast<double>(ns[i]), 500) << line;
+    EXPECT_EQ(value.find_first_not_of("-0123456789."), std::string::npos) << line;
+  }
+}
+
+// A diff's A and B columns of one quantity read in one unit even when only
+// one of them reaches the next unit.
+TEST(RenderTest, DiffAAndBColumnsShareAUnit) {
+  Table t;
+  t.name = "diff";
+  t.columns = {{"total_ns_a", ColumnKind::kDuration, "Total A"},
+               {"total_ns_b", ColumnKind::kDuration, "Total B"},
+               {"total_ns_delta", ColumnKind::kDuration, "Total B-A"}};
+  t.rows.push_back({int64_t{5000}, int64_t{20000000}, int64_t{19995000}});
+  t.rows.push_back({int64_t{3000}, int64_t{3100}, int64_t{100}});
+  const std::vector<TimeUnit> u = ColumnTimeUnits(t);
+  EXPECT_EQ(u[0], TimeUnit::kMs);
+  EXPECT_EQ(u[1], TimeUnit::kMs);
+  EXPECT_EQ(u[2], TimeUnit::kMs);
+  t.rows[0] = {int64_t{5000}, int64_t{20000000}, int64_t{-100}};
+  EXPECT_EQ(ColumnTimeUnits(t)[2], TimeUnit::kNs);  // the change has its own unit
+  const std::string text = RenderTable(t, OutputFormat::kText);
+  EXPECT_NE(text.find("Total A (ms)  Total B (ms)  Total B-A (ns)"), std::string::npos) << text;
+  RenderOptions o;
+  o.time_unit = TimeUnit::kUs;
+  EXPECT_EQ(ColumnTimeUnits(t, o.time_unit), std::vector<TimeUnit>(3, TimeUnit::kUs));
+  EXPECT_NE(RenderTable(t, OutputFormat::kText, o).find("Total B-A (us)"), std::string::npos);
 }
 
 // Issue 12 (7): one 1 MiB range name padded every row of its table to 1 MiB

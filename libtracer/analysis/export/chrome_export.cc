@@ -1,11 +1,13 @@
 #include "libtracer/analysis/export/chrome_export.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "libtracer/analysis/tables/demangle.h"
 #include "libtracer/analysis/tables/render.h"
@@ -139,6 +141,7 @@ class ProcessEvents {
     WriteKernels();
     WriteMemoryOps();
     WritePmSamples();
+    WriteMemoryUsage();
   }
 
  private:
@@ -160,6 +163,7 @@ class ProcessEvents {
   void WriteKernels();
   void WriteMemoryOps();
   void WritePmSamples();
+  void WriteMemoryUsage();
 
   const Trace& trace_;
   const ProcessTrace& p_;
@@ -200,6 +204,12 @@ void ProcessEvents::WriteNames() {
     if (gpu_pids.insert(gpu_pid_base_ + pm.device).second) {
       w_.Metadata("process_name", gpu_pid_base_ + pm.device, 0,
                   "GPU " + std::to_string(pm.device) + " (" + label + ")");
+    }
+  }
+  for (const auto& m : p_.memory_usage) {
+    if (m.device >= 0 && gpu_pids.insert(gpu_pid_base_ + static_cast<uint64_t>(m.device)).second) {
+      w_.Metadata("process_name", gpu_pid_base_ + static_cast<uint64_t>(m.device), 0,
+                  "GPU " + std::to_string(m.device) + " (" + label + ")");
     }
   }
 }
@@ -383,6 +393,35 @@ void ProcessEvents::WritePmSamples() {
                   std::isfinite(s.value) ? s.value : 0.0);
     w_.Raw(buf);
     w_.End();
+  }
+}
+
+// The allocator's totals as counters per device ("GPU memory allocated" /
+// "GPU memory reserved" on the device's pseudo process, "CPU memory ..." on
+// the process), args {"bytes": n}: Perfetto and chrome://tracing draw each
+// as a step line over time. Two counters, not two series of one, because
+// chrome://tracing stacks the series of one counter (reserved would read as
+// allocated + reserved). A total the input did not record is left out
+// (the line holds its last value).
+void ProcessEvents::WriteMemoryUsage() {
+  std::vector<const MemoryUsageSample*> order;
+  order.reserve(p_.memory_usage.size());
+  for (const MemoryUsageSample& m : p_.memory_usage) order.push_back(&m);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->ts_ns < b->ts_ns; });
+  for (const MemoryUsageSample* m : order) {
+    const bool gpu = m->device >= 0;
+    const uint64_t pid = gpu ? gpu_pid_base_ + static_cast<uint64_t>(m->device) : pid_;
+    for (const auto& [what, bytes] :
+         {std::pair{"allocated", m->allocated}, std::pair{"reserved", m->reserved}}) {
+      if (bytes < 0) continue;
+      w_.Begin("C", pid, 0);
+      w_.Name(std::string(gpu ? "GPU memory " : "CPU memory ") + what);
+      w_.Raw(",\"cat\":\"memory\"");
+      w_.Ts("ts", m->ts_ns);
+      w_.Raw(",\"args\":{\"bytes\":" + std::to_string(bytes) + "}");
+      w_.End();
+    }
   }
 }
 

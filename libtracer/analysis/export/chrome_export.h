@@ -7,6 +7,11 @@
 //   - flow arrows ("s" on the launching API call or launch point, "f" with
 //     bp "e" on the op; id = correlation id);
 //   - marks as instant "i" events, PM samples as counter "C" events;
+//   - memory in use, where the input has it (a PyTorch profiler trace's
+//     "[memory]" events): counter "C" events "GPU memory allocated" and
+//     "GPU memory reserved" per device (on its pseudo process), "CPU
+//     memory ..." on the process, args {"bytes": n} (the allocator's "Total
+//     Allocated" / "Total Reserved");
 //   - `tables` (report tables such as groups, from --groups) under the
 //     top-level key "tracerTables", as `tracer report --format json` writes
 //     them ({"groups": [rows], "groups_notes": [...]}); viewers ignore it.

@@ -60,6 +60,30 @@ void KinetoConverter::AddRange(const KinetoEvent& e, uint32_t thread, uint32_t d
   process_.ranges.push_back(r);
 }
 
+// PyTorch's memory profiler writes one per allocation or free (c10
+// DeviceType in "Device Type": 0 CPU, 1 CUDA; "Device Id" -1 on the CPU).
+void KinetoConverter::AddMemorySample(const KinetoEvent& e) {
+  if (!e.has_ts || (e.total_allocated < 0 && e.total_reserved < 0)) {
+    Skip("import_events_skipped_memory");
+    return;
+  }
+  MemoryUsageSample m;
+  m.ts_ns = e.ts_ns;
+  const bool cuda = e.device_type == 1 || (e.device_type < 0 && e.device_id >= 0);
+  m.device = cuda && e.device_id >= 0 ? e.device_id : -1;
+  if (cuda && e.device_id < 0) {
+    Skip("import_events_skipped_memory");
+    return;
+  }
+  if (e.device_type > 1) {  // another accelerator: not a CUDA device's memory
+    Skip("import_events_skipped_memory_device_type_" + std::to_string(e.device_type));
+    return;
+  }
+  m.allocated = e.total_allocated;
+  m.reserved = e.total_reserved;
+  process_.memory_usage.push_back(m);
+}
+
 void KinetoConverter::Add(const KinetoEvent& e) {
   if (e.ph == 'M') {
     if (e.name == "thread_name"sv && e.has_tid) thread_names_.emplace_back(e.tid, e.arg_name);
@@ -67,6 +91,10 @@ void KinetoConverter::Add(const KinetoEvent& e) {
   }
   if (e.ph == 's' || e.ph == 'f' || e.ph == 't') {
     ++flows_;
+    return;
+  }
+  if (e.ph == 'i' && e.name == "[memory]"sv) {
+    AddMemorySample(e);
     return;
   }
   if (e.ph != 'X') {

@@ -46,6 +46,7 @@ class KinetoConverter {
   }
   uint32_t GpuTrack(uint32_t stream_id);
   void AddRange(const KinetoEvent& e, uint32_t thread, uint32_t domain, uint32_t category);
+  void AddMemorySample(const KinetoEvent& e);
   void NoteCpuPid(int64_t pid) {
     if (cpu_pid_ < 0) cpu_pid_ = pid;
   }

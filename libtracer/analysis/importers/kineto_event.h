@@ -31,6 +31,12 @@ struct KinetoEvent {
   uint32_t block[3] = {0, 0, 0};
   bool has_grid = false, has_block = false;
   std::string arg_name;  // args.name of metadata events (thread_name, ...)
+  // "[memory]" instant events (profile_memory=True): the allocator's totals
+  // after the event, and the device (type 1 = CUDA, 0 = CPU).
+  int64_t total_allocated = -1;
+  int64_t total_reserved = -1;
+  int64_t device_id = -1;
+  int64_t device_type = -1;
 
   void clear() {
     ph = 0;
@@ -43,6 +49,7 @@ struct KinetoEvent {
     for (int i = 0; i < 3; ++i) grid[i] = block[i] = 0;
     has_grid = has_block = false;
     arg_name.clear();
+    total_allocated = total_reserved = device_id = device_type = -1;
   }
 };
 

@@ -253,6 +253,9 @@ void KinetoStreamer::Drain() {
     memsets_ += p.memsets.size();
     p.memsets.clear();
   }
+  // The stream format has no memory-usage record (only the Chrome export,
+  // from the whole-trace importer, draws them).
+  p.memory_usage.clear();
 }
 
 void KinetoStreamer::Flush() {

@@ -431,6 +431,14 @@ bool Parser::Args() {
       target = &event_.registers;
     } else if (k == "shared memory"sv) {
       target = &event_.shared_memory;
+    } else if (k == "Total Allocated"sv) {
+      target = &event_.total_allocated;
+    } else if (k == "Total Reserved"sv) {
+      target = &event_.total_reserved;
+    } else if (k == "Device Id"sv) {
+      target = &event_.device_id;
+    } else if (k == "Device Type"sv) {
+      target = &event_.device_type;
     } else if (k == "grid"sv) {
       return IntArray(event_.grid, &event_.has_grid);
     } else if (k == "block"sv) {

@@ -68,6 +68,18 @@ struct StreamInfo {
   uint64_t stream = 0;
 };
 
+// Memory held by the process's allocator on one device, as the input
+// recorded it after an allocation or free: a PyTorch profiler trace's
+// "[memory]" events (profile_memory=True) carry the caching allocator's
+// "Total Allocated" and "Total Reserved" bytes. Only the Chrome export
+// draws them (counter tracks); the stream format has no such record.
+struct MemoryUsageSample {
+  uint64_t ts_ns = 0;
+  int64_t device = -1;     // CUDA device ordinal; -1 = host (CPU) memory
+  int64_t allocated = -1;  // bytes in live allocations; -1 = not recorded
+  int64_t reserved = -1;   // bytes the allocator holds (cached included); -1 = not recorded
+};
+
 struct ProcessTrace {
   HeaderInfo header;
   std::optional<FooterInfo> footer;  // absent: the file was not closed cleanly
@@ -93,6 +105,7 @@ struct ProcessTrace {
   std::vector<GraphNodeSnapshotRecord> graph_nodes;
   std::vector<GraphLaunchRecord> graph_launches;
   std::vector<PmSampleRecord> pm_samples;
+  std::vector<MemoryUsageSample> memory_usage;  // in input order
 
   // Sum of Chunk.counter_deltas by name (dropped records, errors, ...).
   std::map<std::string, uint64_t> counters;

@@ -96,8 +96,10 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
     }
     t.columns.push_back({"other" + suffix + "_pct", ColumnKind::kPercent, "other %"});
   };
-  add_block("_cpu", "", "CPU step");
-  add_block("_gpu", " (GPU)", "GPU step");
+  // "CPU" / "GPU", not "CPU step": the header also names the unit
+  // ("CPU (ms)") and the line must stay within 120 characters.
+  add_block("_cpu", "", "CPU");
+  add_block("_gpu", " (GPU)", "GPU");
 
   auto append_block = [&](std::vector<Cell>* cells, std::optional<uint64_t> step,
                           const std::vector<uint64_t>& split) {
@@ -170,8 +172,9 @@ Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
       "A phase's time is the union of the intervals of the top-most ranges of the step whose "
       "name matches a phase rule (CPU: start to end; GPU: projected span); overlaps go to the "
       "phase listed first; other = step - all phases. Shares add up to 100 % by construction.",
-      "Shares right of 'GPU step' split the step's projected GPU span (first to last op of "
-      "the step); each phase's time: --format csv or json, or --columns (e.g. "
+      "CPU: the step's CPU time, whose shares follow it; GPU: the step's projected GPU span "
+      "(first to last op of the step), split by the shares right of it; each phase's time: "
+      "--format csv or json, or --columns (e.g. "
       "step,forward_cpu_ns,forward_gpu_ns)."};
   if (by_process) {
     t.notes.push_back(

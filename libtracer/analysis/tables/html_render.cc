@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "libtracer/analysis/tables/render.h"
 
@@ -113,14 +115,17 @@ Json ChartJson(const HtmlChart& c) {
 
 bool IsNumeric(ColumnKind k) { return k != ColumnKind::kText; }
 
-// A table cell: the text renderer's formatting, the raw value (as the JSON
-// has it) in data-v for sorting and for checks.
-void AppendCell(const Cell& cell, ColumnKind kind, std::string* out) {
+// A table cell: the text renderer's formatting (durations in their column's
+// unit), the raw value (as the JSON has it) in data-v for sorting and for
+// checks.
+void AppendCell(const Cell& cell, ColumnKind kind, TimeUnit unit, std::string* out) {
   *out += IsNumeric(kind) ? "<td class=\"n\"" : "<td";
   if (!std::holds_alternative<std::monostate>(cell) && !std::holds_alternative<std::string>(cell)) {
     *out += " data-v=\"" + HtmlEscape(Dump(CellJson(cell))) + "\"";
   }
-  *out += ">" + HtmlEscape(FormatCell(cell, kind)) + "</td>";
+  const std::string text =
+      kind == ColumnKind::kDuration ? FormatDurationIn(cell, unit) : FormatCell(cell, kind);
+  *out += ">" + HtmlEscape(text) + "</td>";
 }
 
 std::string TableId(const std::string& name, std::set<std::string>* used) {
@@ -144,17 +149,21 @@ void AppendTable(const HtmlTable& ht, size_t max_rows, const std::string& id, st
   *out += "<div class=\"tw\"><table class=\"data\" id=\"t-" + id + "\" data-table=\"" +
           HtmlEscape(t.name) + "\" data-rows=\"" +
           std::to_string(ht.source_rows != 0 ? ht.source_rows : t.rows.size()) + "\">\n<thead><tr>";
-  for (const Column& c : t.columns) {
+  // One unit per duration column, as in the text report, from the rows shown.
+  const std::vector<TimeUnit> units = ColumnTimeUnits(t, TimeUnit::kAuto, shown);
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    const Column& c = t.columns[i];
+    std::string title = c.title.empty() ? c.name : c.title;
+    if (c.kind == ColumnKind::kDuration) title += std::string(" (") + TimeUnitName(units[i]) + ")";
     *out += "<th data-col=\"" + HtmlEscape(c.name) + "\" data-kind=\"" + KindName(c.kind) + "\"" +
-            (IsNumeric(c.kind) ? " class=\"n\"" : "") + ">" +
-            HtmlEscape(c.title.empty() ? c.name : c.title) + "</th>";
+            (IsNumeric(c.kind) ? " class=\"n\"" : "") + ">" + HtmlEscape(title) + "</th>";
   }
   *out += "</tr></thead>\n<tbody>\n";
   for (size_t r = 0; r < shown; ++r) {
     *out += "<tr>";
     for (size_t c = 0; c < t.columns.size(); ++c) {
       static const Cell kEmpty;
-      AppendCell(c < t.rows[r].size() ? t.rows[r][c] : kEmpty, t.columns[c].kind, out);
+      AppendCell(c < t.rows[r].size() ? t.rows[r][c] : kEmpty, t.columns[c].kind, units[c], out);
     }
     *out += "</tr>\n";
   }
@@ -266,7 +275,8 @@ std::string RenderHtmlPage(const HtmlPage& page) {
   }
   out += "<section id=\"tables\">\n<h2>Tables</h2>\n";
   out +=
-      "<p class=\"note\">Durations as the text report prints them; click a column title to sort. "
+      "<p class=\"note\">Durations as the text report prints them, in the unit their column's "
+      "title names; click a column title to sort. "
       "The page embeds its data as JSON (script#tracer-data), the rows --format json prints.</p>\n";
   for (size_t i = 0; i < page.tables.size(); ++i) {
     if (page.tables[i].show) AppendTable(page.tables[i], page.max_rows, ids[i], &out);

@@ -107,22 +107,6 @@ bool EmptyCell(const Cell& c) {
   return s != nullptr && s->empty();
 }
 
-const char* UnitName(TimeUnit u) {
-  switch (u) {
-    case TimeUnit::kNs:
-      return "ns";
-    case TimeUnit::kUs:
-      return "us";
-    case TimeUnit::kMs:
-      return "ms";
-    case TimeUnit::kS:
-      return "s";
-    case TimeUnit::kAuto:
-      break;
-  }
-  return "ns";
-}
-
 double NsPer(TimeUnit u) {
   switch (u) {
     case TimeUnit::kUs:
@@ -165,11 +149,9 @@ Table Shape(const Table& t, const RenderOptions& o, bool human) {
   const bool fixed = o.time_unit != TimeUnit::kAuto;
   for (size_t c : keep) {
     Column col = t.columns[c];
-    if (fixed && col.kind == ColumnKind::kDuration) {
-      const std::string unit = UnitName(o.time_unit);
-      if (human) {
-        col.title = Title(col) + " (" + unit + ")";
-      } else if (col.name.size() > 3 && col.name.compare(col.name.size() - 3, 3, "_ns") == 0) {
+    if (!human && fixed && col.kind == ColumnKind::kDuration) {
+      const std::string unit = TimeUnitName(o.time_unit);
+      if (col.name.size() > 3 && col.name.compare(col.name.size() - 3, 3, "_ns") == 0) {
         col.name = col.name.substr(0, col.name.size() - 3) + "_" + unit;
       } else if (const size_t at = col.name.find("_ns_"); at != std::string::npos) {
         col.name.replace(at, 4, "_" + unit + "_");  // diff: total_ns_delta -> total_us_delta
@@ -188,13 +170,29 @@ Table Shape(const Table& t, const RenderOptions& o, bool human) {
   return out;
 }
 
+// Text / md: the unit of each column (kAuto for non-durations), named in
+// the duration columns' headers.
+std::vector<TimeUnit> ColumnUnits(Table* t, const RenderOptions& o) {
+  std::vector<TimeUnit> units = ColumnTimeUnits(*t, o.time_unit);
+  for (size_t c = 0; c < t->columns.size(); ++c) {
+    Column& col = t->columns[c];
+    if (col.kind == ColumnKind::kDuration)
+      col.title = Title(col) + " (" + TimeUnitName(units[c]) + ")";
+  }
+  return units;
+}
+
 // A duration cell in a fixed unit: text / md with 3 decimals (ns: whole);
 // CSV with every ns kept.
 std::string FixedDuration(const Cell& cell, TimeUnit u, bool human) {
   if (std::holds_alternative<std::monostate>(cell)) return human ? "-" : "";
   const auto* i = std::get_if<int64_t>(&cell);
   const auto* d = std::get_if<double>(&cell);
-  if (i == nullptr && d == nullptr) return RawCell(cell);
+  if (i == nullptr && d == nullptr) {
+    std::string s = RawCell(cell);
+    return human && s.empty() ? "-" : s;
+  }
+  if (d != nullptr && !std::isfinite(*d)) return human ? "-" : "";
   if (u == TimeUnit::kNs) return i != nullptr ? std::to_string(*i) : Printf("%.0f", *d);
   const double v = (i != nullptr ? static_cast<double>(*i) : *d) / NsPer(u);
   if (human) return Printf("%.3f", v);
@@ -212,14 +210,13 @@ std::string FixedDuration(const Cell& cell, TimeUnit u, bool human) {
   return RawDouble(v);
 }
 
-std::string ShownCell(const Cell& cell, const Column& col, const RenderOptions& o) {
-  if (o.time_unit != TimeUnit::kAuto && col.kind == ColumnKind::kDuration)
-    return FixedDuration(cell, o.time_unit, true);
+std::string ShownCell(const Cell& cell, const Column& col, TimeUnit unit) {
+  if (col.kind == ColumnKind::kDuration) return FormatDurationIn(cell, unit);
   return FormatCell(cell, col.kind);
 }
 
-std::string RenderText(const Table& shown, const RenderOptions& o) {
-  const Table& t = shown;
+std::string RenderText(Table t, const RenderOptions& o) {
+  const std::vector<TimeUnit> units = ColumnUnits(&t, o);
   std::vector<std::vector<std::string>> cells(t.rows.size());
   std::vector<size_t> width(t.columns.size());
   size_t cut = 0;
@@ -228,7 +225,7 @@ std::string RenderText(const Table& shown, const RenderOptions& o) {
     cells[r].resize(t.columns.size());
     for (size_t c = 0; c < t.columns.size(); ++c) {
       const Cell& cell = c < t.rows[r].size() ? t.rows[r][c] : kEmptyCell;
-      cells[r][c] = ShownCell(cell, t.columns[c], o);
+      cells[r][c] = ShownCell(cell, t.columns[c], units[c]);
       cut += CutLongCell(&cells[r][c]) ? 1 : 0;
       width[c] = std::max(width[c], cells[r][c].size());
     }
@@ -291,7 +288,8 @@ std::string MdEscape(std::string s) {
   return out;
 }
 
-std::string RenderMarkdown(const Table& t, const RenderOptions& o) {
+std::string RenderMarkdown(Table t, const RenderOptions& o) {
+  const std::vector<TimeUnit> units = ColumnUnits(&t, o);
   std::string out;
   if (!t.title.empty()) out += "### " + MdEscape(t.title) + "\n\n";
   out += "|";
@@ -303,7 +301,7 @@ std::string RenderMarkdown(const Table& t, const RenderOptions& o) {
   for (const auto& row : t.rows) {
     out += "|";
     for (size_t c = 0; c < t.columns.size(); ++c) {
-      std::string text = ShownCell(c < row.size() ? row[c] : kEmptyCell, t.columns[c], o);
+      std::string text = ShownCell(c < row.size() ? row[c] : kEmptyCell, t.columns[c], units[c]);
       cut += CutLongCell(&text) ? 1 : 0;
       out += " " + MdEscape(std::move(text)) + " |";
     }
@@ -392,6 +390,70 @@ std::string FormatCell(const Cell& cell, ColumnKind kind) {
       return is_int ? std::to_string(i) : Printf("%.3f", d);
   }
   return RawCell(cell);
+}
+
+const char* TimeUnitName(TimeUnit u) {
+  switch (u) {
+    case TimeUnit::kUs:
+      return "us";
+    case TimeUnit::kMs:
+      return "ms";
+    case TimeUnit::kS:
+      return "s";
+    case TimeUnit::kNs:
+    case TimeUnit::kAuto:
+      break;
+  }
+  return "ns";
+}
+
+std::vector<TimeUnit> ColumnTimeUnits(const Table& t, TimeUnit forced, size_t max_rows) {
+  const size_t n = std::min(t.rows.size(), max_rows);
+  std::vector<double> largest(t.columns.size(), 0);
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    if (t.columns[c].kind != ColumnKind::kDuration) continue;
+    for (size_t r = 0; r < n; ++r) {
+      if (c >= t.rows[r].size()) continue;
+      const Cell& cell = t.rows[r][c];
+      double v = 0;
+      if (const auto* i = std::get_if<int64_t>(&cell)) {
+        v = static_cast<double>(*i);
+      } else if (const auto* d = std::get_if<double>(&cell); d != nullptr && std::isfinite(*d)) {
+        v = *d;
+      }
+      largest[c] = std::max(largest[c], std::fabs(v));
+    }
+  }
+  std::vector<TimeUnit> units(t.columns.size(), TimeUnit::kAuto);
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    const Column& col = t.columns[c];
+    if (col.kind != ColumnKind::kDuration) continue;
+    if (forced != TimeUnit::kAuto) {
+      units[c] = forced;
+      continue;
+    }
+    double most = largest[c];
+    const std::string& name = col.name;
+    const size_t len = name.size();
+    if (len > 2 && name[len - 2] == '_' && (name[len - 1] == 'a' || name[len - 1] == 'b')) {
+      const std::string partner = name.substr(0, len - 1) + (name[len - 1] == 'a' ? "b" : "a");
+      for (size_t p = 0; p < t.columns.size(); ++p) {
+        if (t.columns[p].name == partner && t.columns[p].kind == ColumnKind::kDuration)
+          most = std::max(most, largest[p]);
+      }
+    }
+    // Compared as FormatDurationIn rounds: 9999.9996 us prints 10000.000.
+    units[c] = most < 9999.5         ? TimeUnit::kNs
+               : most < 9999999.5    ? TimeUnit::kUs
+               : most < 9999999500.0 ? TimeUnit::kMs
+                                     : TimeUnit::kS;
+  }
+  return units;
+}
+
+std::string FormatDurationIn(const Cell& cell, TimeUnit u) {
+  if (u == TimeUnit::kAuto) return FormatCell(cell, ColumnKind::kDuration);
+  return FixedDuration(cell, u, true);
 }
 
 bool ParseTimeUnit(std::string_view s, TimeUnit* out) {

@@ -31,7 +31,7 @@ ProcessTrace FinishWhole(KinetoConverter* converter, const KinetoTraceInfo& info
   if (nesting.partial_overlaps != 0) {
     p.counters["import_partially_overlapping_ranges"] += nesting.partial_overlaps;
   }
-  SortByStart(&p.kernels);
+  StableSortByStart(&p.kernels);
   SortByStart(&p.memcpys);
   SortByStart(&p.memsets);
   SortByStart(&p.api_calls);

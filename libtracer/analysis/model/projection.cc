@@ -7,35 +7,30 @@
 namespace tracer::analysis {
 namespace {
 
-// Running projection of one key. Ops arrive in start order, so the union of
-// their intervals grows at the right end only: busy adds the part of each op
-// that lies beyond the furthest end seen so far.
+// Running projection of one key, updated in place. Ops arrive in start
+// order, so the union of their intervals grows at the right end only: busy
+// adds the part of each op that lies beyond the furthest end seen so far,
+// which is span.end_ns itself (no separate high-water mark to hold).
 constexpr uint64_t kMaxNs = static_cast<uint64_t>(INT64_MAX);
 
-struct Acc {
-  GpuSpan span;
-  uint64_t covered_to = 0;
-  void Add(uint64_t start, uint64_t end, bool kernel) {
-    if (span.op_count == 0) {
-      span.start_ns = start;
-      span.end_ns = end;
-      covered_to = start;
-    }
-    span.end_ns = std::max(span.end_ns, end);
-    if (end > covered_to) {
-      span.busy_ns += end - std::max(start, covered_to);
-      covered_to = end;
-    }
-    ++span.op_count;
-    if (kernel) {
-      ++span.kernel_count;
-      // Saturated at INT64_MAX (the tables' totals are int64): only crafted
-      // traces get there.
-      const uint64_t d = end - start;
-      span.kernel_ns = d > kMaxNs - span.kernel_ns ? kMaxNs : span.kernel_ns + d;
-    }
+void Add(GpuSpan* span, uint64_t start, uint64_t end, bool kernel) {
+  if (span->op_count == 0) {
+    span->start_ns = start;
+    span->end_ns = start;
   }
-};
+  if (end > span->end_ns) {
+    span->busy_ns += end - std::max(start, span->end_ns);
+    span->end_ns = end;
+  }
+  ++span->op_count;
+  if (kernel) {
+    ++span->kernel_count;
+    // Saturated at INT64_MAX (the tables' totals are int64): only crafted
+    // traces get there.
+    const uint64_t d = end - start;
+    span->kernel_ns = d > kMaxNs - span->kernel_ns ? kMaxNs : span->kernel_ns + d;
+  }
+}
 
 // Record indexes of one op kind in start order (ties by index): none held
 // when the records already are (the common case), else a permutation.
@@ -83,9 +78,9 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
     return kind == 0 ? p.kernels[i].stream : kind == 1 ? p.memcpys[i].stream : p.memsets[i].stream;
   };
 
-  std::vector<Acc> totals(p.ranges.size());
-  // Per range, its streams: a handful each, so a linear scan beats hashing.
-  std::vector<std::vector<std::pair<uint32_t, Acc>>> per_stream(p.ranges.size());
+  // Each range's projection is accumulated where it is kept: no running
+  // copy per range beside it (that doubled the projection's peak memory).
+  by_range_.resize(p.ranges.size());
   for (;;) {
     int kind = -1;
     uint32_t index = 0;
@@ -107,38 +102,30 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
     const uint32_t stream = stream_of(kind, index);
     const bool kernel = kind == 0;
     for (uint32_t r : attribution.Stack(static_cast<OpKind>(kind), index)) {
-      if (r >= totals.size()) continue;
-      totals[r].Add(start, end, kernel);
-      auto& streams = per_stream[r];
-      auto it = std::find_if(streams.begin(), streams.end(),
-                             [&](const auto& e) { return e.first == stream; });
-      if (it == streams.end()) {
-        streams.emplace_back(stream, Acc());
-        it = streams.end() - 1;
+      if (r >= by_range_.size()) continue;
+      auto& proj = by_range_[r];
+      if (proj == nullptr) {
+        proj = std::make_unique<InstanceProjection>();
+        ++with_gpu_;
       }
-      it->second.Add(start, end, kernel);
+      Add(&proj->total, start, end, kernel);
+      // A handful of streams per range: a linear scan beats hashing.
+      auto& streams = proj->streams;
+      auto it = std::find_if(streams.begin(), streams.end(),
+                             [&](const StreamSpan& e) { return e.stream == stream; });
+      if (it == streams.end()) {
+        streams.emplace_back();
+        it = streams.end() - 1;
+        it->stream = stream;
+      }
+      Add(&*it, start, end, kernel);
     }
   }
-
-  // Each range's running streams are released as its projection is made,
-  // so that the two never both hold every range.
-  by_range_.resize(p.ranges.size());
-  for (size_t r = 0; r < totals.size(); ++r) {
-    if (totals[r].span.op_count == 0) continue;
-    auto proj = std::make_unique<InstanceProjection>();
-    proj->total = totals[r].span;
-    proj->streams.reserve(per_stream[r].size());
-    for (const auto& [stream, acc] : per_stream[r]) {
-      StreamSpan s;
-      static_cast<GpuSpan&>(s) = acc.span;
-      s.stream = stream;
-      proj->streams.push_back(s);
-    }
-    std::vector<std::pair<uint32_t, Acc>>().swap(per_stream[r]);
+  for (auto& proj : by_range_) {
+    if (proj == nullptr) continue;
+    proj->streams.shrink_to_fit();
     std::sort(proj->streams.begin(), proj->streams.end(),
               [](const StreamSpan& a, const StreamSpan& b) { return a.stream < b.stream; });
-    by_range_[r] = std::move(proj);
-    ++with_gpu_;
   }
 }
 

@@ -212,7 +212,7 @@ class FileDecoder {
   void MapRecordNames() {
     for (auto& r : p_->ranges) r.name = Map(r.name);
     for (auto& m : p_->marks) m.name = Map(m.name);
-    for (auto& k : p_->kernels) k.name = Map(k.name);
+    p_->kernels.MapNames([&](uint32_t name) { return Map(name); });
     for (auto& a : p_->api_calls) a.name = Map(a.name);
     for (auto& s : p_->pm_samples) s.metric = Map(s.metric);
   }
@@ -374,10 +374,9 @@ class FileDecoder {
     const int n = Rows(b.start_delta(), b.duration(), b.name(), b.stream(), b.correlation_delta(),
                        b.launch_config());
     const size_t base = p_->kernels.size();
-    p_->kernels.resize(base + static_cast<size_t>(n));
     uint64_t start = 0, corr = 0;
     for (int i = 0; i < n; ++i) {
-      KernelRecord& k = p_->kernels[base + static_cast<size_t>(i)];
+      KernelRecord k;
       start += At(b.start_delta(), i);
       corr += At(b.correlation_delta(), i);
       k.start_ns = start;
@@ -386,15 +385,17 @@ class FileDecoder {
       k.stream = stream_ids_.Map(At(b.stream(), i));
       k.correlation_id = corr;
       k.launch_config = config_ids_.Map(At(b.launch_config(), i));
+      p_->kernels.push_back(k);
     }
     for (const auto& g : b.graph()) {
       if (g.row() >= static_cast<uint32_t>(n)) {
         ++ragged_;
         continue;
       }
-      KernelRecord& k = p_->kernels[base + g.row()];
+      KernelRecord k = p_->kernels[base + g.row()];
       k.graph_id = g.graph_id();
       k.graph_node_id = g.graph_node_id();
+      p_->kernels.Set(base + g.row(), k);
     }
   }
 
@@ -477,11 +478,9 @@ class FileDecoder {
   void ReadLaunches(const proto::LaunchBatch& b) {
     const int n =
         Rows(b.correlation_delta(), b.time_delta(), b.thread(), b.range_id(), b.cbid(), b.domain());
-    const size_t base = p_->launches.size();
-    p_->launches.resize(base + static_cast<size_t>(n));
     uint64_t time = 0, corr = 0;
     for (int i = 0; i < n; ++i) {
-      LaunchRecord& l = p_->launches[base + static_cast<size_t>(i)];
+      LaunchRecord l;
       corr += At(b.correlation_delta(), i);
       time += At(b.time_delta(), i);
       l.correlation_id = corr;
@@ -490,6 +489,7 @@ class FileDecoder {
       l.range_id = At(b.range_id(), i);
       l.cbid = static_cast<uint32_t>(At(b.cbid(), i));
       l.domain = At(b.domain(), i) == 1 ? ApiDomain::kDriver : ApiDomain::kRuntime;
+      p_->launches.push_back(l);
     }
   }
 
@@ -698,8 +698,23 @@ bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,
     return false;
   }
   ::madvise(data, size, MADV_SEQUENTIAL);
+  // The pages already decoded are dropped as the records fill up, so that
+  // the file and the records it became are never both resident (the file is
+  // about 6 bytes per record; a dropped page of this read-only private
+  // mapping would be read again from the file, never lost).
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uint64_t released = 0;
+  const ReadProgress release = [&](uint64_t done, uint64_t total) {
+    const uint64_t upto = done / page * page;
+    if (upto > released) {
+      ::madvise(static_cast<char*>(data) + released, static_cast<size_t>(upto - released),
+                MADV_DONTNEED);
+      released = upto;
+    }
+    if (progress) progress(done, total);
+  };
   const bool ok = ReadTraceBytes(std::string_view(static_cast<const char*>(data), size), path,
-                                 trace, error, progress);
+                                 trace, error, release);
   ::munmap(data, size);
   return ok;
 }

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "libtracer/analysis/read/op_columns.h"
 #include "libtracer/analysis/read/string_index.h"
 #include "libtracer/core/records.h"
 
@@ -92,14 +93,15 @@ struct ProcessTrace {
   std::unordered_map<uint32_t, uint32_t> domain_names;               // domain id -> string id
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> category_names;  // (domain, category)
 
-  // Records; every string field holds a global StringTable id.
+  // Records; every string field holds a global StringTable id. Kernels and
+  // launches, the bulk of a trace, are held compact (read/op_columns.h).
   std::vector<RangeRecord> ranges;
   std::vector<MarkRecord> marks;
-  std::vector<KernelRecord> kernels;
+  KernelColumn kernels;
   std::vector<MemcpyRecord> memcpys;
   std::vector<MemsetRecord> memsets;
   std::vector<ApiRecord> api_calls;
-  std::vector<LaunchRecord> launches;
+  LaunchColumn launches;
   std::vector<SyncRecord> syncs;
   std::vector<OverheadRecord> overheads;
   std::vector<GraphNodeSnapshotRecord> graph_nodes;

@@ -146,11 +146,11 @@ void ApplyStepPlan(const StepPlan& plan, Trace* trace) {
     const StepPlan::Keep& k = plan.processes[p];
     EraseUnkept(k.ranges, &pt.ranges);
     EraseUnkept(k.marks, &pt.marks);
-    EraseUnkept(k.kernels, &pt.kernels);
+    KeepRows(k.kernels, &pt.kernels);
     EraseUnkept(k.memcpys, &pt.memcpys);
     EraseUnkept(k.memsets, &pt.memsets);
     EraseUnkept(k.api_calls, &pt.api_calls);
-    EraseUnkept(k.launches, &pt.launches);
+    KeepRows(k.launches, &pt.launches);
   }
 }
 

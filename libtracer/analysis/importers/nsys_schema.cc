@@ -19,28 +19,6 @@ const std::vector<std::string_view>& NvtxOptionalColumns() {
   return kColumns;
 }
 
-void ReadNvtxPayload(const SqliteStatement& st, const NvtxColumns& c, PayloadValue* out) {
-  if (!st.IsNull(c.u64)) {
-    out->type = PayloadValue::Type::kU64;
-    out->u64 = static_cast<uint64_t>(st.Int(c.u64));
-  } else if (!st.IsNull(c.i64)) {
-    out->type = PayloadValue::Type::kI64;
-    out->i64 = st.Int(c.i64);
-  } else if (!st.IsNull(c.f64)) {
-    out->type = PayloadValue::Type::kF64;
-    out->f64 = st.Double(c.f64);
-  } else if (!st.IsNull(c.u32)) {
-    out->type = PayloadValue::Type::kU64;
-    out->u64 = static_cast<uint64_t>(st.Int(c.u32));
-  } else if (!st.IsNull(c.i32)) {
-    out->type = PayloadValue::Type::kI64;
-    out->i64 = st.Int(c.i32);
-  } else if (!st.IsNull(c.f32)) {
-    out->type = PayloadValue::Type::kF64;
-    out->f64 = st.Double(c.f32);
-  }
-}
-
 bool NsysSchema::OpenExport(const std::string& path, std::string* error) {
   if (!db_.Open(path, error)) return false;
   if (!LoadStrings(error)) return false;
@@ -154,12 +132,6 @@ uint32_t NsysSchema::String(int64_t nsys_id) {
   uint32_t& slot = interned_[nsys_id];
   if (slot == kNotInterned) slot = strings_->Intern(nsys_strings_[nsys_id]);
   return slot;
-}
-
-uint32_t NsysSchema::NvtxText(const SqliteStatement& st, const NvtxColumns& c) {
-  if (!st.IsNull(c.text)) return strings_->Intern(st.Text(c.text));
-  if (!st.IsNull(c.text_id)) return String(st.Int(c.text_id));
-  return 0;
 }
 
 NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {

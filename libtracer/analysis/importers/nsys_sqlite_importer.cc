@@ -12,6 +12,7 @@
 
 #include "libtracer/analysis/importers/nsys_global_id.h"
 #include "libtracer/analysis/importers/nsys_schema.h"
+#include "libtracer/analysis/importers/prefetched_rows.h"
 #include "libtracer/analysis/importers/process_builder.h"
 #include "libtracer/analysis/importers/range_nesting.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
@@ -32,26 +33,46 @@ class NsysImporter : public NsysSchema {
   bool Run(const std::string& path, std::string* error);
 
  private:
- private:
   ProcessState& Process(uint32_t pid);
-  ProcessState& ProcessOf(const SqliteStatement& st, int col, std::string_view counter);
+  ProcessState& ProcessOf(const PrefetchedRows& st, int col, std::string_view counter);
   void Note(uint64_t t) { max_time_ = std::max(max_time_, t); }
-  uint64_t Time(const SqliteStatement& st, int col);
+  uint64_t Time(const PrefetchedRows& st, int col);
+
+  // Starts reading every table the import reads (StartTable), before any
+  // is imported.
+  void StartAll();
+  // Starts reading the rows of one table on a thread and connection of its
+  // own (PrefetchedRows, the whole table read ahead) when the export has it
+  // and every required column: SQLite's stepping and decoding, most of an
+  // import, then runs beside this thread's work on the tables before it.
+  // The table's import repeats the schema check, so the first error met is
+  // the one reported, as when the tables were read one after another.
+  // optional: selected as NULL where the table lacks them; nulls: the
+  // columns asked IsNull of; texts / doubles: those read as Text / Double.
+  void StartTable(std::string_view table, const std::vector<std::string_view>& required,
+                  const std::vector<std::string_view>& optional,
+                  std::initializer_list<std::string_view> nulls,
+                  std::initializer_list<std::string_view> texts = {},
+                  std::initializer_list<std::string_view> doubles = {});
+  // The started reader of table; nullptr with *error when its SELECT failed
+  // to prepare.
+  PrefetchedRows* Rows(std::string_view table, std::string* error);
+  bool FinishRows(const PrefetchedRows& st, std::string_view table, std::string* error);
 
   // Imports every row of a CUPTI_ACTIVITY_KIND_* table, when the export has
   // it. Each row holds start, end, deviceId, contextId, streamId,
   // correlationId, globalPid (ActivityColumns), the required columns and the
-  // optional ones (NULL where the table lacks them). bind(st) looks up the
-  // table's own columns once; row(st, columns, process) appends the record.
+  // optional ones of StartAll (NULL where the table lacks them). bind(st)
+  // looks up the table's own columns once; row(st, columns, process)
+  // appends the record.
   template <typename BindFn, typename RowFn>
   bool ImportActivity(std::string_view table, std::initializer_list<std::string_view> required,
-                      std::initializer_list<std::string_view> optional, std::string_view counter,
-                      std::string* error, BindFn bind, RowFn row);
+                      std::string_view counter, std::string* error, BindFn bind, RowFn row);
   // Fills start_ns, end_ns and correlation_id from an ImportActivity row.
   template <typename Record>
-  void ActivityFields(const SqliteStatement& st, const ActivityColumns& c, Record* r);
+  void ActivityFields(const PrefetchedRows& st, const ActivityColumns& c, Record* r);
   // The stream of an ImportActivity row (deviceId, contextId, streamId).
-  uint32_t ActivityStream(const SqliteStatement& st, const ActivityColumns& c, ProcessState& p);
+  uint32_t ActivityStream(const PrefetchedRows& st, const ActivityColumns& c, ProcessState& p);
 
   bool ImportKernels(std::string* error);
   bool ImportRuntime(std::string* error);
@@ -59,7 +80,7 @@ class NsysImporter : public NsysSchema {
   bool ImportMemset(std::string* error);
   bool ImportSync(std::string* error);
   bool ImportNvtx(std::string* error);
-  RangeRecord NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
+  RangeRecord NvtxRange(const PrefetchedRows& st, const NvtxColumns& c, int64_t type,
                         ProcessState& p);
   void ImportThreadNames();
   void ImportProcessNames();
@@ -70,6 +91,11 @@ class NsysImporter : public NsysSchema {
   std::map<uint32_t, std::unique_ptr<ProcessState>> processes_;
   uint64_t max_time_ = 0;
   uint64_t records_ = 0;
+  struct Started {
+    std::unique_ptr<PrefetchedRows> rows;
+    std::string error;
+  };
+  std::map<std::string, Started, std::less<>> started_;
 };
 
 ProcessState& NsysImporter::Process(uint32_t pid) {
@@ -78,8 +104,7 @@ ProcessState& NsysImporter::Process(uint32_t pid) {
   return *p;
 }
 
-ProcessState& NsysImporter::ProcessOf(const SqliteStatement& st, int col,
-                                      std::string_view counter) {
+ProcessState& NsysImporter::ProcessOf(const PrefetchedRows& st, int col, std::string_view counter) {
   if (st.IsNull(col)) {
     // No process column value: keep the record in the only process when
     // there is one, else in pid 0; counted either way.
@@ -90,17 +115,86 @@ ProcessState& NsysImporter::ProcessOf(const SqliteStatement& st, int col,
   return Process(NsysPid(st.Int(col)));
 }
 
-uint64_t NsysImporter::Time(const SqliteStatement& st, int col) {
+uint64_t NsysImporter::Time(const PrefetchedRows& st, int col) {
   const int64_t v = st.Int(col);
   const uint64_t t = v < 0 ? 0 : static_cast<uint64_t>(v);
   Note(t);
   return t;
 }
 
+constexpr std::string_view kActivityColumns[] = {
+    "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"};
+
+void NsysImporter::StartTable(std::string_view table, const std::vector<std::string_view>& required,
+                              const std::vector<std::string_view>& optional,
+                              std::initializer_list<std::string_view> nulls,
+                              std::initializer_list<std::string_view> texts,
+                              std::initializer_list<std::string_view> doubles) {
+  if (!db_.HasTable(table)) return;
+  for (std::string_view c : required) {
+    if (!db_.HasColumn(table, c)) return;  // the table's import says which
+  }
+  Started& started = started_[std::string(table)];
+  auto rows = std::make_unique<PrefetchedRows>();
+  // max_queued 0: the whole table is read ahead while this thread imports
+  // the tables before it.
+  if (!rows->Open(db_.path(), Select(table, required, optional), &started.error, 0)) return;
+  for (std::string_view c : nulls) rows->TrackNulls(rows->Column(c));
+  for (std::string_view c : texts) rows->TrackText(rows->Column(c));
+  for (std::string_view c : doubles) rows->TrackDouble(rows->Column(c));
+  rows->Start();
+  started.rows = std::move(rows);
+}
+
+void NsysImporter::StartAll() {
+  auto activity = [](std::initializer_list<std::string_view> required) {
+    std::vector<std::string_view> columns(std::begin(kActivityColumns), std::end(kActivityColumns));
+    columns.insert(columns.end(), required.begin(), required.end());
+    return columns;
+  };
+  // NVTX_EVENTS first: the longest read of a name-heavy export.
+  if (db_.HasColumn("NVTX_EVENTS", "text") || db_.HasColumn("NVTX_EVENTS", "textId")) {
+    StartTable("NVTX_EVENTS", {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns(),
+               // What NvtxRange, NvtxText, ReadNvtxPayload and ProcessOf ask.
+               {"end", "globalTid", "endGlobalTid", "text", "textId", "uint64Value", "int64Value",
+                "doubleValue", "uint32Value", "int32Value", "floatValue"},
+               {"text"}, {"doubleValue", "floatValue"});
+  }
+  StartTable("CUPTI_ACTIVITY_KIND_RUNTIME",
+             {"start", "end", "globalTid", "correlationId", "nameId"},
+             {"eventClass", "returnValue"}, {"globalTid", "eventClass"});
+  StartTable("CUPTI_ACTIVITY_KIND_KERNEL", activity({"demangledName"}),
+             {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
+              "dynamicSharedMemory", "registersPerThread", "graphId", "graphNodeId"},
+             {"globalPid", "gridX"});
+  StartTable("CUPTI_ACTIVITY_KIND_MEMCPY", activity({"bytes", "copyKind"}), {"srcKind", "dstKind"},
+             {"globalPid"});
+  StartTable("CUPTI_ACTIVITY_KIND_MEMSET", activity({"bytes"}), {"value"}, {"globalPid"});
+  StartTable("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", activity({"syncType"}), {"eventId"},
+             {"globalPid"});
+}
+
+PrefetchedRows* NsysImporter::Rows(std::string_view table, std::string* error) {
+  auto it = started_.find(table);
+  if (it == started_.end()) {
+    // StartAll checked what the import checks; not reached.
+    *error = db_.path() + ": table " + std::string(table) + " was not read";
+    return nullptr;
+  }
+  if (!it->second.rows) *error = it->second.error;
+  return it->second.rows.get();
+}
+
+bool NsysImporter::FinishRows(const PrefetchedRows& st, std::string_view table,
+                              std::string* error) {
+  if (st.ok()) return true;
+  *error = db_.path() + ": error reading table " + std::string(table) + ": " + st.error();
+  return false;
+}
+
 template <typename BindFn, typename RowFn>
 bool NsysImporter::ImportActivity(std::string_view table,
                                   std::initializer_list<std::string_view> required,
-                                  std::initializer_list<std::string_view> optional,
                                   std::string_view counter, std::string* error, BindFn bind,
                                   RowFn row) {
   if (!db_.HasTable(table)) return true;
@@ -110,29 +204,26 @@ bool NsysImporter::ImportActivity(std::string_view table,
       !Require(table, required, error)) {
     return false;
   }
-  std::vector<std::string_view> selected = {"start",    "end",           "deviceId", "contextId",
-                                            "streamId", "correlationId", "globalPid"};
-  selected.insert(selected.end(), required.begin(), required.end());
-  const std::string sql = Select(table, selected, optional);
-  SqliteStatement st;
-  if (!Query(sql, &st, error)) return false;
+  PrefetchedRows* rows = Rows(table, error);
+  if (rows == nullptr) return false;
+  const PrefetchedRows& st = *rows;
   const ActivityColumns common(st);
   const auto columns = bind(st);
-  while (st.Step()) {
+  while (rows->Step()) {
     row(st, common, columns, ProcessOf(st, common.pid, counter));
     ++records_;
   }
-  return Finish(st, table, error);
+  return FinishRows(st, table, error);
 }
 
 template <typename Record>
-void NsysImporter::ActivityFields(const SqliteStatement& st, const ActivityColumns& c, Record* r) {
+void NsysImporter::ActivityFields(const PrefetchedRows& st, const ActivityColumns& c, Record* r) {
   r->start_ns = Time(st, c.start);
   r->end_ns = Time(st, c.end);
   r->correlation_id = static_cast<uint64_t>(st.Int(c.correlation));
 }
 
-uint32_t NsysImporter::ActivityStream(const SqliteStatement& st, const ActivityColumns& c,
+uint32_t NsysImporter::ActivityStream(const PrefetchedRows& st, const ActivityColumns& c,
                                       ProcessState& p) {
   return p.builder.Stream(static_cast<uint32_t>(st.Int(c.device)),
                           static_cast<uint32_t>(st.Int(c.context)),
@@ -144,11 +235,8 @@ bool NsysImporter::ImportKernels(std::string* error) {
     int name, grid[3], block[3], static_shared, dynamic_shared, registers, graph, graph_node;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"},
-      {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
-       "dynamicSharedMemory", "registersPerThread", "graphId", "graphNodeId"},
-      "import_kernels_without_pid", error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"}, "import_kernels_without_pid", error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("demangledName"),
                        {st.Column("gridX"), st.Column("gridY"), st.Column("gridZ")},
                        {st.Column("blockX"), st.Column("blockY"), st.Column("blockZ")},
@@ -158,7 +246,7 @@ bool NsysImporter::ImportKernels(std::string* error) {
                        st.Column("graphId"),
                        st.Column("graphNodeId")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         KernelRecord k;
         ActivityFields(st, a, &k);
         k.stream = ActivityStream(st, a, p);
@@ -184,10 +272,9 @@ bool NsysImporter::ImportRuntime(std::string* error) {
   const char* t = "CUPTI_ACTIVITY_KIND_RUNTIME";
   if (!db_.HasTable(t)) return true;
   if (!Require(t, {"start", "end", "globalTid", "correlationId", "nameId"}, error)) return false;
-  SqliteStatement st;
-  const std::string sql = Select(t, {"start", "end", "globalTid", "correlationId", "nameId"},
-                                 {"eventClass", "returnValue"});
-  if (!Query(sql, &st, error)) return false;
+  PrefetchedRows* rows = Rows(t, error);
+  if (rows == nullptr) return false;
+  PrefetchedRows& st = *rows;
   const int start = st.Column("start"), end = st.Column("end"), tid = st.Column("globalTid"),
             correlation = st.Column("correlationId"), name = st.Column("nameId"),
             event_class = st.Column("eventClass"), return_value = st.Column("returnValue");
@@ -199,12 +286,12 @@ bool NsysImporter::ImportRuntime(std::string* error) {
     a.thread = st.IsNull(tid) ? 0 : p.builder.Thread(NsysTid(st.Int(tid)));
     a.correlation_id = static_cast<uint64_t>(st.Int(correlation));
     a.name = String(st.Int(name));
-    a.domain = ApiDomainOf(st, event_class, a.name);
+    a.domain = ApiDomainOf(!st.IsNull(event_class), st.Int(event_class), a.name);
     a.return_value = static_cast<uint32_t>(st.Int(return_value));
     p.process.api_calls.push_back(a);
     ++records_;
   }
-  return Finish(st, t, error);
+  return FinishRows(st, t, error);
 }
 
 bool NsysImporter::ImportMemcpy(std::string* error) {
@@ -212,13 +299,12 @@ bool NsysImporter::ImportMemcpy(std::string* error) {
     int bytes, copy_kind, src_kind, dst_kind;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, {"srcKind", "dstKind"},
-      "import_memcpys_without_pid", error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, "import_memcpys_without_pid", error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("bytes"), st.Column("copyKind"), st.Column("srcKind"),
                        st.Column("dstKind")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         MemcpyRecord m;
         ActivityFields(st, a, &m);
         m.stream = ActivityStream(st, a, p);
@@ -239,11 +325,11 @@ bool NsysImporter::ImportMemset(std::string* error) {
     int bytes, value;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, {"value"}, "import_memsets_without_pid", error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, "import_memsets_without_pid", error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("bytes"), st.Column("value")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         MemsetRecord m;
         ActivityFields(st, a, &m);
         m.stream = ActivityStream(st, a, p);
@@ -258,12 +344,11 @@ bool NsysImporter::ImportSync(std::string* error) {
     int type, event;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, {"eventId"}, "import_syncs_without_pid",
-      error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, "import_syncs_without_pid", error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("syncType"), st.Column("eventId")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         SyncRecord s;
         ActivityFields(st, a, &s);
         // nsys writes streamId -1 / 0 for context- and device-wide syncs (no
@@ -276,7 +361,7 @@ bool NsysImporter::ImportSync(std::string* error) {
       });
 }
 
-RangeRecord NsysImporter::NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
+RangeRecord NsysImporter::NvtxRange(const PrefetchedRows& st, const NvtxColumns& c, int64_t type,
                                     ProcessState& p) {
   RangeRecord r;
   r.kind = type == kNvtxPushPopRange ? RangeKind::kPushPop : RangeKind::kStartEnd;
@@ -305,10 +390,9 @@ bool NsysImporter::ImportNvtx(std::string* error) {
              "nor 'textId'";
     return false;
   }
-  SqliteStatement st;
-  const std::string sql =
-      Select(t, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns());
-  if (!Query(sql, &st, error)) return false;
+  PrefetchedRows* rows = Rows(t, error);
+  if (rows == nullptr) return false;
+  PrefetchedRows& st = *rows;
   const NvtxColumns c(st);
   while (st.Step()) {
     const int64_t type = st.Int(c.type);
@@ -346,7 +430,7 @@ bool NsysImporter::ImportNvtx(std::string* error) {
         break;
     }
   }
-  if (!Finish(st, t, error)) return false;
+  if (!FinishRows(st, t, error)) return false;
   // 2020 exports also list domains in DomainStrings (id, domainName), without
   // a process: a fallback for domains whose create event was not captured.
   if (db_.HasColumn("DomainStrings", "id") && db_.HasColumn("DomainStrings", "domainName")) {
@@ -458,6 +542,7 @@ void NsysImporter::Finalize() {
 
 bool NsysImporter::Run(const std::string& path, std::string* error) {
   if (!OpenExport(path, error)) return false;
+  StartAll();
   // Runtime first: it names the processes whose threads launch work, so a
   // row without globalPid elsewhere can fall back to the only process.
   if (!ImportRuntime(error) || !ImportKernels(error) || !ImportMemcpy(error) ||

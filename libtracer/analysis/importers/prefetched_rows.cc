@@ -1,5 +1,8 @@
 #include "libtracer/analysis/importers/prefetched_rows.h"
 
+#include <algorithm>
+#include <exception>
+
 namespace tracer::analysis::importers {
 
 PrefetchedRows::~PrefetchedRows() {
@@ -11,7 +14,9 @@ PrefetchedRows::~PrefetchedRows() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool PrefetchedRows::Open(const std::string& path, const std::string& sql, std::string* error) {
+bool PrefetchedRows::Open(const std::string& path, const std::string& sql, std::string* error,
+                          size_t max_queued) {
+  max_queued_ = max_queued;
   if (!db_.Open(path, error)) return false;
   st_ = db_.Prepare(sql, error);
   if (!st_.valid()) return false;
@@ -28,46 +33,71 @@ void PrefetchedRows::Start() {
   if (valid() && !thread_.joinable()) thread_ = std::thread([this] { Produce(); });
 }
 
-void PrefetchedRows::Produce() {
+// Steps up to kBlockRows rows into *b; false once the statement has no more
+// rows (or failed).
+bool PrefetchedRows::FillBlock(Block* b) {
   const size_t cols = static_cast<size_t>(cols_);
-  while (true) {
-    Block b;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!spare_.empty()) {
-        b = std::move(spare_.back());
-        spare_.pop_back();
+  b->values.resize(kBlockRows * cols);
+  b->nulls.resize(kBlockRows);
+  b->text.clear();
+  b->rows = 0;
+  while (b->rows < kBlockRows) {
+    if (!st_.Step()) return false;
+    int64_t* v = &b->values[b->rows * cols];
+    uint64_t nulls = 0;
+    for (size_t c = 0; c < cols; ++c) {
+      const int col = static_cast<int>(c);
+      const uint64_t bit = uint64_t{1} << c;
+      if ((tracked_nulls_ & bit) != 0 && st_.IsNull(col)) {
+        nulls |= bit;
+        v[c] = 0;
+      } else if ((text_cols_ & bit) != 0) {
+        const std::string_view t = st_.Text(col);
+        const uint64_t size = std::min<uint64_t>(t.size(), 0xFFFFFFFFu);
+        v[c] = static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size);
+        b->text.append(t.data(), size);
+      } else if ((double_cols_ & bit) != 0) {
+        v[c] = std::bit_cast<int64_t>(st_.Double(col));
+      } else {
+        v[c] = st_.Int(col);
       }
     }
-    b.values.resize(kBlockRows * cols);
-    b.nulls.resize(kBlockRows);
-    b.rows = 0;
-    bool more = true;
-    while (b.rows < kBlockRows && (more = st_.Step())) {
-      int64_t* v = &b.values[b.rows * cols];
-      uint64_t nulls = 0;
-      for (size_t c = 0; c < cols; ++c) {
-        const int col = static_cast<int>(c);
-        if (((tracked_nulls_ >> c) & 1) != 0 && st_.IsNull(col)) {
-          nulls |= uint64_t{1} << c;
-          v[c] = 0;
-        } else {
-          v[c] = st_.Int(col);
+    b->nulls[b->rows++] = nulls;
+  }
+  return true;
+}
+
+void PrefetchedRows::Produce() {
+  // The reader's thread must never be ended by an exception of this one
+  // (std::bad_alloc on a huge table): it becomes a read error.
+  try {
+    while (true) {
+      Block b;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!spare_.empty()) {
+          b = std::move(spare_.back());
+          spare_.pop_back();
         }
       }
-      b.nulls[b.rows++] = nulls;
-    }
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return stop_ || full_.size() < kMaxQueued; });
-    if (stop_) return;
-    if (b.rows > 0) full_.push_back(std::move(b));
-    if (!more) {
-      done_ = true;
-      failed_ = !st_.ok();
-      if (failed_) thread_error_ = db_.LastError();
+      const bool more = FillBlock(&b);
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || max_queued_ == 0 || full_.size() < max_queued_; });
+      if (stop_) return;
+      if (b.rows > 0) full_.push_back(std::move(b));
+      if (!more) {
+        done_ = true;
+        failed_ = !st_.ok();
+        if (failed_) thread_error_ = db_.LastError();
+        cv_.notify_all();
+        return;
+      }
       cv_.notify_all();
-      return;
     }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = failed_ = true;
+    thread_error_ = e.what();
     cv_.notify_all();
   }
 }

@@ -134,7 +134,7 @@ uint32_t NsysSchema::String(int64_t nsys_id) {
   return slot;
 }
 
-NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {
+NsysSchema::TargetInfo NsysSchema::ReadTargetInfo(bool scan_devices) {
   TargetInfo info;
   std::string ignored;
   if (db_.HasColumn("TARGET_INFO_SYSTEM_ENV", "name") &&
@@ -146,6 +146,7 @@ NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {
       info.host = std::string(st.Text(0));
     }
   }
+  if (!scan_devices) return info;
   // One scan of each GPU activity table, grouped: distinct (pid, device)
   // pairs only are held.
   for (const char* table :
@@ -158,9 +159,7 @@ NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {
     while (st.Step()) {
       if (st.IsNull(0) || st.IsNull(1)) continue;
       const uint32_t pid = NsysPid(st.Int(0));
-      const int64_t device = st.Int(1);
-      auto [it, added] = info.device_by_pid.emplace(pid, device);
-      if (!added && it->second != device) it->second = -1;
+      NoteDevice(pid, st.Int(1), &info);
     }
   }
   return info;

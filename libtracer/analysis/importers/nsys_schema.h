@@ -145,7 +145,14 @@ class NsysSchema {
     std::string host;
     std::map<uint32_t, int64_t> device_by_pid;  // -1: several devices
   };
-  TargetInfo ReadTargetInfo();
+  // scan_devices false: the host only (the caller notes the devices while
+  // it reads the rows, NoteDevice).
+  TargetInfo ReadTargetInfo(bool scan_devices = true);
+  // Counts one GPU activity row of process pid on device into info.
+  static void NoteDevice(uint32_t pid, int64_t device, TargetInfo* info) {
+    auto [it, added] = info->device_by_pid.emplace(pid, device);
+    if (!added && it->second != device) it->second = -1;
+  }
   static void FillHeader(const TargetInfo& info, uint32_t pid, HeaderInfo* header);
 
  protected:

@@ -54,8 +54,8 @@ class NsysImporter : public NsysSchema {
                   std::initializer_list<std::string_view> nulls,
                   std::initializer_list<std::string_view> texts = {},
                   std::initializer_list<std::string_view> doubles = {});
-  // The started reader of table; nullptr with *error when its SELECT failed
-  // to prepare.
+  // The started reader of table; nullptr with *error when the export could
+  // not be opened again or the SELECT failed to prepare.
   PrefetchedRows* Rows(std::string_view table, std::string* error);
   bool FinishRows(const PrefetchedRows& st, std::string_view table, std::string* error);
 
@@ -64,10 +64,12 @@ class NsysImporter : public NsysSchema {
   // correlationId, globalPid (ActivityColumns), the required columns and the
   // optional ones of StartAll (NULL where the table lacks them). bind(st)
   // looks up the table's own columns once; row(st, columns, process)
-  // appends the record.
+  // appends the record. gpu: the rows ran on a device, which the
+  // process's header names (NoteDevice).
   template <typename BindFn, typename RowFn>
   bool ImportActivity(std::string_view table, std::initializer_list<std::string_view> required,
-                      std::string_view counter, std::string* error, BindFn bind, RowFn row);
+                      bool gpu, std::string_view counter, std::string* error, BindFn bind,
+                      RowFn row);
   // Fills start_ns, end_ns and correlation_id from an ImportActivity row.
   template <typename Record>
   void ActivityFields(const PrefetchedRows& st, const ActivityColumns& c, Record* r);
@@ -91,11 +93,10 @@ class NsysImporter : public NsysSchema {
   std::map<uint32_t, std::unique_ptr<ProcessState>> processes_;
   uint64_t max_time_ = 0;
   uint64_t records_ = 0;
-  struct Started {
-    std::unique_ptr<PrefetchedRows> rows;
-    std::string error;
-  };
-  std::map<std::string, Started, std::less<>> started_;
+  std::map<std::string, std::unique_ptr<PrefetchedRows>, std::less<>> started_;
+  // The devices of each process, noted while the GPU activity rows are read
+  // (ReadTargetInfo would read them again).
+  TargetInfo target_;
 };
 
 ProcessState& NsysImporter::Process(uint32_t pid) {
@@ -134,16 +135,11 @@ void NsysImporter::StartTable(std::string_view table, const std::vector<std::str
   for (std::string_view c : required) {
     if (!db_.HasColumn(table, c)) return;  // the table's import says which
   }
-  Started& started = started_[std::string(table)];
-  auto rows = std::make_unique<PrefetchedRows>();
+  auto& rows = started_[std::string(table)];
+  rows = std::make_unique<PrefetchedRows>();
   // max_queued 0: the whole table is read ahead while this thread imports
   // the tables before it.
-  if (!rows->Open(db_.path(), Select(table, required, optional), &started.error, 0)) return;
-  for (std::string_view c : nulls) rows->TrackNulls(rows->Column(c));
-  for (std::string_view c : texts) rows->TrackText(rows->Column(c));
-  for (std::string_view c : doubles) rows->TrackDouble(rows->Column(c));
-  rows->Start();
-  started.rows = std::move(rows);
+  rows->StartOpen(db_.path(), Select(table, required, optional), 0, nulls, texts, doubles);
 }
 
 void NsysImporter::StartAll() {
@@ -166,10 +162,11 @@ void NsysImporter::StartAll() {
   StartTable("CUPTI_ACTIVITY_KIND_KERNEL", activity({"demangledName"}),
              {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
               "dynamicSharedMemory", "registersPerThread", "graphId", "graphNodeId"},
-             {"globalPid", "gridX"});
+             {"globalPid", "deviceId", "gridX"});
   StartTable("CUPTI_ACTIVITY_KIND_MEMCPY", activity({"bytes", "copyKind"}), {"srcKind", "dstKind"},
-             {"globalPid"});
-  StartTable("CUPTI_ACTIVITY_KIND_MEMSET", activity({"bytes"}), {"value"}, {"globalPid"});
+             {"globalPid", "deviceId"});
+  StartTable("CUPTI_ACTIVITY_KIND_MEMSET", activity({"bytes"}), {"value"},
+             {"globalPid", "deviceId"});
   StartTable("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", activity({"syncType"}), {"eventId"},
              {"globalPid"});
 }
@@ -181,8 +178,7 @@ PrefetchedRows* NsysImporter::Rows(std::string_view table, std::string* error) {
     *error = db_.path() + ": table " + std::string(table) + " was not read";
     return nullptr;
   }
-  if (!it->second.rows) *error = it->second.error;
-  return it->second.rows.get();
+  return it->second->WaitOpened(error) ? it->second.get() : nullptr;
 }
 
 bool NsysImporter::FinishRows(const PrefetchedRows& st, std::string_view table,
@@ -194,7 +190,7 @@ bool NsysImporter::FinishRows(const PrefetchedRows& st, std::string_view table,
 
 template <typename BindFn, typename RowFn>
 bool NsysImporter::ImportActivity(std::string_view table,
-                                  std::initializer_list<std::string_view> required,
+                                  std::initializer_list<std::string_view> required, bool gpu,
                                   std::string_view counter, std::string* error, BindFn bind,
                                   RowFn row) {
   if (!db_.HasTable(table)) return true;
@@ -209,9 +205,20 @@ bool NsysImporter::ImportActivity(std::string_view table,
   const PrefetchedRows& st = *rows;
   const ActivityColumns common(st);
   const auto columns = bind(st);
+  int64_t last_pid = 0, last_device = 0;
+  bool noted = false;
   while (rows->Step()) {
     row(st, common, columns, ProcessOf(st, common.pid, counter));
     ++records_;
+    if (gpu && !st.IsNull(common.pid) && !st.IsNull(common.device)) {
+      const int64_t pid = st.Int(common.pid), device = st.Int(common.device);
+      if (!noted || pid != last_pid || device != last_device) {
+        NoteDevice(NsysPid(pid), device, &target_);
+        last_pid = pid;
+        last_device = device;
+        noted = true;
+      }
+    }
   }
   return FinishRows(st, table, error);
 }
@@ -235,7 +242,7 @@ bool NsysImporter::ImportKernels(std::string* error) {
     int name, grid[3], block[3], static_shared, dynamic_shared, registers, graph, graph_node;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"}, "import_kernels_without_pid", error,
+      "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"}, true, "import_kernels_without_pid", error,
       [](const PrefetchedRows& st) {
         return Columns{st.Column("demangledName"),
                        {st.Column("gridX"), st.Column("gridY"), st.Column("gridZ")},
@@ -299,7 +306,8 @@ bool NsysImporter::ImportMemcpy(std::string* error) {
     int bytes, copy_kind, src_kind, dst_kind;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, "import_memcpys_without_pid", error,
+      "CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, true, "import_memcpys_without_pid",
+      error,
       [](const PrefetchedRows& st) {
         return Columns{st.Column("bytes"), st.Column("copyKind"), st.Column("srcKind"),
                        st.Column("dstKind")};
@@ -325,7 +333,7 @@ bool NsysImporter::ImportMemset(std::string* error) {
     int bytes, value;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, "import_memsets_without_pid", error,
+      "CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, true, "import_memsets_without_pid", error,
       [](const PrefetchedRows& st) {
         return Columns{st.Column("bytes"), st.Column("value")};
       },
@@ -344,7 +352,7 @@ bool NsysImporter::ImportSync(std::string* error) {
     int type, event;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, "import_syncs_without_pid", error,
+      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, false, "import_syncs_without_pid", error,
       [](const PrefetchedRows& st) {
         return Columns{st.Column("syncType"), st.Column("eventId")};
       },
@@ -553,7 +561,8 @@ bool NsysImporter::Run(const std::string& path, std::string* error) {
   ImportProcessNames();
   ImportSessionStart();
   {
-    const TargetInfo target = ReadTargetInfo();
+    TargetInfo target = ReadTargetInfo(false);
+    target.device_by_pid = std::move(target_.device_by_pid);
     for (auto& [pid, p] : processes_) FillHeader(target, pid, &p->process.header);
   }
   Finalize();

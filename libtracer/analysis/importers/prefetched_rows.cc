@@ -29,6 +29,75 @@ bool PrefetchedRows::Open(const std::string& path, const std::string& sql, std::
   return true;
 }
 
+int PrefetchedRows::Column(std::string_view name) const {
+  if (!async_) return st_.Column(name);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void PrefetchedRows::StartOpen(const std::string& path, const std::string& sql, size_t max_queued,
+                               const std::vector<std::string_view>& nulls,
+                               const std::vector<std::string_view>& texts,
+                               const std::vector<std::string_view>& doubles) {
+  if (thread_.joinable()) return;
+  async_ = true;
+  path_ = path;
+  sql_ = sql;
+  max_queued_ = max_queued;
+  track_nulls_.assign(nulls.begin(), nulls.end());
+  track_texts_.assign(texts.begin(), texts.end());
+  track_doubles_.assign(doubles.begin(), doubles.end());
+  thread_ = std::thread([this] {
+    if (OpenOnThread()) Produce();
+  });
+}
+
+bool PrefetchedRows::OpenOnThread() {
+  std::string error;
+  bool ok = false;
+  try {
+    if (db_.Open(path_, &error)) {
+      st_ = db_.Prepare(sql_, &error);
+      const int cols = st_.valid() ? st_.ColumnCount() : 0;
+      if (cols > 64) {
+        error = path_ + ": too many columns to prefetch";
+      } else if (st_.valid()) {
+        for (int i = 0; i < cols; ++i) names_.emplace_back(st_.ColumnName(i));
+        cols_ = cols;
+        ok = true;
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (ok) {
+    // Column answers from names_ from here on.
+    for (const std::string& n : track_nulls_) TrackNulls(Column(n));
+    for (const std::string& n : track_texts_) TrackText(Column(n));
+    for (const std::string& n : track_doubles_) TrackDouble(Column(n));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  opened_ = true;
+  if (!ok) {
+    cols_ = 0;
+    open_error_ = error;
+    done_ = true;
+  }
+  cv_.notify_all();
+  return ok;
+}
+
+bool PrefetchedRows::WaitOpened(std::string* error) {
+  if (!async_) return valid();
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return opened_; });
+  if (cols_ > 0) return true;
+  *error = open_error_;
+  return false;
+}
+
 void PrefetchedRows::Start() {
   if (valid() && !thread_.joinable()) thread_ = std::thread([this] { Produce(); });
 }

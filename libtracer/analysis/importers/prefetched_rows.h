@@ -38,8 +38,19 @@ class PrefetchedRows {
   bool Open(const std::string& path, const std::string& sql, std::string* error,
             size_t max_queued = kDefaultMaxQueued);
   bool valid() const { return cols_ > 0; }
+  // Open, the Track calls and Start in one, the opening and preparing done
+  // on the thread (a connection parses the export's whole schema: a tenth
+  // of a small export's import). The columns to track are named. Call
+  // WaitOpened before Column or Step.
+  void StartOpen(const std::string& path, const std::string& sql, size_t max_queued,
+                 const std::vector<std::string_view>& nulls,
+                 const std::vector<std::string_view>& texts,
+                 const std::vector<std::string_view>& doubles);
+  // After StartOpen: waits until the statement is prepared; false with
+  // *error (as Open's) when opening or preparing failed.
+  bool WaitOpened(std::string* error);
   // Resolve columns before Start (the statement is the thread's after it).
-  int Column(std::string_view name) const { return st_.Column(name); }
+  int Column(std::string_view name) const;
   // IsNull answers for the columns named here before Start, false for the
   // others (asking SQLite for every column's type costs a tenth of a scan).
   void TrackNulls(int col) {
@@ -82,6 +93,8 @@ class PrefetchedRows {
   static constexpr size_t kDefaultMaxQueued = 4;
   void Produce();
   bool FillBlock(Block* b);
+  // StartOpen's part on the thread; false when it failed (said to WaitOpened).
+  bool OpenOnThread();
 
   SqliteDb db_;
   SqliteStatement st_;
@@ -94,6 +107,10 @@ class PrefetchedRows {
   std::deque<Block> full_;
   std::vector<Block> spare_;
   bool done_ = false, stop_ = false, failed_ = false;
+  // StartOpen: what the thread opens, then the result columns' names.
+  bool async_ = false, opened_ = false;
+  std::string path_, sql_, open_error_;
+  std::vector<std::string> names_, track_nulls_, track_texts_, track_doubles_;
   std::string thread_error_;
   // The reader's side.
   Block current_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <system_error>
 
 namespace tracer::analysis::importers {
 
@@ -49,9 +50,15 @@ void PrefetchedRows::StartOpen(const std::string& path, const std::string& sql, 
   track_nulls_.assign(nulls.begin(), nulls.end());
   track_texts_.assign(texts.begin(), texts.end());
   track_doubles_.assign(doubles.begin(), doubles.end());
-  thread_ = std::thread([this] {
+  try {
+    thread_ = std::thread([this] {
+      if (OpenOnThread()) Produce();
+    });
+  } catch (const std::system_error&) {
+    // No thread to be had: the rows are all read here, now.
+    max_queued_ = 0;
     if (OpenOnThread()) Produce();
-  });
+  }
 }
 
 bool PrefetchedRows::OpenOnThread() {

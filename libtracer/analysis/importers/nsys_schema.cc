@@ -19,28 +19,6 @@ const std::vector<std::string_view>& NvtxOptionalColumns() {
   return kColumns;
 }
 
-void ReadNvtxPayload(const SqliteStatement& st, const NvtxColumns& c, PayloadValue* out) {
-  if (!st.IsNull(c.u64)) {
-    out->type = PayloadValue::Type::kU64;
-    out->u64 = static_cast<uint64_t>(st.Int(c.u64));
-  } else if (!st.IsNull(c.i64)) {
-    out->type = PayloadValue::Type::kI64;
-    out->i64 = st.Int(c.i64);
-  } else if (!st.IsNull(c.f64)) {
-    out->type = PayloadValue::Type::kF64;
-    out->f64 = st.Double(c.f64);
-  } else if (!st.IsNull(c.u32)) {
-    out->type = PayloadValue::Type::kU64;
-    out->u64 = static_cast<uint64_t>(st.Int(c.u32));
-  } else if (!st.IsNull(c.i32)) {
-    out->type = PayloadValue::Type::kI64;
-    out->i64 = st.Int(c.i32);
-  } else if (!st.IsNull(c.f32)) {
-    out->type = PayloadValue::Type::kF64;
-    out->f64 = st.Double(c.f32);
-  }
-}
-
 bool NsysSchema::OpenExport(const std::string& path, std::string* error) {
   if (!db_.Open(path, error)) return false;
   if (!LoadStrings(error)) return false;
@@ -156,13 +134,7 @@ uint32_t NsysSchema::String(int64_t nsys_id) {
   return slot;
 }
 
-uint32_t NsysSchema::NvtxText(const SqliteStatement& st, const NvtxColumns& c) {
-  if (!st.IsNull(c.text)) return strings_->Intern(st.Text(c.text));
-  if (!st.IsNull(c.text_id)) return String(st.Int(c.text_id));
-  return 0;
-}
-
-NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {
+NsysSchema::TargetInfo NsysSchema::ReadTargetInfo(bool scan_devices) {
   TargetInfo info;
   std::string ignored;
   if (db_.HasColumn("TARGET_INFO_SYSTEM_ENV", "name") &&
@@ -174,6 +146,7 @@ NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {
       info.host = std::string(st.Text(0));
     }
   }
+  if (!scan_devices) return info;
   // One scan of each GPU activity table, grouped: distinct (pid, device)
   // pairs only are held.
   for (const char* table :
@@ -186,9 +159,7 @@ NsysSchema::TargetInfo NsysSchema::ReadTargetInfo() {
     while (st.Step()) {
       if (st.IsNull(0) || st.IsNull(1)) continue;
       const uint32_t pid = NsysPid(st.Int(0));
-      const int64_t device = st.Int(1);
-      auto [it, added] = info.device_by_pid.emplace(pid, device);
-      if (!added && it->second != device) it->second = -1;
+      NoteDevice(pid, st.Int(1), &info);
     }
   }
   return info;

@@ -44,7 +44,9 @@ struct ActivityColumns {
 
 // Result-column indexes of an NVTX_EVENTS query (NvtxColumnNames).
 struct NvtxColumns {
-  explicit NvtxColumns(const SqliteStatement& st)
+  // Statement: SqliteStatement or anything with its Column (PrefetchedRows).
+  template <typename Statement>
+  explicit NvtxColumns(const Statement& st)
       : start(st.Column("start")),
         end(st.Column("end")),
         type(st.Column("eventType")),
@@ -69,7 +71,30 @@ struct NvtxColumns {
 const std::vector<std::string_view>& NvtxOptionalColumns();
 
 // The payload of an NVTX row: the first non-NULL payload column.
-void ReadNvtxPayload(const SqliteStatement& st, const NvtxColumns& c, PayloadValue* out);
+// Statement: SqliteStatement, or PrefetchedRows with the payload columns'
+// NULLs tracked and doubleValue / floatValue read as Double.
+template <typename Statement>
+void ReadNvtxPayload(const Statement& st, const NvtxColumns& c, PayloadValue* out) {
+  if (!st.IsNull(c.u64)) {
+    out->type = PayloadValue::Type::kU64;
+    out->u64 = static_cast<uint64_t>(st.Int(c.u64));
+  } else if (!st.IsNull(c.i64)) {
+    out->type = PayloadValue::Type::kI64;
+    out->i64 = st.Int(c.i64);
+  } else if (!st.IsNull(c.f64)) {
+    out->type = PayloadValue::Type::kF64;
+    out->f64 = st.Double(c.f64);
+  } else if (!st.IsNull(c.u32)) {
+    out->type = PayloadValue::Type::kU64;
+    out->u64 = static_cast<uint64_t>(st.Int(c.u32));
+  } else if (!st.IsNull(c.i32)) {
+    out->type = PayloadValue::Type::kI64;
+    out->i64 = st.Int(c.i32);
+  } else if (!st.IsNull(c.f32)) {
+    out->type = PayloadValue::Type::kF64;
+    out->f64 = st.Double(c.f32);
+  }
+}
 
 class NsysSchema {
  public:
@@ -96,7 +121,14 @@ class NsysSchema {
   // Global string id of a StringIds id.
   uint32_t String(int64_t nsys_id);
   // The message of an NVTX_EVENTS row: inline text, else a StringIds id.
-  uint32_t NvtxText(const SqliteStatement& st, const NvtxColumns& c);
+  // Statement: SqliteStatement, or PrefetchedRows with text / textId NULLs
+  // tracked and text read as Text.
+  template <typename Statement>
+  uint32_t NvtxText(const Statement& st, const NvtxColumns& c) {
+    if (!st.IsNull(c.text)) return strings_->Intern(st.Text(c.text));
+    if (!st.IsNull(c.text_id)) return String(st.Int(c.text_id));
+    return 0;
+  }
   // Runtime or driver: eventClass when the export has it, else by name.
   ApiDomain ApiDomainOf(const SqliteStatement& st, int event_class_col, uint32_t name);
   // The same from the column's value (has_class: it is not NULL).
@@ -113,7 +145,14 @@ class NsysSchema {
     std::string host;
     std::map<uint32_t, int64_t> device_by_pid;  // -1: several devices
   };
-  TargetInfo ReadTargetInfo();
+  // scan_devices false: the host only (the caller notes the devices while
+  // it reads the rows, NoteDevice).
+  TargetInfo ReadTargetInfo(bool scan_devices = true);
+  // Counts one GPU activity row of process pid on device into info.
+  static void NoteDevice(uint32_t pid, int64_t device, TargetInfo* info) {
+    auto [it, added] = info->device_by_pid.emplace(pid, device);
+    if (!added && it->second != device) it->second = -1;
+  }
   static void FillHeader(const TargetInfo& info, uint32_t pid, HeaderInfo* header);
 
  protected:

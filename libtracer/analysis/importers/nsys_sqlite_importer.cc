@@ -12,6 +12,7 @@
 
 #include "libtracer/analysis/importers/nsys_global_id.h"
 #include "libtracer/analysis/importers/nsys_schema.h"
+#include "libtracer/analysis/importers/prefetched_rows.h"
 #include "libtracer/analysis/importers/process_builder.h"
 #include "libtracer/analysis/importers/range_nesting.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
@@ -32,26 +33,48 @@ class NsysImporter : public NsysSchema {
   bool Run(const std::string& path, std::string* error);
 
  private:
- private:
   ProcessState& Process(uint32_t pid);
-  ProcessState& ProcessOf(const SqliteStatement& st, int col, std::string_view counter);
+  ProcessState& ProcessOf(const PrefetchedRows& st, int col, std::string_view counter);
   void Note(uint64_t t) { max_time_ = std::max(max_time_, t); }
-  uint64_t Time(const SqliteStatement& st, int col);
+  uint64_t Time(const PrefetchedRows& st, int col);
+
+  // Starts reading every table the import reads (StartTable), before any
+  // is imported.
+  void StartAll();
+  // Starts reading the rows of one table on a thread and connection of its
+  // own (PrefetchedRows, the whole table read ahead) when the export has it
+  // and every required column: SQLite's stepping and decoding, most of an
+  // import, then runs beside this thread's work on the tables before it.
+  // The table's import repeats the schema check, so the first error met is
+  // the one reported, as when the tables were read one after another.
+  // optional: selected as NULL where the table lacks them; nulls: the
+  // columns asked IsNull of; texts / doubles: those read as Text / Double.
+  void StartTable(std::string_view table, const std::vector<std::string_view>& required,
+                  const std::vector<std::string_view>& optional,
+                  std::initializer_list<std::string_view> nulls,
+                  std::initializer_list<std::string_view> texts = {},
+                  std::initializer_list<std::string_view> doubles = {});
+  // The started reader of table; nullptr with *error when the export could
+  // not be opened again or the SELECT failed to prepare.
+  PrefetchedRows* Rows(std::string_view table, std::string* error);
+  bool FinishRows(const PrefetchedRows& st, std::string_view table, std::string* error);
 
   // Imports every row of a CUPTI_ACTIVITY_KIND_* table, when the export has
   // it. Each row holds start, end, deviceId, contextId, streamId,
   // correlationId, globalPid (ActivityColumns), the required columns and the
-  // optional ones (NULL where the table lacks them). bind(st) looks up the
-  // table's own columns once; row(st, columns, process) appends the record.
+  // optional ones of StartAll (NULL where the table lacks them). bind(st)
+  // looks up the table's own columns once; row(st, columns, process)
+  // appends the record. gpu: the rows ran on a device, which the
+  // process's header names (NoteDevice).
   template <typename BindFn, typename RowFn>
   bool ImportActivity(std::string_view table, std::initializer_list<std::string_view> required,
-                      std::initializer_list<std::string_view> optional, std::string_view counter,
-                      std::string* error, BindFn bind, RowFn row);
+                      bool gpu, std::string_view counter, std::string* error, BindFn bind,
+                      RowFn row);
   // Fills start_ns, end_ns and correlation_id from an ImportActivity row.
   template <typename Record>
-  void ActivityFields(const SqliteStatement& st, const ActivityColumns& c, Record* r);
+  void ActivityFields(const PrefetchedRows& st, const ActivityColumns& c, Record* r);
   // The stream of an ImportActivity row (deviceId, contextId, streamId).
-  uint32_t ActivityStream(const SqliteStatement& st, const ActivityColumns& c, ProcessState& p);
+  uint32_t ActivityStream(const PrefetchedRows& st, const ActivityColumns& c, ProcessState& p);
 
   bool ImportKernels(std::string* error);
   bool ImportRuntime(std::string* error);
@@ -59,7 +82,7 @@ class NsysImporter : public NsysSchema {
   bool ImportMemset(std::string* error);
   bool ImportSync(std::string* error);
   bool ImportNvtx(std::string* error);
-  RangeRecord NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
+  RangeRecord NvtxRange(const PrefetchedRows& st, const NvtxColumns& c, int64_t type,
                         ProcessState& p);
   void ImportThreadNames();
   void ImportProcessNames();
@@ -70,6 +93,10 @@ class NsysImporter : public NsysSchema {
   std::map<uint32_t, std::unique_ptr<ProcessState>> processes_;
   uint64_t max_time_ = 0;
   uint64_t records_ = 0;
+  std::map<std::string, std::unique_ptr<PrefetchedRows>, std::less<>> started_;
+  // The devices of each process, noted while the GPU activity rows are read
+  // (ReadTargetInfo would read them again).
+  TargetInfo target_;
 };
 
 ProcessState& NsysImporter::Process(uint32_t pid) {
@@ -78,8 +105,7 @@ ProcessState& NsysImporter::Process(uint32_t pid) {
   return *p;
 }
 
-ProcessState& NsysImporter::ProcessOf(const SqliteStatement& st, int col,
-                                      std::string_view counter) {
+ProcessState& NsysImporter::ProcessOf(const PrefetchedRows& st, int col, std::string_view counter) {
   if (st.IsNull(col)) {
     // No process column value: keep the record in the only process when
     // there is one, else in pid 0; counted either way.
@@ -90,17 +116,81 @@ ProcessState& NsysImporter::ProcessOf(const SqliteStatement& st, int col,
   return Process(NsysPid(st.Int(col)));
 }
 
-uint64_t NsysImporter::Time(const SqliteStatement& st, int col) {
+uint64_t NsysImporter::Time(const PrefetchedRows& st, int col) {
   const int64_t v = st.Int(col);
   const uint64_t t = v < 0 ? 0 : static_cast<uint64_t>(v);
   Note(t);
   return t;
 }
 
+constexpr std::string_view kActivityColumns[] = {
+    "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"};
+
+void NsysImporter::StartTable(std::string_view table, const std::vector<std::string_view>& required,
+                              const std::vector<std::string_view>& optional,
+                              std::initializer_list<std::string_view> nulls,
+                              std::initializer_list<std::string_view> texts,
+                              std::initializer_list<std::string_view> doubles) {
+  if (!db_.HasTable(table)) return;
+  for (std::string_view c : required) {
+    if (!db_.HasColumn(table, c)) return;  // the table's import says which
+  }
+  auto& rows = started_[std::string(table)];
+  rows = std::make_unique<PrefetchedRows>();
+  // max_queued 0: the whole table is read ahead while this thread imports
+  // the tables before it.
+  rows->StartOpen(db_.path(), Select(table, required, optional), 0, nulls, texts, doubles);
+}
+
+void NsysImporter::StartAll() {
+  auto activity = [](std::initializer_list<std::string_view> required) {
+    std::vector<std::string_view> columns(std::begin(kActivityColumns), std::end(kActivityColumns));
+    columns.insert(columns.end(), required.begin(), required.end());
+    return columns;
+  };
+  // NVTX_EVENTS first: the longest read of a name-heavy export.
+  if (db_.HasColumn("NVTX_EVENTS", "text") || db_.HasColumn("NVTX_EVENTS", "textId")) {
+    StartTable("NVTX_EVENTS", {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns(),
+               // What NvtxRange, NvtxText, ReadNvtxPayload and ProcessOf ask.
+               {"end", "globalTid", "endGlobalTid", "text", "textId", "uint64Value", "int64Value",
+                "doubleValue", "uint32Value", "int32Value", "floatValue"},
+               {"text"}, {"doubleValue", "floatValue"});
+  }
+  StartTable("CUPTI_ACTIVITY_KIND_RUNTIME",
+             {"start", "end", "globalTid", "correlationId", "nameId"},
+             {"eventClass", "returnValue"}, {"globalTid", "eventClass"});
+  StartTable("CUPTI_ACTIVITY_KIND_KERNEL", activity({"demangledName"}),
+             {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
+              "dynamicSharedMemory", "registersPerThread", "graphId", "graphNodeId"},
+             {"globalPid", "deviceId", "gridX"});
+  StartTable("CUPTI_ACTIVITY_KIND_MEMCPY", activity({"bytes", "copyKind"}), {"srcKind", "dstKind"},
+             {"globalPid", "deviceId"});
+  StartTable("CUPTI_ACTIVITY_KIND_MEMSET", activity({"bytes"}), {"value"},
+             {"globalPid", "deviceId"});
+  StartTable("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", activity({"syncType"}), {"eventId"},
+             {"globalPid"});
+}
+
+PrefetchedRows* NsysImporter::Rows(std::string_view table, std::string* error) {
+  auto it = started_.find(table);
+  if (it == started_.end()) {
+    // StartAll checked what the import checks; not reached.
+    *error = db_.path() + ": table " + std::string(table) + " was not read";
+    return nullptr;
+  }
+  return it->second->WaitOpened(error) ? it->second.get() : nullptr;
+}
+
+bool NsysImporter::FinishRows(const PrefetchedRows& st, std::string_view table,
+                              std::string* error) {
+  if (st.ok()) return true;
+  *error = db_.path() + ": error reading table " + std::string(table) + ": " + st.error();
+  return false;
+}
+
 template <typename BindFn, typename RowFn>
 bool NsysImporter::ImportActivity(std::string_view table,
-                                  std::initializer_list<std::string_view> required,
-                                  std::initializer_list<std::string_view> optional,
+                                  std::initializer_list<std::string_view> required, bool gpu,
                                   std::string_view counter, std::string* error, BindFn bind,
                                   RowFn row) {
   if (!db_.HasTable(table)) return true;
@@ -110,29 +200,37 @@ bool NsysImporter::ImportActivity(std::string_view table,
       !Require(table, required, error)) {
     return false;
   }
-  std::vector<std::string_view> selected = {"start",    "end",           "deviceId", "contextId",
-                                            "streamId", "correlationId", "globalPid"};
-  selected.insert(selected.end(), required.begin(), required.end());
-  const std::string sql = Select(table, selected, optional);
-  SqliteStatement st;
-  if (!Query(sql, &st, error)) return false;
+  PrefetchedRows* rows = Rows(table, error);
+  if (rows == nullptr) return false;
+  const PrefetchedRows& st = *rows;
   const ActivityColumns common(st);
   const auto columns = bind(st);
-  while (st.Step()) {
+  int64_t last_pid = 0, last_device = 0;
+  bool noted = false;
+  while (rows->Step()) {
     row(st, common, columns, ProcessOf(st, common.pid, counter));
     ++records_;
+    if (gpu && !st.IsNull(common.pid) && !st.IsNull(common.device)) {
+      const int64_t pid = st.Int(common.pid), device = st.Int(common.device);
+      if (!noted || pid != last_pid || device != last_device) {
+        NoteDevice(NsysPid(pid), device, &target_);
+        last_pid = pid;
+        last_device = device;
+        noted = true;
+      }
+    }
   }
-  return Finish(st, table, error);
+  return FinishRows(st, table, error);
 }
 
 template <typename Record>
-void NsysImporter::ActivityFields(const SqliteStatement& st, const ActivityColumns& c, Record* r) {
+void NsysImporter::ActivityFields(const PrefetchedRows& st, const ActivityColumns& c, Record* r) {
   r->start_ns = Time(st, c.start);
   r->end_ns = Time(st, c.end);
   r->correlation_id = static_cast<uint64_t>(st.Int(c.correlation));
 }
 
-uint32_t NsysImporter::ActivityStream(const SqliteStatement& st, const ActivityColumns& c,
+uint32_t NsysImporter::ActivityStream(const PrefetchedRows& st, const ActivityColumns& c,
                                       ProcessState& p) {
   return p.builder.Stream(static_cast<uint32_t>(st.Int(c.device)),
                           static_cast<uint32_t>(st.Int(c.context)),
@@ -144,11 +242,8 @@ bool NsysImporter::ImportKernels(std::string* error) {
     int name, grid[3], block[3], static_shared, dynamic_shared, registers, graph, graph_node;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"},
-      {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory",
-       "dynamicSharedMemory", "registersPerThread", "graphId", "graphNodeId"},
-      "import_kernels_without_pid", error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_KERNEL", {"demangledName"}, true, "import_kernels_without_pid", error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("demangledName"),
                        {st.Column("gridX"), st.Column("gridY"), st.Column("gridZ")},
                        {st.Column("blockX"), st.Column("blockY"), st.Column("blockZ")},
@@ -158,7 +253,7 @@ bool NsysImporter::ImportKernels(std::string* error) {
                        st.Column("graphId"),
                        st.Column("graphNodeId")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         KernelRecord k;
         ActivityFields(st, a, &k);
         k.stream = ActivityStream(st, a, p);
@@ -184,10 +279,9 @@ bool NsysImporter::ImportRuntime(std::string* error) {
   const char* t = "CUPTI_ACTIVITY_KIND_RUNTIME";
   if (!db_.HasTable(t)) return true;
   if (!Require(t, {"start", "end", "globalTid", "correlationId", "nameId"}, error)) return false;
-  SqliteStatement st;
-  const std::string sql = Select(t, {"start", "end", "globalTid", "correlationId", "nameId"},
-                                 {"eventClass", "returnValue"});
-  if (!Query(sql, &st, error)) return false;
+  PrefetchedRows* rows = Rows(t, error);
+  if (rows == nullptr) return false;
+  PrefetchedRows& st = *rows;
   const int start = st.Column("start"), end = st.Column("end"), tid = st.Column("globalTid"),
             correlation = st.Column("correlationId"), name = st.Column("nameId"),
             event_class = st.Column("eventClass"), return_value = st.Column("returnValue");
@@ -199,12 +293,12 @@ bool NsysImporter::ImportRuntime(std::string* error) {
     a.thread = st.IsNull(tid) ? 0 : p.builder.Thread(NsysTid(st.Int(tid)));
     a.correlation_id = static_cast<uint64_t>(st.Int(correlation));
     a.name = String(st.Int(name));
-    a.domain = ApiDomainOf(st, event_class, a.name);
+    a.domain = ApiDomainOf(!st.IsNull(event_class), st.Int(event_class), a.name);
     a.return_value = static_cast<uint32_t>(st.Int(return_value));
     p.process.api_calls.push_back(a);
     ++records_;
   }
-  return Finish(st, t, error);
+  return FinishRows(st, t, error);
 }
 
 bool NsysImporter::ImportMemcpy(std::string* error) {
@@ -212,13 +306,13 @@ bool NsysImporter::ImportMemcpy(std::string* error) {
     int bytes, copy_kind, src_kind, dst_kind;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, {"srcKind", "dstKind"},
-      "import_memcpys_without_pid", error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_MEMCPY", {"bytes", "copyKind"}, true, "import_memcpys_without_pid",
+      error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("bytes"), st.Column("copyKind"), st.Column("srcKind"),
                        st.Column("dstKind")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         MemcpyRecord m;
         ActivityFields(st, a, &m);
         m.stream = ActivityStream(st, a, p);
@@ -239,11 +333,11 @@ bool NsysImporter::ImportMemset(std::string* error) {
     int bytes, value;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, {"value"}, "import_memsets_without_pid", error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_MEMSET", {"bytes"}, true, "import_memsets_without_pid", error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("bytes"), st.Column("value")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         MemsetRecord m;
         ActivityFields(st, a, &m);
         m.stream = ActivityStream(st, a, p);
@@ -258,12 +352,11 @@ bool NsysImporter::ImportSync(std::string* error) {
     int type, event;
   };
   return ImportActivity(
-      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, {"eventId"}, "import_syncs_without_pid",
-      error,
-      [](const SqliteStatement& st) {
+      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {"syncType"}, false, "import_syncs_without_pid", error,
+      [](const PrefetchedRows& st) {
         return Columns{st.Column("syncType"), st.Column("eventId")};
       },
-      [&](const SqliteStatement& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
+      [&](const PrefetchedRows& st, const ActivityColumns& a, const Columns& c, ProcessState& p) {
         SyncRecord s;
         ActivityFields(st, a, &s);
         // nsys writes streamId -1 / 0 for context- and device-wide syncs (no
@@ -276,7 +369,7 @@ bool NsysImporter::ImportSync(std::string* error) {
       });
 }
 
-RangeRecord NsysImporter::NvtxRange(const SqliteStatement& st, const NvtxColumns& c, int64_t type,
+RangeRecord NsysImporter::NvtxRange(const PrefetchedRows& st, const NvtxColumns& c, int64_t type,
                                     ProcessState& p) {
   RangeRecord r;
   r.kind = type == kNvtxPushPopRange ? RangeKind::kPushPop : RangeKind::kStartEnd;
@@ -305,10 +398,9 @@ bool NsysImporter::ImportNvtx(std::string* error) {
              "nor 'textId'";
     return false;
   }
-  SqliteStatement st;
-  const std::string sql =
-      Select(t, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns());
-  if (!Query(sql, &st, error)) return false;
+  PrefetchedRows* rows = Rows(t, error);
+  if (rows == nullptr) return false;
+  PrefetchedRows& st = *rows;
   const NvtxColumns c(st);
   while (st.Step()) {
     const int64_t type = st.Int(c.type);
@@ -346,7 +438,7 @@ bool NsysImporter::ImportNvtx(std::string* error) {
         break;
     }
   }
-  if (!Finish(st, t, error)) return false;
+  if (!FinishRows(st, t, error)) return false;
   // 2020 exports also list domains in DomainStrings (id, domainName), without
   // a process: a fallback for domains whose create event was not captured.
   if (db_.HasColumn("DomainStrings", "id") && db_.HasColumn("DomainStrings", "domainName")) {
@@ -458,6 +550,7 @@ void NsysImporter::Finalize() {
 
 bool NsysImporter::Run(const std::string& path, std::string* error) {
   if (!OpenExport(path, error)) return false;
+  StartAll();
   // Runtime first: it names the processes whose threads launch work, so a
   // row without globalPid elsewhere can fall back to the only process.
   if (!ImportRuntime(error) || !ImportKernels(error) || !ImportMemcpy(error) ||
@@ -468,7 +561,8 @@ bool NsysImporter::Run(const std::string& path, std::string* error) {
   ImportProcessNames();
   ImportSessionStart();
   {
-    const TargetInfo target = ReadTargetInfo();
+    TargetInfo target = ReadTargetInfo(false);
+    target.device_by_pid = std::move(target_.device_by_pid);
     for (auto& [pid, p] : processes_) FillHeader(target, pid, &p->process.header);
   }
   Finalize();

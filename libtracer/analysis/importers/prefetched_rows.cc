@@ -1,5 +1,9 @@
 #include "libtracer/analysis/importers/prefetched_rows.h"
 
+#include <algorithm>
+#include <exception>
+#include <system_error>
+
 namespace tracer::analysis::importers {
 
 PrefetchedRows::~PrefetchedRows() {
@@ -11,7 +15,9 @@ PrefetchedRows::~PrefetchedRows() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool PrefetchedRows::Open(const std::string& path, const std::string& sql, std::string* error) {
+bool PrefetchedRows::Open(const std::string& path, const std::string& sql, std::string* error,
+                          size_t max_queued) {
+  max_queued_ = max_queued;
   if (!db_.Open(path, error)) return false;
   st_ = db_.Prepare(sql, error);
   if (!st_.valid()) return false;
@@ -24,50 +30,150 @@ bool PrefetchedRows::Open(const std::string& path, const std::string& sql, std::
   return true;
 }
 
+int PrefetchedRows::Column(std::string_view name) const {
+  if (!async_) return st_.Column(name);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void PrefetchedRows::StartOpen(const std::string& path, const std::string& sql, size_t max_queued,
+                               const std::vector<std::string_view>& nulls,
+                               const std::vector<std::string_view>& texts,
+                               const std::vector<std::string_view>& doubles) {
+  if (thread_.joinable()) return;
+  async_ = true;
+  path_ = path;
+  sql_ = sql;
+  max_queued_ = max_queued;
+  track_nulls_.assign(nulls.begin(), nulls.end());
+  track_texts_.assign(texts.begin(), texts.end());
+  track_doubles_.assign(doubles.begin(), doubles.end());
+  try {
+    thread_ = std::thread([this] {
+      if (OpenOnThread()) Produce();
+    });
+  } catch (const std::system_error&) {
+    // No thread to be had: the rows are all read here, now.
+    max_queued_ = 0;
+    if (OpenOnThread()) Produce();
+  }
+}
+
+bool PrefetchedRows::OpenOnThread() {
+  std::string error;
+  bool ok = false;
+  try {
+    if (db_.Open(path_, &error)) {
+      st_ = db_.Prepare(sql_, &error);
+      const int cols = st_.valid() ? st_.ColumnCount() : 0;
+      if (cols > 64) {
+        error = path_ + ": too many columns to prefetch";
+      } else if (st_.valid()) {
+        for (int i = 0; i < cols; ++i) names_.emplace_back(st_.ColumnName(i));
+        cols_ = cols;
+        ok = true;
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (ok) {
+    // Column answers from names_ from here on.
+    for (const std::string& n : track_nulls_) TrackNulls(Column(n));
+    for (const std::string& n : track_texts_) TrackText(Column(n));
+    for (const std::string& n : track_doubles_) TrackDouble(Column(n));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  opened_ = true;
+  if (!ok) {
+    cols_ = 0;
+    open_error_ = error;
+    done_ = true;
+  }
+  cv_.notify_all();
+  return ok;
+}
+
+bool PrefetchedRows::WaitOpened(std::string* error) {
+  if (!async_) return valid();
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return opened_; });
+  if (cols_ > 0) return true;
+  *error = open_error_;
+  return false;
+}
+
 void PrefetchedRows::Start() {
   if (valid() && !thread_.joinable()) thread_ = std::thread([this] { Produce(); });
 }
 
-void PrefetchedRows::Produce() {
+// Steps up to kBlockRows rows into *b; false once the statement has no more
+// rows (or failed).
+bool PrefetchedRows::FillBlock(Block* b) {
   const size_t cols = static_cast<size_t>(cols_);
-  while (true) {
-    Block b;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!spare_.empty()) {
-        b = std::move(spare_.back());
-        spare_.pop_back();
+  b->values.resize(kBlockRows * cols);
+  b->nulls.resize(kBlockRows);
+  b->text.clear();
+  b->rows = 0;
+  while (b->rows < kBlockRows) {
+    if (!st_.Step()) return false;
+    int64_t* v = &b->values[b->rows * cols];
+    uint64_t nulls = 0;
+    for (size_t c = 0; c < cols; ++c) {
+      const int col = static_cast<int>(c);
+      const uint64_t bit = uint64_t{1} << c;
+      if ((tracked_nulls_ & bit) != 0 && st_.IsNull(col)) {
+        nulls |= bit;
+        v[c] = 0;
+      } else if ((text_cols_ & bit) != 0) {
+        const std::string_view t = st_.Text(col);
+        const uint64_t size = std::min<uint64_t>(t.size(), 0xFFFFFFFFu);
+        v[c] = static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size);
+        b->text.append(t.data(), size);
+      } else if ((double_cols_ & bit) != 0) {
+        v[c] = std::bit_cast<int64_t>(st_.Double(col));
+      } else {
+        v[c] = st_.Int(col);
       }
     }
-    b.values.resize(kBlockRows * cols);
-    b.nulls.resize(kBlockRows);
-    b.rows = 0;
-    bool more = true;
-    while (b.rows < kBlockRows && (more = st_.Step())) {
-      int64_t* v = &b.values[b.rows * cols];
-      uint64_t nulls = 0;
-      for (size_t c = 0; c < cols; ++c) {
-        const int col = static_cast<int>(c);
-        if (((tracked_nulls_ >> c) & 1) != 0 && st_.IsNull(col)) {
-          nulls |= uint64_t{1} << c;
-          v[c] = 0;
-        } else {
-          v[c] = st_.Int(col);
+    b->nulls[b->rows++] = nulls;
+  }
+  return true;
+}
+
+void PrefetchedRows::Produce() {
+  // The reader's thread must never be ended by an exception of this one
+  // (std::bad_alloc on a huge table): it becomes a read error.
+  try {
+    while (true) {
+      Block b;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!spare_.empty()) {
+          b = std::move(spare_.back());
+          spare_.pop_back();
         }
       }
-      b.nulls[b.rows++] = nulls;
-    }
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return stop_ || full_.size() < kMaxQueued; });
-    if (stop_) return;
-    if (b.rows > 0) full_.push_back(std::move(b));
-    if (!more) {
-      done_ = true;
-      failed_ = !st_.ok();
-      if (failed_) thread_error_ = db_.LastError();
+      const bool more = FillBlock(&b);
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || max_queued_ == 0 || full_.size() < max_queued_; });
+      if (stop_) return;
+      if (b.rows > 0) full_.push_back(std::move(b));
+      if (!more) {
+        done_ = true;
+        failed_ = !st_.ok();
+        if (failed_) thread_error_ = db_.LastError();
+        cv_.notify_all();
+        return;
+      }
       cv_.notify_all();
-      return;
     }
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = failed_ = true;
+    thread_error_ = e.what();
     cv_.notify_all();
   }
 }

@@ -3,11 +3,14 @@
 // stepping and column decoding are most of the time of the nsys bounded
 // importer (nsys_sqlite_stream.h); its large tables (kernels, runtime calls,
 // copies, sets) are read this way so that each table's decoding runs beside
-// the sweep and the aggregation instead of one after another. Integer and
-// NULL columns only (what those SELECTs read). Same reading interface as
-// SqliteStatement (Column, Step, IsNull, Int, ok).
+// the sweep and the aggregation instead of one after another. The
+// whole-trace importer (nsys_sqlite_importer.h) reads NVTX_EVENTS this way
+// while it reads the activity tables. Integer and NULL columns, and the
+// columns named by TrackText / TrackDouble. Same reading interface as
+// SqliteStatement (Column, Step, IsNull, Int, Double, Text, ok).
 #pragma once
 
+#include <bit>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -29,15 +32,39 @@ class PrefetchedRows {
   ~PrefetchedRows();
 
   // Opens path and prepares sql; no row is read until Start. False with
-  // *error when either fails.
-  bool Open(const std::string& path, const std::string& sql, std::string* error);
+  // *error when either fails. max_queued: blocks of rows read ahead before
+  // the thread waits for the reader; 0 reads the whole result ahead (the
+  // reader is busy with other tables meanwhile).
+  bool Open(const std::string& path, const std::string& sql, std::string* error,
+            size_t max_queued = kDefaultMaxQueued);
   bool valid() const { return cols_ > 0; }
+  // Open, the Track calls and Start in one, the opening and preparing done
+  // on the thread (a connection parses the export's whole schema: a tenth
+  // of a small export's import). The columns to track are named. Call
+  // WaitOpened before Column or Step.
+  void StartOpen(const std::string& path, const std::string& sql, size_t max_queued,
+                 const std::vector<std::string_view>& nulls,
+                 const std::vector<std::string_view>& texts,
+                 const std::vector<std::string_view>& doubles);
+  // After StartOpen: waits until the statement is prepared; false with
+  // *error (as Open's) when opening or preparing failed.
+  bool WaitOpened(std::string* error);
   // Resolve columns before Start (the statement is the thread's after it).
-  int Column(std::string_view name) const { return st_.Column(name); }
+  int Column(std::string_view name) const;
   // IsNull answers for the columns named here before Start, false for the
   // others (asking SQLite for every column's type costs a tenth of a scan).
   void TrackNulls(int col) {
     if (col >= 0 && col < 64) tracked_nulls_ |= uint64_t{1} << col;
+  }
+  // Columns read as text (Text) or as a floating-point value (Double); the
+  // others are read as integers. NULL is tracked for both.
+  void TrackText(int col) {
+    if (col >= 0 && col < 64) text_cols_ |= uint64_t{1} << col;
+    TrackNulls(col);
+  }
+  void TrackDouble(int col) {
+    if (col >= 0 && col < 64) double_cols_ |= uint64_t{1} << col;
+    TrackNulls(col);
   }
   void Start();
 
@@ -48,27 +75,42 @@ class PrefetchedRows {
   const std::string& error() const { return error_; }
   bool IsNull(int col) const { return ((row_nulls_ >> col) & 1) != 0; }
   int64_t Int(int col) const { return row_values_[col]; }
+  double Double(int col) const { return std::bit_cast<double>(row_values_[col]); }
+  // Valid until the next Step.
+  std::string_view Text(int col) const {
+    const uint64_t v = static_cast<uint64_t>(row_values_[col]);
+    return std::string_view(current_.text).substr(v >> 32, v & 0xFFFFFFFFu);
+  }
 
  private:
   struct Block {
     std::vector<int64_t> values;  // rows x cols
     std::vector<uint64_t> nulls;  // one bit per column, per row
+    std::string text;             // text columns: value = offset << 32 | size
     size_t rows = 0;
   };
   static constexpr size_t kBlockRows = 2048;
-  static constexpr size_t kMaxQueued = 4;
+  static constexpr size_t kDefaultMaxQueued = 4;
   void Produce();
+  bool FillBlock(Block* b);
+  // StartOpen's part on the thread; false when it failed (said to WaitOpened).
+  bool OpenOnThread();
 
   SqliteDb db_;
   SqliteStatement st_;
   int cols_ = 0;
-  uint64_t tracked_nulls_ = 0;
+  uint64_t tracked_nulls_ = 0, text_cols_ = 0, double_cols_ = 0;
+  size_t max_queued_ = kDefaultMaxQueued;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Block> full_;
   std::vector<Block> spare_;
   bool done_ = false, stop_ = false, failed_ = false;
+  // StartOpen: what the thread opens, then the result columns' names.
+  bool async_ = false, opened_ = false;
+  std::string path_, sql_, open_error_;
+  std::vector<std::string> names_, track_nulls_, track_texts_, track_doubles_;
   std::string thread_error_;
   // The reader's side.
   Block current_;

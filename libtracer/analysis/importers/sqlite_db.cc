@@ -42,6 +42,11 @@ int SqliteStatement::ColumnCount() const {
   return stmt_ == nullptr ? 0 : sqlite3_column_count(stmt_);
 }
 
+std::string_view SqliteStatement::ColumnName(int col) const {
+  const char* c = stmt_ == nullptr ? nullptr : sqlite3_column_name(stmt_, col);
+  return c == nullptr ? std::string_view() : std::string_view(c);
+}
+
 bool SqliteStatement::IsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }

@@ -34,6 +34,8 @@ class SqliteStatement {
   // every reader to the order of its SELECT list.
   int Column(std::string_view name) const;
   int ColumnCount() const;
+  // The result column's name ("" when there is none).
+  std::string_view ColumnName(int col) const;
   bool IsNull(int col) const;
   int64_t Int(int col) const;
   double Double(int col) const;

@@ -1,14 +1,20 @@
 #include "libtracer/analysis/model/analyzed_trace.h"
 
+#include "libtracer/analysis/model/parallel_for.h"
 
 namespace tracer::analysis {
 
 AnalyzedTrace::AnalyzedTrace(const Trace& trace, const AttributionOptions& options)
     : trace_(&trace), options_(options) {
-  processes_.reserve(trace.processes.size());
-  for (const ProcessTrace& p : trace.processes) {
-    processes_.push_back(std::make_unique<ProcessAnalysis>(p, options));
-  }
+  // Each process's analysis reads its own records only.
+  processes_.resize(trace.processes.size());
+  ParallelFor(processes_.size(), [&](size_t i) {
+    processes_[i] = std::make_unique<ProcessAnalysis>(trace.processes[i], options);
+  });
+}
+
+void AnalyzedTrace::ComputeProjections() const {
+  ParallelFor(processes_.size(), [&](size_t i) { processes_[i]->projection(); });
 }
 
 std::string_view AnalyzedTrace::RangeName(const RangeRecord& r) const {

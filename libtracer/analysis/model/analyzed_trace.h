@@ -43,6 +43,9 @@ class AnalyzedTrace {
   const AttributionOptions& options() const { return options_; }
   size_t size() const { return processes_.size(); }
   const ProcessAnalysis& process(size_t i) const { return *processes_[i]; }
+  // Computes every process's GPU projection now, the processes side by side
+  // (ProcessAnalysis::projection computes one on first use).
+  void ComputeProjections() const;
 
   // Display name of a range: its message; never empty ("(unnamed)").
   std::string_view RangeName(const RangeRecord& r) const;

@@ -186,6 +186,7 @@ TableRows WholeTraceRows(const AnalyzedTrace& t, const ReportOptions& o, const R
   rows.strings = &t.trace().strings;
   RowBuilder b(&rows, o);
   std::vector<uint32_t> kernel_stamp;
+  if (needs.range_gpu) t.ComputeProjections();
   for (size_t pi = 0; pi < t.size(); ++pi) {
     const ProcessAnalysis& pa = t.process(pi);
     const ProcessTrace& p = *pa.process;

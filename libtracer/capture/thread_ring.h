@@ -113,8 +113,11 @@ class ThreadRing {
   // first when the ring is no more than half full: a ring's resident memory
   // follows what it holds (plus PrefaultAhead's window), not its capacity,
   // however many laps the producer makes.
+  //
+  // keep_pages: hand no pages back in this drain (the caller knows the ring
+  // is busy; see the busy rule below).
   template <typename Fn>
-  size_t Drain(Fn&& fn) {
+  size_t Drain(Fn&& fn, bool keep_pages = false) {
     const uint64_t tail = tail_.load(std::memory_order_relaxed);
     const uint64_t head = head_.load(std::memory_order_acquire);
     for (uint64_t i = consumed_; i != head; ++i) {
@@ -129,14 +132,14 @@ class ThreadRing {
     uint64_t publish = head;
     if (release_consumed_) {
       publish = head - head % events_per_page_;
-      // A busy ring (this drain read at least kBusyFraction of it) keeps
-      // its pages: the producer writes them again within a lap, and handing
-      // them back only for PrefaultAhead to fault them in again (a page
-      // allocated, zeroed and charged) cost the writer about 14 ns of its
-      // 37 ns per range when a thread pushed flat out. Its resident memory
-      // stays within its capacity; the first quieter drain hands pages
+      // A busy ring (this drain read at least 1 / kBusyFraction of it, or
+      // the caller says so) keeps its pages: the producer writes them again within a lap, and
+      // handing them back only for PrefaultAhead to fault them in again (a page allocated, zeroed
+      // and charged) cost the writer about 14 ns of its 37 ns per range when a thread pushed flat
+      // out. Its resident memory stays within its capacity; the first quieter drain hands pages
       // back again.
-      if (publish > tail && head - tail <= fill_mark_ && n < capacity_ / kBusyFraction) {
+      if (publish > tail && head - tail <= fill_mark_ && !keep_pages &&
+          n < capacity_ / kBusyFraction) {
         ReleaseSlots(tail, publish);
         released_to_ = publish;
       }

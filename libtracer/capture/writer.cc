@@ -150,8 +150,9 @@ void Writer::Loop() {
       }
       if (stopping || target > flush_done_) break;
       const uint64_t now = SteadyNs();
-      if (now - last_drain_ns >= interval_ns) break;
-      uint64_t wait_ns = interval_ns - (now - last_drain_ns);
+      const uint64_t every = busy_ring_ ? std::min(interval_ns, kBusyPollNs) : interval_ns;
+      if (now - last_drain_ns >= every) break;
+      uint64_t wait_ns = every - (now - last_drain_ns);
       if (drain_requested_.load(std::memory_order_acquire)) {
         // Requested drains are spaced out: a child ending top-level ranges
         // back to back gets one drain per kMinRequestedGapNs, not one each.
@@ -217,6 +218,7 @@ void Writer::DrainOnce(bool final) {
 
     threads_->Snapshot(&snapshot_);
     retired_.clear();
+    busy_ring_ = false;
     for (ThreadState* t : snapshot_) {
       // exited is read before the drain: everything the thread appended
       // before exiting is then visible to this drain.
@@ -293,11 +295,22 @@ void Writer::DrainThread(ThreadState* t) {
     if (info.name == 0) info.name = GlobalDefinitions().OsThreadName(info.os_tid);
   }
   size_t n = 0;
-  t->ring().Drain([&](const Event& e) {
-    decoder_.Consume(id, e);
-    if (++n % 4096 == 0) MaybeCutFrame();
-  });
-  if (n > 0) thread_info_[id].had_events = true;  // the reference may have moved
+  t->ring().Drain(
+      [&](const Event& e) {
+        decoder_.Consume(id, e);
+        if (++n % 4096 == 0) MaybeCutFrame();
+      },
+      info.keep_pages);
+  ThreadInfo& after = thread_info_[id];  // the reference may have moved
+  if (n > 0) after.had_events = true;
+  if (n >= kBusyDrainEvents) busy_ring_ = true;
+  const uint64_t now = SteadyNs();
+  if (after.last_drain_ns != 0 && now > after.last_drain_ns) {
+    after.keep_pages =
+        static_cast<double>(n) * 1e9 >= static_cast<double>(kKeepPagesEventsPerSecond) *
+                                            static_cast<double>(now - after.last_drain_ns);
+  }
+  after.last_drain_ns = now;
   t->ring().PrefaultAhead();
   CollectThreadCounters(t);
   MaybeCutFrame();

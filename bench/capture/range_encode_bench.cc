@@ -56,10 +56,13 @@ std::vector<tracer::RangeRecord> MakeRanges(size_t n) {
 int main(int argc, char** argv) {
   size_t n = 1'000'000;
   int repeats = 5;
+  size_t frame_bytes = tracer::kWriterFrameBytes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--ranges" && i + 1 < argc) {
       n = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--frame-bytes" && i + 1 < argc) {
+      frame_bytes = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--repeats" && i + 1 < argc) {
       repeats = std::atoi(argv[++i]);
     } else {
@@ -89,7 +92,8 @@ int main(int argc, char** argv) {
     const double t1 = ThreadCpuSeconds();
     for (size_t i = 0; i < n; ++i) {
       b.AddRange(ranges[i]);
-      if (b.pending_items() >= 64 * 1024) {
+      // Checked every 2048 ranges, as the writer checks every 4096 events.
+      if (i % 2048 == 2047 && b.ApproximateBytes() >= frame_bytes) {
         b.FinishFrame(&out);
         bytes += out.size();
         out.clear();

@@ -69,7 +69,7 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
         if (ts.open[i].id == e.a) {
           RangeRecord r = ts.open[i];
           r.end_ns = e.time;
-          ts.open.erase(ts.open.begin() + static_cast<std::ptrdiff_t>(i));
+          ts.open.erase(i);
           out_->Range(r);
           return;
         }

@@ -56,21 +56,29 @@ class EventDecoder {
           return;
         }
       } else if (e.type == EventType::kPush && (e.flags & kEventHasPayload) == 0) {
-        // Built here and copied in (a few vector stores): emplace_back()
-        // zeroes the slot first with `rep stos`, which alone cost several
-        // ns a range.
-        RangeRecord r;
+        // Every field written in place, once: a record built on the stack
+        // and copied in (or a zeroed slot, `rep stos`) cost several ns a
+        // range (the copy's wide loads of narrow stores cannot be
+        // forwarded).
+        const uint64_t parent = ts.open.empty() ? 0 : ts.open.back().id;
+        const auto depth = static_cast<uint32_t>(ts.open.size());
+        RangeRecord& r = ts.open.PushSlot();
         r.id = e.a;
-        r.parent_id = ts.open.empty() ? 0 : ts.open.back().id;
-        r.depth = static_cast<uint32_t>(ts.open.size());
+        r.parent_id = parent;
         r.thread = thread;
         r.name = e.name;
         r.domain = e.domain;
         r.category = static_cast<uint32_t>(e.b);
-        r.color = static_cast<uint32_t>(e.b >> 32);
         r.start_ns = e.time;
+        r.end_ns = 0;
         r.kind = RangeKind::kPushPop;
-        ts.open.push_back(r);
+        r.depth = depth;
+        r.end_thread = 0;
+        r.flags = 0;
+        r.color = static_cast<uint32_t>(e.b >> 32);
+        r.raw_name = 0;
+        r.payload.type = PayloadValue::Type::kNone;
+        r.payload.u64 = 0;
         return;
       }
     }
@@ -89,9 +97,37 @@ class EventDecoder {
   size_t threads_tracked() const { return threads_.size(); }
 
  private:
+  // The open push/pop ranges of a thread, innermost last: a vector whose
+  // slots keep their storage when popped, so that a push fills one in place
+  // (PushSlot) without constructing it first.
+  class RangeStack {
+   public:
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    RangeRecord& back() { return slots_[size_ - 1]; }
+    const RangeRecord& back() const { return slots_[size_ - 1]; }
+    RangeRecord& operator[](size_t i) { return slots_[i]; }
+    // A slot past the top, holding whatever it held last: the caller sets
+    // every field.
+    RangeRecord& PushSlot() {
+      if (__builtin_expect(size_ == slots_.size(), 0)) slots_.resize(size_ + size_ / 2 + 8);
+      return slots_[size_++];
+    }
+    void push_back(const RangeRecord& r) { PushSlot() = r; }
+    void pop_back() { --size_; }
+    void erase(size_t i) {
+      for (size_t j = i; j + 1 < size_; ++j) slots_[j] = slots_[j + 1];
+      --size_;
+    }
+
+   private:
+    std::vector<RangeRecord> slots_;
+    size_t size_ = 0;
+  };
+
   struct ThreadStack {
-    std::vector<RangeRecord> open;  // push/pop ranges, innermost last
-    Event held{};                   // an event waiting for its kPayload
+    RangeStack open;  // push/pop ranges, innermost last
+    Event held{};     // an event waiting for its kPayload
     bool has_held = false;
   };
   struct PendingEnd {

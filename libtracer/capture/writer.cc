@@ -20,9 +20,6 @@
 
 namespace tracer {
 namespace {
-// Cut a frame once this much is pending, so a reader never needs huge frames
-// and a crash loses at most this much of what was drained.
-constexpr size_t kMaxChunkBytes = 1u << 20;
 
 // The writer's own schedule runs on real time, not the trace clock (which a
 // test build may replay from a recording).
@@ -434,7 +431,7 @@ void Writer::EmitCounterDeltas() {
 }
 
 void Writer::MaybeCutFrame() {
-  if (builder_.ApproximateBytes() >= kMaxChunkBytes) EmitFrame();
+  if (builder_.ApproximateBytes() >= kWriterFrameBytes) EmitFrame();
 }
 
 void Writer::EmitFrame() {
@@ -522,7 +519,13 @@ void Writer::EnsureThread(uint32_t id) {
 void Writer::Range(const RangeRecord& r) {
   EnsureThread(r.thread);
   EnsureThread(r.end_thread);
-  EnsureString(r.name);
+  // Runs of one name (a thread pushing one range over and over) skip the
+  // bit-vector lookup; only a defined name is remembered, so an unknown id
+  // is still counted every time.
+  if (r.name != last_range_name_) {
+    EnsureString(r.name);
+    if (r.name < strings_defined_.size() && strings_defined_[r.name]) last_range_name_ = r.name;
+  }
   EnsureDomain(r.domain);
   builder_.AddRange(r);
   Record(kRanges);

@@ -189,6 +189,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   std::mutex sources_mu_;
 
   std::vector<bool> strings_defined_;
+  uint32_t last_range_name_ = 0;  // defined (Range's shortcut)
   std::vector<bool> domains_defined_;
   std::unordered_map<uint32_t, ThreadInfo> thread_info_;
   std::unordered_map<uint64_t, uint32_t> pthread_ids_;

@@ -4,14 +4,15 @@
 // on the machines here, nvtx_push_pop_bench), or rings fill and events drop.
 // Times, in one run, on the same generated ranges:
 //   baseline: copying the records (the least any writer does with them),
-//   encode:   ChunkBuilder::AddRange for each + FinishFrame every 64 Ki
-//             records (RangeBatch columns with per-thread deltas, framing,
-//             CRC-32),
+//   encode:   ChunkBuilder::AddRange for each + FinishFrame whenever the
+//             frame reaches the writer's size (kWriterFrameBytes, or
+//             --frame-bytes) (RangeBatch columns with per-thread deltas,
+//             framing, CRC-32),
 // (thread CPU time, best of R) and prints ns per range, encode / baseline and bytes per range in
 // the frames (on disk). Format version 1 wrote one Range message per record: 45.9 bytes and 42-71
 // ns per range here (issue 13); target <= 10 ns.
 //
-//   range_encode_bench [--ranges N] [--repeats R]
+//   range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
     } else if (a == "--repeats" && i + 1 < argc) {
       repeats = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: range_encode_bench [--ranges N] [--repeats R]\n");
+      std::fprintf(stderr, "usage: range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]\n");
       return 2;
     }
   }

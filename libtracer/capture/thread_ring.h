@@ -118,33 +118,43 @@ class ThreadRing {
   // is busy; see the busy rule below).
   template <typename Fn>
   size_t Drain(Fn&& fn, bool keep_pages = false) {
-    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    uint64_t tail = tail_.load(std::memory_order_relaxed);
     const uint64_t head = head_.load(std::memory_order_acquire);
-    for (uint64_t i = consumed_; i != head; ++i) {
-      // The producer wrote these lines on another core, mostly out of this
-      // one's caches, and the hardware prefetcher stops at every page: the
-      // loads ahead overlap their misses with the decoding.
-      __builtin_prefetch(&slots_[(i + kPrefetchAhead) & mask_]);
-      fn(slots_[i & mask_]);
-    }
     const size_t n = static_cast<size_t>(head - consumed_);
-    consumed_ = head;
-    uint64_t publish = head;
-    if (release_consumed_) {
-      publish = head - head % events_per_page_;
-      // A busy ring (this drain read at least 1 / kBusyFraction of it, or
-      // the caller says so) keeps its pages: the producer writes them again within a lap, and
-      // handing them back only for PrefaultAhead to fault them in again (a page allocated, zeroed
-      // and charged) cost the writer about 14 ns of its 37 ns per range when a thread pushed flat
-      // out. Its resident memory stays within its capacity; the first quieter drain hands pages
-      // back again.
-      if (publish > tail && head - tail <= fill_mark_ && !keep_pages &&
-          n < capacity_ / kBusyFraction) {
-        ReleaseSlots(tail, publish);
-        released_to_ = publish;
+    // A busy ring (this drain reads at least 1 / kBusyFraction of it, or
+    // the caller says so) keeps its pages: the producer writes them again
+    // within a lap, and handing them back only for PrefaultAhead to fault
+    // them in again (a page allocated, zeroed and charged) cost the writer
+    // about 14 ns of its 37 ns per range when a thread pushed flat out. Its
+    // resident memory stays within its capacity; the first quieter drain
+    // hands pages back again.
+    const bool release = release_consumed_ && !keep_pages && n < capacity_ / kBusyFraction &&
+                         head - tail <= fill_mark_;
+    uint64_t i = consumed_;
+    while (i != head) {
+      // A long drain (half a ring is milliseconds of decoding, more when
+      // the writer is preempted) gives the producer its room back as it
+      // goes, every kPublishEvery events, not only at its end.
+      const uint64_t stop =
+          release ? head : std::min(head, (i + kPublishEvery) & ~(kPublishEvery - 1));
+      for (; i != stop; ++i) {
+        // The producer wrote these lines on another core, mostly out of
+        // this one's caches, and the hardware prefetcher stops at every
+        // page: the loads ahead overlap their misses with the decoding.
+        __builtin_prefetch(&slots_[(i + kPrefetchAhead) & mask_]);
+        fn(slots_[i & mask_]);
+      }
+      consumed_ = i;
+      const uint64_t publish = release_consumed_ ? i - i % events_per_page_ : i;
+      if (publish > tail) {
+        if (release) {
+          ReleaseSlots(tail, publish);
+          released_to_ = publish;
+        }
+        tail_.store(publish, std::memory_order_release);
+        tail = publish;
       }
     }
-    if (publish != tail) tail_.store(publish, std::memory_order_release);
     return n;
   }
 
@@ -249,6 +259,9 @@ class ThreadRing {
   static constexpr uint64_t kBusyFraction = 8;
   // Events Drain loads ahead of the one it decodes (1 KiB).
   static constexpr uint64_t kPrefetchAhead = 32;
+  // Events between the tails a busy drain publishes as it goes (a power of
+  // two, whole pages: 128 KiB).
+  static constexpr uint64_t kPublishEvery = 4096;
 
   // fn(begin_address, end_address) for the slots of indices [from, to)
   // (at most one lap): one or two address ranges.

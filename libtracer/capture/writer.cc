@@ -147,7 +147,9 @@ void Writer::Loop() {
       }
       if (stopping || target > flush_done_) break;
       const uint64_t now = SteadyNs();
-      const uint64_t every = busy_ring_ ? std::min(interval_ns, kBusyPollNs) : interval_ns;
+      if (busiest_ring_ >= kRedrainEvents) break;
+      const uint64_t every =
+          busiest_ring_ >= kBusyDrainEvents ? std::min(interval_ns, kBusyPollNs) : interval_ns;
       if (now - last_drain_ns >= every) break;
       uint64_t wait_ns = every - (now - last_drain_ns);
       if (drain_requested_.load(std::memory_order_acquire)) {
@@ -215,7 +217,7 @@ void Writer::DrainOnce(bool final) {
 
     threads_->Snapshot(&snapshot_);
     retired_.clear();
-    busy_ring_ = false;
+    busiest_ring_ = 0;
     for (ThreadState* t : snapshot_) {
       // exited is read before the drain: everything the thread appended
       // before exiting is then visible to this drain.
@@ -300,7 +302,7 @@ void Writer::DrainThread(ThreadState* t) {
       info.keep_pages);
   ThreadInfo& after = thread_info_[id];  // the reference may have moved
   if (n > 0) after.had_events = true;
-  if (n >= kBusyDrainEvents) busy_ring_ = true;
+  busiest_ring_ = std::max(busiest_ring_, n);
   const uint64_t now = SteadyNs();
   if (after.last_drain_ns != 0 && now > after.last_drain_ns) {
     after.keep_pages =

@@ -125,6 +125,12 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // gets a core promptly on a loaded machine.
   static constexpr size_t kBusyDrainEvents = 4096;
   static constexpr uint64_t kBusyPollNs = 1'000'000;
+  // A pass that read at least this many events from one ring (the thread
+  // recorded for a few hundred microseconds since the last) is followed by
+  // the next at once: while a thread records flat out the writer stays
+  // runnable, so on a loaded machine it keeps its share of a core instead
+  // of queueing for one after every sleep.
+  static constexpr size_t kRedrainEvents = 16384;
 
   // EventDecoder::Output
   void Range(const RangeRecord& r) override;
@@ -214,7 +220,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   bool capture_start_counted_ = false;
   uint32_t last_defined_thread_ = 0;
   uint64_t busy_ns_ = 0;
-  bool busy_ring_ = false;  // the last pass drained kBusyDrainEvents from a ring
+  size_t busiest_ring_ = 0;  // most events the last pass drained from one ring
   // Some full ring was smaller than TRACER_BUFFER_SIZE: its thread started
   // when the rings had used up TRACER_BUFFER_LIMIT (ring_budget.h).
   bool ring_full_past_limit_ = false;

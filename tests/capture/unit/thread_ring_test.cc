@@ -123,5 +123,25 @@ TEST(ThreadRingLapsTest, BusyRingKeepsItsPagesAndAQuietLapHandsThemBack) {
   EXPECT_EQ(expected, next);
 }
 
+// A long drain hands room back to the producer as it goes: halfway through
+// draining a full ring, the producer already has about half a ring of room
+// (before, none until the drain ended, so a drain slowed by a loaded machine
+// let a thread pushing flat out fill the ring behind it).
+TEST(ThreadRingLapsTest, LongDrainGivesRoomBackAsItGoes) {
+  ThreadRing ring(4 << 20);
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0, seen = 0;
+  ASSERT_TRUE(PushNumbered(ring, cap, &next));
+  ASSERT_FALSE(ring.HasRoom(1, 0));
+  bool room_midway = false;
+  ring.Drain([&](const Event& e) {
+    ASSERT_EQ(e.time, ++expected);
+    if (++seen == cap / 2) room_midway = ring.HasRoom(cap / 2 - 8192, 0);
+  });
+  EXPECT_TRUE(room_midway);
+  EXPECT_EQ(expected, next);
+  EXPECT_TRUE(ring.HasRoom(cap - kEventsPerPage, 0));
+}
+
 }  // namespace
 }  // namespace tracer

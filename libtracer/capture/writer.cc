@@ -148,8 +148,9 @@ void Writer::Loop() {
       if (stopping || target > flush_done_) break;
       const uint64_t now = SteadyNs();
       if (busiest_ring_ >= kRedrainEvents) break;
-      const uint64_t every =
-          busiest_ring_ >= kBusyDrainEvents ? std::min(interval_ns, kBusyPollNs) : interval_ns;
+      if (busiest_ring_ >= kBusyDrainEvents) polling_ = true;
+      if (busiest_ring_ < kQuietDrainEvents) polling_ = false;
+      const uint64_t every = polling_ ? std::min(interval_ns, kBusyPollNs) : interval_ns;
       if (now - last_drain_ns >= every) break;
       uint64_t wait_ns = every - (now - last_drain_ns);
       if (drain_requested_.load(std::memory_order_acquire)) {

@@ -125,6 +125,11 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // gets a core promptly on a loaded machine.
   static constexpr size_t kBusyDrainEvents = 4096;
   static constexpr uint64_t kBusyPollNs = 1'000'000;
+  // ... and keeps draining every kBusyPollNs until a pass reads fewer than
+  // this from every ring: a thread still recording a range every few
+  // microseconds keeps its ring nearly empty, so a writer left unscheduled
+  // for a while on a loaded machine has the whole ring as slack.
+  static constexpr size_t kQuietDrainEvents = 256;
   // A pass that read at least this many events from one ring (the thread
   // recorded for a few hundred microseconds since the last) is followed by
   // the next at once: while a thread records flat out the writer stays
@@ -221,6 +226,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   uint32_t last_defined_thread_ = 0;
   uint64_t busy_ns_ = 0;
   size_t busiest_ring_ = 0;  // most events the last pass drained from one ring
+  bool polling_ = false;     // draining every kBusyPollNs (kBusyDrainEvents)
   // Some full ring was smaller than TRACER_BUFFER_SIZE: its thread started
   // when the rings had used up TRACER_BUFFER_LIMIT (ring_budget.h).
   bool ring_full_past_limit_ = false;

@@ -4,14 +4,15 @@
 // on the machines here, nvtx_push_pop_bench), or rings fill and events drop.
 // Times, in one run, on the same generated ranges:
 //   baseline: copying the records (the least any writer does with them),
-//   encode:   ChunkBuilder::AddRange for each + FinishFrame every 64 Ki
-//             records (RangeBatch columns with per-thread deltas, framing,
-//             CRC-32),
+//   encode:   ChunkBuilder::AddRange for each + FinishFrame whenever the
+//             frame reaches the writer's size (kWriterFrameBytes, or
+//             --frame-bytes) (RangeBatch columns with per-thread deltas,
+//             framing, CRC-32),
 // (thread CPU time, best of R) and prints ns per range, encode / baseline and bytes per range in
 // the frames (on disk). Format version 1 wrote one Range message per record: 45.9 bytes and 42-71
 // ns per range here (issue 13); target <= 10 ns.
 //
-//   range_encode_bench [--ranges N] [--repeats R]
+//   range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -56,14 +57,17 @@ std::vector<tracer::RangeRecord> MakeRanges(size_t n) {
 int main(int argc, char** argv) {
   size_t n = 1'000'000;
   int repeats = 5;
+  size_t frame_bytes = tracer::kWriterFrameBytes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--ranges" && i + 1 < argc) {
       n = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--frame-bytes" && i + 1 < argc) {
+      frame_bytes = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--repeats" && i + 1 < argc) {
       repeats = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: range_encode_bench [--ranges N] [--repeats R]\n");
+      std::fprintf(stderr, "usage: range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]\n");
       return 2;
     }
   }
@@ -89,7 +93,8 @@ int main(int argc, char** argv) {
     const double t1 = ThreadCpuSeconds();
     for (size_t i = 0; i < n; ++i) {
       b.AddRange(ranges[i]);
-      if (b.pending_items() >= 64 * 1024) {
+      // Checked every 2048 ranges, as the writer checks every 4096 events.
+      if (i % 2048 == 2047 && b.ApproximateBytes() >= frame_bytes) {
         b.FinishFrame(&out);
         bytes += out.size();
         out.clear();

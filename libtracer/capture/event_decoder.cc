@@ -12,12 +12,7 @@ void EventDecoder::SetPayload(PayloadValue* p, const Event* payload) {
   p->u64 = payload->a;  // the union's bits, whatever the type
 }
 
-void EventDecoder::Consume(uint32_t thread, const Event& e) {
-  if (thread != last_thread_ || !last_stack_) {
-    last_stack_ = &threads_[thread];
-    last_thread_ = thread;
-  }
-  ThreadStack& ts = *last_stack_;
+void EventDecoder::ConsumeSlow(uint32_t thread, ThreadStack& ts, const Event& e) {
   if (ts.has_held) {
     ts.has_held = false;
     if (e.type == EventType::kPayload) {
@@ -74,7 +69,7 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
         if (ts.open[i].id == e.a) {
           RangeRecord r = ts.open[i];
           r.end_ns = e.time;
-          ts.open.erase(ts.open.begin() + static_cast<std::ptrdiff_t>(i));
+          ts.open.erase(i);
           out_->Range(r);
           return;
         }

@@ -20,9 +20,6 @@
 
 namespace tracer {
 namespace {
-// Cut a frame once this much is pending, so a reader never needs huge frames
-// and a crash loses at most this much of what was drained.
-constexpr size_t kMaxChunkBytes = 1u << 20;
 
 // The writer's own schedule runs on real time, not the trace clock (which a
 // test build may replay from a recording).
@@ -150,8 +147,12 @@ void Writer::Loop() {
       }
       if (stopping || target > flush_done_) break;
       const uint64_t now = SteadyNs();
-      if (now - last_drain_ns >= interval_ns) break;
-      uint64_t wait_ns = interval_ns - (now - last_drain_ns);
+      if (busiest_ring_ >= kRedrainEvents) break;
+      if (busiest_ring_ >= kBusyDrainEvents) polling_ = true;
+      if (busiest_ring_ < kQuietDrainEvents) polling_ = false;
+      const uint64_t every = polling_ ? std::min(interval_ns, kBusyPollNs) : interval_ns;
+      if (now - last_drain_ns >= every) break;
+      uint64_t wait_ns = every - (now - last_drain_ns);
       if (drain_requested_.load(std::memory_order_acquire)) {
         // Requested drains are spaced out: a child ending top-level ranges
         // back to back gets one drain per kMinRequestedGapNs, not one each.
@@ -217,6 +218,7 @@ void Writer::DrainOnce(bool final) {
 
     threads_->Snapshot(&snapshot_);
     retired_.clear();
+    busiest_ring_ = 0;
     for (ThreadState* t : snapshot_) {
       // exited is read before the drain: everything the thread appended
       // before exiting is then visible to this drain.
@@ -293,11 +295,22 @@ void Writer::DrainThread(ThreadState* t) {
     if (info.name == 0) info.name = GlobalDefinitions().OsThreadName(info.os_tid);
   }
   size_t n = 0;
-  t->ring().Drain([&](const Event& e) {
-    decoder_.Consume(id, e);
-    if (++n % 4096 == 0) MaybeCutFrame();
-  });
-  if (n > 0) thread_info_[id].had_events = true;  // the reference may have moved
+  t->ring().Drain(
+      [&](const Event& e) {
+        decoder_.Consume(id, e);
+        if (++n % 4096 == 0) MaybeCutFrame();
+      },
+      info.keep_pages);
+  ThreadInfo& after = thread_info_[id];  // the reference may have moved
+  if (n > 0) after.had_events = true;
+  busiest_ring_ = std::max(busiest_ring_, n);
+  const uint64_t now = SteadyNs();
+  if (after.last_drain_ns != 0 && now > after.last_drain_ns) {
+    after.keep_pages =
+        static_cast<double>(n) * 1e9 >= static_cast<double>(kKeepPagesEventsPerSecond) *
+                                            static_cast<double>(now - after.last_drain_ns);
+  }
+  after.last_drain_ns = now;
   t->ring().PrefaultAhead();
   CollectThreadCounters(t);
   MaybeCutFrame();
@@ -421,7 +434,7 @@ void Writer::EmitCounterDeltas() {
 }
 
 void Writer::MaybeCutFrame() {
-  if (builder_.ApproximateBytes() >= kMaxChunkBytes) EmitFrame();
+  if (builder_.ApproximateBytes() >= kWriterFrameBytes) EmitFrame();
 }
 
 void Writer::EmitFrame() {
@@ -509,7 +522,13 @@ void Writer::EnsureThread(uint32_t id) {
 void Writer::Range(const RangeRecord& r) {
   EnsureThread(r.thread);
   EnsureThread(r.end_thread);
-  EnsureString(r.name);
+  // Runs of one name (a thread pushing one range over and over) skip the
+  // bit-vector lookup; only a defined name is remembered, so an unknown id
+  // is still counted every time.
+  if (r.name != last_range_name_) {
+    EnsureString(r.name);
+    if (r.name < strings_defined_.size() && strings_defined_[r.name]) last_range_name_ = r.name;
+  }
   EnsureDomain(r.domain);
   builder_.AddRange(r);
   Record(kRanges);

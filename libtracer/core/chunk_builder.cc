@@ -1,11 +1,10 @@
 #include "libtracer/core/chunk_builder.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
 
+#include "libtracer/core/frame_crc.h"
 #include "libtracer/core/trace_fields.h"
 #include "libtracer/core/wire_writer.h"
 
@@ -546,8 +545,7 @@ void ChunkBuilder::FinishFrame(std::string* out) {
   wire::AppendNonEmptyBytes(&payload, f::Chunk::kFooter, footer_);
 
   const size_t size = out->size() - start - 8;
-  const uLong crc =
-      crc32(0L, reinterpret_cast<const Bytef*>(out->data() + start + 8), static_cast<uInt>(size));
+  const uint32_t crc = FrameCrc32(out->data() + start + 8, size);
   char header[8];
   for (int i = 0; i < 4; ++i) {
     header[i] = static_cast<char>(size >> (8 * i));

@@ -18,6 +18,10 @@ namespace tracer {
 // File magic, "TRACER\0\1".
 inline constexpr char kTraceMagic[8] = {'T', 'R', 'A', 'C', 'E', 'R', '\0', '\1'};
 inline constexpr uint32_t kMaxFramePayload = 64u << 20;
+// The capture writer cuts a frame once ApproximateBytes() reaches this, so a
+// reader never needs huge frames and a crash loses at most this much of what
+// was drained.
+inline constexpr size_t kWriterFrameBytes = size_t{1} << 20;
 
 // One column-batch message (KernelBatch, ApiBatch, ...): columns of integers
 // that are either plain varints or zigzag deltas against the previous row.

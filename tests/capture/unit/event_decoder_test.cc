@@ -202,5 +202,99 @@ TEST(EventDecoderTest, DomainPopBelowOtherDomainsRange) {
   EXPECT_TRUE(out.counts.empty());
 }
 
+// The inline push/pop path fills stack slots in place, reusing slots of
+// ranges already closed: nothing of a closed range (payload, flags, end,
+// category, color, domain) may show through in the next range pushed into
+// its slot, and every field of the event must come through.
+TEST(EventDecoderTest, ReusedStackSlotsCarryNothingOver) {
+  Collector out;
+  EventDecoder d(&out);
+  // Slot 0 holds a range with a payload, category, color and domain; the
+  // range in slot 1 is closed by a pop below the top (erased).
+  Event rich[2] = {
+      MakeEvent(EventType::kPush, 10, 1, 5, 9 | (0xAABBCCDDull << 32), 3, kEventHasPayload),
+      Payload(PayloadValue::Type::kF64, 0x400921FB54442D18ull)};
+  d.Consume(1, rich[0]);
+  d.Consume(1, rich[1]);
+  d.Consume(1, MakeEvent(EventType::kPush, 20, 2, 6, 0, 4));
+  d.Consume(1, MakeEvent(EventType::kPush, 25, 3, 7));
+  d.Consume(1, MakeEvent(EventType::kPop, 30, 2, 0, 0, 4));  // below the top: erased
+  d.Consume(1, MakeEvent(EventType::kPop, 35, 3));
+  d.Consume(1, MakeEvent(EventType::kPop, 40, 1, 0, 0, 3));
+  ASSERT_EQ(out.ranges.size(), 3u);
+  // The same slots again, plain pushes.
+  d.Consume(1, MakeEvent(EventType::kPush, 50, 4, 8));
+  d.Consume(1, MakeEvent(EventType::kPush, 60, 5, 9, 0, 0));
+  d.Consume(1, MakeEvent(EventType::kPop, 70, 5));
+  d.Consume(1, MakeEvent(EventType::kPop, 80, 4));
+  ASSERT_EQ(out.ranges.size(), 5u);
+  const RangeRecord* first = out.Find(1);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->payload.type, PayloadValue::Type::kF64);
+  EXPECT_EQ(first->payload.u64, 0x400921FB54442D18ull);
+  EXPECT_EQ(first->category, 9u);
+  EXPECT_EQ(first->color, 0xAABBCCDDu);
+  EXPECT_EQ(first->domain, 3u);
+  const RangeRecord* third = out.Find(3);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(third->parent_id, 2u);  // pushed while 2 was open
+  EXPECT_EQ(third->depth, 2u);
+  EXPECT_EQ(third->start_ns, 25u);
+  EXPECT_EQ(third->end_ns, 35u);
+  for (uint64_t id : {4, 5}) {
+    const RangeRecord* r = out.Find(id);
+    ASSERT_NE(r, nullptr) << id;
+    EXPECT_EQ(r->payload.type, PayloadValue::Type::kNone) << id;
+    EXPECT_EQ(r->payload.u64, 0u) << id;
+    EXPECT_EQ(r->category, 0u) << id;
+    EXPECT_EQ(r->color, 0u) << id;
+    EXPECT_EQ(r->domain, 0u) << id;
+    EXPECT_EQ(r->flags, 0u) << id;
+    EXPECT_EQ(r->end_thread, 0u) << id;
+    EXPECT_EQ(r->raw_name, 0u) << id;
+    EXPECT_EQ(r->kind, RangeKind::kPushPop) << id;
+    EXPECT_EQ(r->thread, 1u) << id;
+  }
+  EXPECT_EQ(out.Find(4)->parent_id, 0u);
+  EXPECT_EQ(out.Find(4)->depth, 0u);
+  EXPECT_EQ(out.Find(4)->name, 8u);
+  EXPECT_EQ(out.Find(4)->start_ns, 50u);
+  EXPECT_EQ(out.Find(4)->end_ns, 80u);
+  EXPECT_EQ(out.Find(5)->parent_id, 4u);
+  EXPECT_EQ(out.Find(5)->depth, 1u);
+  EXPECT_EQ(out.Find(5)->name, 9u);
+  EXPECT_EQ(out.Find(5)->start_ns, 60u);
+  EXPECT_EQ(out.Find(5)->end_ns, 70u);
+  EXPECT_EQ(d.open_ranges(), 0u);
+}
+
+// Deep stacks grow past their first storage: parents and depths stay right,
+// and ranges left open come out innermost first as unclosed at Finish.
+TEST(EventDecoderTest, DeepStacksKeepParentsAndCloseInnermostFirst) {
+  Collector out;
+  EventDecoder d(&out);
+  constexpr uint64_t kDepth = 300;
+  for (uint64_t i = 1; i <= kDepth; ++i) d.Consume(2, MakeEvent(EventType::kPush, i, i, 1));
+  for (uint64_t i = kDepth; i > kDepth / 2; --i) {
+    d.Consume(2, MakeEvent(EventType::kPop, 1000 + i, i));
+  }
+  ASSERT_EQ(out.ranges.size(), kDepth / 2);
+  for (const RangeRecord& r : out.ranges) {
+    EXPECT_EQ(r.depth, r.id - 1);
+    EXPECT_EQ(r.parent_id, r.id - 1);
+    EXPECT_EQ(r.end_ns, 1000 + r.id);
+    EXPECT_EQ(r.flags, 0u);
+  }
+  EXPECT_EQ(d.Finish(5000), kDepth / 2);
+  ASSERT_EQ(out.ranges.size(), kDepth);
+  for (size_t k = kDepth / 2; k < kDepth; ++k) {
+    const RangeRecord& r = out.ranges[k];
+    EXPECT_EQ(r.id, kDepth - k) << k;  // innermost first
+    EXPECT_EQ(r.end_ns, 5000u);
+    EXPECT_EQ(r.flags, kRangeFlagUnclosed);
+    EXPECT_EQ(r.parent_id, r.id - 1);
+  }
+}
+
 }  // namespace
 }  // namespace tracer

@@ -90,5 +90,58 @@ TEST(ThreadRingLapsTest, ResidentMemoryFollowsWhatTheRingHoldsNotItsCapacity) {
   EXPECT_EQ(full.ResidentBytes(), uint64_t{4} << 20);
 }
 
+// A busy ring (drains that each read an eighth of it or more: a thread
+// pushing flat out) keeps the pages it cycles through, so the writer does
+// not fault them in again every lap; once drains read less, a lap hands
+// them back and the resident memory follows what the ring holds again.
+TEST(ThreadRingLapsTest, BusyRingKeepsItsPagesAndAQuietLapHandsThemBack) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  ThreadRing ring(32 << 20);
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0;
+  while (next < cap) {
+    ASSERT_TRUE(PushNumbered(ring, cap / 4, &next));
+    DrainChecking(ring, &expected);
+  }
+  const uint64_t populated_first_lap = ring.populated_bytes();
+  if (populated_first_lap == 0) GTEST_SKIP() << "no MADV_POPULATE_WRITE (kernel before 5.14)";
+  while (next < 4 * cap) {
+    ASSERT_TRUE(PushNumbered(ring, cap / 4, &next));
+    DrainChecking(ring, &expected);
+  }
+  // Three more laps faulted nothing in: every page stayed resident (when
+  // busy drains handed pages back, each lap faulted the whole ring in
+  // again, 32 MiB).
+  EXPECT_EQ(ring.populated_bytes(), populated_first_lap);
+  EXPECT_GE(ring.ResidentBytes(), (uint64_t{32} << 20) - 4096);
+  const uint64_t quiet_until = next + cap + 4096;
+  while (next < quiet_until) {
+    ASSERT_TRUE(PushNumbered(ring, 4096, &next));
+    DrainChecking(ring, &expected);
+  }
+  EXPECT_LE(ring.ResidentBytes(), uint64_t{2} << 20) << ring.ResidentBytes();
+  EXPECT_EQ(expected, next);
+}
+
+// A long drain hands room back to the producer as it goes: halfway through
+// draining a full ring, the producer already has about half a ring of room
+// (before, none until the drain ended, so a drain slowed by a loaded machine
+// let a thread pushing flat out fill the ring behind it).
+TEST(ThreadRingLapsTest, LongDrainGivesRoomBackAsItGoes) {
+  ThreadRing ring(4 << 20);
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0, seen = 0;
+  ASSERT_TRUE(PushNumbered(ring, cap, &next));
+  ASSERT_FALSE(ring.HasRoom(1, 0));
+  bool room_midway = false;
+  ring.Drain([&](const Event& e) {
+    ASSERT_EQ(e.time, ++expected);
+    if (++seen == cap / 2) room_midway = ring.HasRoom(cap / 2 - 8192, 0);
+  });
+  EXPECT_TRUE(room_midway);
+  EXPECT_EQ(expected, next);
+  EXPECT_TRUE(ring.HasRoom(cap - kEventsPerPage, 0));
+}
+
 }  // namespace
 }  // namespace tracer

@@ -77,9 +77,9 @@ uint32_t InternWide(ThreadState* ts, const wchar_t* w) {
   return ts ? ts->intern_cache().Lookup(std::string_view(utf8)) : GlobalStrings().Intern(utf8).id;
 }
 
-uint32_t InternAscii(ThreadState* ts, const char* s) {
+inline __attribute__((always_inline)) uint32_t InternAscii(ThreadState* ts, const char* s) {
   if (!s) return 0;
-  return ts ? ts->intern_cache().Lookup(s) : GlobalStrings().Intern(s).id;
+  return ts ? ts->NameId(s) : GlobalStrings().Intern(s).id;
 }
 
 struct Attr {

@@ -138,11 +138,17 @@ class ThreadState {
   }
   // Pops the innermost open range of `domain`; false when there is none.
   bool PopOpen(uint16_t domain, OpenRange* out) noexcept {
+    const OpenRange* r = PopOpen(domain);
+    if (r) *out = *r;
+    return r != nullptr;
+  }
+  // The same, in place (the pop hot path reads the fields it needs, no
+  // copy): the popped range, valid until the next PushOpen, or nullptr.
+  const OpenRange* PopOpen(uint16_t domain) noexcept {
     if (__builtin_expect(overflow_ == 0 && depth_ > 0 && stack_[depth_ - 1].domain == domain, 1)) {
-      *out = stack_[--depth_];
-      return true;
+      return &stack_[--depth_];
     }
-    return PopOpenSlow(domain, out);
+    return PopOpenSlow(domain);
   }
   int depth() const noexcept { return depth_; }
   // Appends a pop event to the room reserved for it (see Append).
@@ -181,7 +187,7 @@ class ThreadState {
     return false;
   }
   int PushOverflow() noexcept;
-  bool PopOpenSlow(uint16_t domain, OpenRange* out) noexcept;
+  const OpenRange* PopOpenSlow(uint16_t domain) noexcept;
 
   friend class ThreadRegistry;  // links states into its lists
 
@@ -196,6 +202,7 @@ class ThreadState {
   int overflow_ = 0;            // pushes beyond kMaxDepth still open
   uint32_t reserved_pops_ = 0;  // recorded open ranges, each owed one ring slot
   OpenRange stack_[kMaxDepth];
+  OpenRange popped_{};  // PopOpenSlow's answer (taken out of the stack's middle)
   ThreadCounters counters_;
   std::unique_ptr<InternCacheBlock> cache_;  // nullptr once handed back (ThreadRegistry)
   ThreadRing ring_;

@@ -9,10 +9,13 @@
 //
 // Reading len + 1 bytes of a text that may now be shorter reads past its NUL:
 // done only when those bytes lie on the text's first page (so no fault is
-// possible), by loads the sanitizers do not instrument (x86-64 asm); a text
-// whose bytes cross a page, or any text elsewhere than x86-64, takes the
-// content path. Texts under 8 bytes are compared byte by byte, stopping at
-// the first difference, which never reads past the text's NUL.
+// possible), by loads the sanitizers do not instrument (x86-64 asm). Whether
+// they do depends only on the address and the cached length, so it is
+// decided once, when the entry is filled: an address whose cached text
+// crosses a page is not cached (it takes the content path every time, as
+// does any text elsewhere than x86-64). Texts under 8 bytes are compared
+// byte by byte, stopping at the first difference, which never reads past
+// the text's NUL.
 //
 // Two-way set-associative, 64-byte entries (one cache line each), indexed
 // by a multiplicative hash of the address. A miss goes to the content cache
@@ -87,8 +90,7 @@ class PointerNameCache {
     const size_t n = e.n;
     const char* want = n <= kInline ? e.head : e.text;
 #if defined(__x86_64__)
-    if (n >= 8) {
-      if ((reinterpret_cast<uintptr_t>(s) & 4095) > 4096 - n) return false;  // crosses a page
+    if (n >= 8) {  // s's first n bytes lie on one page (Miss)
       size_t i = 0;
       for (; i + 8 < n; i += 8) {
         if (LoadUnchecked8(s + i) != Load8(want + i)) return false;
@@ -127,8 +129,9 @@ class PointerNameCache {
     e->n = static_cast<uint32_t>(len + 1);
     e->id = found.id;
     std::memcpy(e->head, found.text.data(), std::min(len + 1, kInline));
-    // A text whose length does not fit n (over 4 GiB) never matches.
-    if (len + 1 > UINT32_MAX) e->ptr = nullptr;
+    // Not cached (the entry matches no address): a text whose bytes cross
+    // a page (see the header), or whose length does not fit n.
+    if ((reinterpret_cast<uintptr_t>(s) & 4095) + len + 1 > 4096) e->ptr = nullptr;
     return found.id;
   }
 

@@ -87,6 +87,9 @@ TEST(PointerNameCacheTest, CollidingAddressesStayCorrect) {
       EXPECT_EQ(table.Text(c.Id(colliding[i])), "colliding_name_" + std::to_string(i));
     }
   }
+  // Their misses never took the table's lock again (issue: colliding names
+  // must not serialize every push on a global mutex).
+  EXPECT_EQ(table.locked_interns(), colliding.size());
   // Two of them fit the set's two ways: after the first round, no misses.
   Caches two(&table);
   for (int round = 0; round < 10; ++round) {

@@ -117,6 +117,9 @@ std::vector<std::string> NamesFor(const std::string& mode) {
   return names;
 }
 
+// Pairs each thread pushes before measuring (see Measure).
+long WarmPairs(size_t names) { return std::max<long>(1000, 4 * static_cast<long>(names)); }
+
 // Child: threads x pairs push+pop cycling through the mode's names; prints ns
 // per pair and the measured threads' minor page faults per 1,000 pairs.
 int Measure(int threads, long pairs_per_thread, const std::string& mode) {
@@ -132,8 +135,11 @@ int Measure(int threads, long pairs_per_thread, const std::string& mode) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      // Warm-up: thread state, caches, every name interned once.
-      const long warm = std::max<long>(1000, static_cast<long>(count));
+      // Warm-up: thread state, every name interned, and the name caches
+      // at the size they settle at (they grow while a thread keeps missing:
+      // a few passes over thousands of names, once per thread in a run of
+      // thousands of steps).
+      const long warm = WarmPairs(count);
       for (long i = 0; i < warm; ++i) {
         nvtxRangePushA(names[static_cast<size_t>(i) % count]);
         nvtxRangePop();
@@ -170,7 +176,7 @@ int Measure(int threads, long pairs_per_thread, const std::string& mode) {
 // a power of two of 32-byte events, at least 4M (128M for 2M pairs on one
 // thread; 128M to 256M in all at any thread count).
 uint64_t RingBytesFor(long pairs_per_thread, size_t names) {
-  uint64_t events = 2 * static_cast<uint64_t>(pairs_per_thread) + 2 * (1001 + names) + 64;
+  uint64_t events = 2 * static_cast<uint64_t>(pairs_per_thread + WarmPairs(names)) + 2 * 1001 + 64;
   uint64_t bytes = 4u << 20;
   while (bytes / 32 < events) bytes *= 2;
   return bytes;

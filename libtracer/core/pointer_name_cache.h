@@ -52,6 +52,9 @@ class PointerNameCache {
   // The id of the NUL-terminated text at `s` (not null), as content->Lookup
   // gives it.
   __attribute__((always_inline)) uint32_t Lookup(const char* s, InternCache* content) {
+#if !defined(__x86_64__)
+    return content->Lookup(s);  // no unchecked loads here: by content only
+#endif
     Entry* set = &entries_[2 * SetOf(s)];
     if (set[0].ptr == s && Same(set[0], s)) return set[0].id;
     if (set[1].ptr == s && Same(set[1], s)) return set[1].id;
@@ -106,7 +109,7 @@ class PointerNameCache {
 #else
     (void)want;
     (void)s;
-    return false;  // the content path only
+    return false;  // not reached: Lookup goes by content
 #endif
   }
 
@@ -137,8 +140,8 @@ class PointerNameCache {
     return found.id;
   }
 
-  // Twice the sets, empty: the names the thread still uses come back on
-  // their next miss.
+  // Four times the sets (at most kMaxSets), empty: the names the thread
+  // still uses come back on their next miss.
   __attribute__((noinline)) void Grow() noexcept {
     misses_since_resize_ = 0;
     const size_t new_sets = std::min(kMaxSets, 4 * sets());

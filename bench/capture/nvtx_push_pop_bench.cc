@@ -37,6 +37,7 @@
 // producer but not with 8 or more on a 2-core machine: there the tracer's
 // producers pay about one fault per 64 pairs. Run both ways.
 #include <nvtx3/nvToolsExt.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +55,14 @@
 #include "libtracer/core/intern_cache.h"
 
 namespace {
+
+// Minor page faults the calling thread took so far (first touches of ring
+// pages on the measured path).
+long ThreadMinorFaults() {
+  rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_minflt;
+}
 
 double ThreadCpuNs() {
   timespec ts;
@@ -108,8 +117,11 @@ std::vector<std::string> NamesFor(const std::string& mode) {
   return names;
 }
 
+// Pairs each thread pushes before measuring (see Measure).
+long WarmPairs(size_t names) { return std::max<long>(1000, 4 * static_cast<long>(names)); }
+
 // Child: threads x pairs push+pop cycling through the mode's names; prints ns
-// per pair.
+// per pair and the measured threads' minor page faults per 1,000 pairs.
 int Measure(int threads, long pairs_per_thread, const std::string& mode) {
   const std::vector<std::string> storage = NamesFor(mode);
   std::vector<const char*> names;
@@ -119,17 +131,22 @@ int Measure(int threads, long pairs_per_thread, const std::string& mode) {
   nvtxRangePop();
   std::atomic<int> ready{0};
   std::vector<double> cpu(threads);
+  std::vector<long> faults(threads);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      // Warm-up: thread state, caches, every name interned once.
-      const long warm = std::max<long>(1000, static_cast<long>(count));
+      // Warm-up: thread state, every name interned, and the name caches
+      // at the size they settle at (they grow while a thread keeps missing:
+      // a few passes over thousands of names, once per thread in a run of
+      // thousands of steps).
+      const long warm = WarmPairs(count);
       for (long i = 0; i < warm; ++i) {
         nvtxRangePushA(names[static_cast<size_t>(i) % count]);
         nvtxRangePop();
       }
       ready.fetch_add(1);
       while (ready.load() < threads) std::this_thread::yield();
+      const long faults_before = ThreadMinorFaults();
       double start = ThreadCpuNs();
       size_t k = 0;
       for (long i = 0; i < pairs_per_thread; ++i) {
@@ -138,12 +155,19 @@ int Measure(int threads, long pairs_per_thread, const std::string& mode) {
         if (++k == count) k = 0;
       }
       cpu[t] = ThreadCpuNs() - start;
+      faults[t] = ThreadMinorFaults() - faults_before;
     });
   }
   for (auto& th : pool) th.join();
   double total = 0;
-  for (double c : cpu) total += c;
-  std::printf("%.3f\n", total / (static_cast<double>(pairs_per_thread) * threads));
+  long total_faults = 0;
+  for (int t = 0; t < threads; ++t) {
+    total += cpu[t];
+    total_faults += faults[t];
+  }
+  const double all_pairs = static_cast<double>(pairs_per_thread) * threads;
+  std::printf("%.3f %.3f\n", total / all_pairs,
+              1000.0 * static_cast<double>(total_faults) / all_pairs);
   return 0;
 }
 
@@ -152,7 +176,7 @@ int Measure(int threads, long pairs_per_thread, const std::string& mode) {
 // a power of two of 32-byte events, at least 4M (128M for 2M pairs on one
 // thread; 128M to 256M in all at any thread count).
 uint64_t RingBytesFor(long pairs_per_thread, size_t names) {
-  uint64_t events = 2 * static_cast<uint64_t>(pairs_per_thread) + 2 * (1001 + names) + 64;
+  uint64_t events = 2 * static_cast<uint64_t>(pairs_per_thread + WarmPairs(names)) + 2 * 1001 + 64;
   uint64_t bytes = 4u << 20;
   while (bytes / 32 < events) bytes *= 2;
   return bytes;
@@ -161,7 +185,7 @@ uint64_t RingBytesFor(long pairs_per_thread, size_t names) {
 // Child stderr goes to err_path; *dropped is set when the tracer logged that
 // a ring was full (its one-time warning at TRACER_LOG_LEVEL=warn).
 double RunChild(const char* self, const char* lib, int threads, long pairs, const std::string& mode,
-                size_t names, const std::string& trace, bool* dropped) {
+                size_t names, const std::string& trace, bool* dropped, double* faults_per_k) {
   *dropped = false;
   std::string err_path = trace + ".stderr";
   int fds[2];
@@ -203,7 +227,9 @@ double RunChild(const char* self, const char* lib, int threads, long pairs, cons
   }
   unlink(err_path.c_str());
   if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-  return atof(buf);
+  double ns = -1;
+  if (std::sscanf(buf, "%lf %lf", &ns, faults_per_k) != 2) return -1;
+  return ns;
 }
 
 }  // namespace
@@ -252,28 +278,34 @@ int main(int argc, char** argv) {
         "NVTX push+pop, %s (%zu name%s), ns per pair (summed thread CPU time / pairs, "
         "best of %d)\n",
         mode.c_str(), names, names == 1 ? "" : "s", repeats);
-    std::printf("%8s %10s %10s %10s %14s\n", "threads", "no tool", "floor", "tracer",
-                "tracer/floor");
+    std::printf("%8s %10s %10s %10s %14s %22s\n", "threads", "no tool", "floor", "tracer",
+                "tracer/floor", "faults/1k pairs fl|tr");
     for (int threads : thread_counts) {
       long pairs = std::max(1000L, total_pairs / threads);
       double best[3] = {1e18, 1e18, 1e18};
+      double best_faults[3] = {0, 0, 0};  // of the best run
       const char* libs[3] = {nullptr, FLOOR_LIB, TRACER_LIB};
       int drop_runs = 0;
       // Interleave the three so drift on a shared machine hits them alike.
       for (int r = 0; r < repeats; ++r) {
         for (int m = 0; m < 3; ++m) {
           bool dropped = false;
-          double v = RunChild(self, libs[m], threads, pairs, mode, names, trace, &dropped);
+          double faults = 0;
+          double v = RunChild(self, libs[m], threads, pairs, mode, names, trace, &dropped, &faults);
           if (v < 0) {
             std::fprintf(stderr, "nvtx_push_pop_bench: child run failed\n");
             return 1;
           }
-          best[m] = std::min(best[m], v);
+          if (v < best[m]) {
+            best[m] = v;
+            best_faults[m] = faults;
+          }
           drop_runs += dropped;
         }
       }
       double ratio = best[2] / best[1];
-      std::printf("%8d %10.1f %10.1f %10.1f %13.2fx", threads, best[0], best[1], best[2], ratio);
+      std::printf("%8d %10.1f %10.1f %10.1f %13.2fx %14.2f | %5.2f", threads, best[0], best[1],
+                  best[2], ratio, best_faults[1], best_faults[2]);
       if (drop_runs > 0) {
         std::printf("  INVALID: %d run(s) dropped events", drop_runs);
         status = 1;

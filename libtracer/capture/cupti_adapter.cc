@@ -319,6 +319,13 @@ void CUPTIAPI CuptiAdapter::OnCallback(void* userdata, CUpti_CallbackDomain doma
       self->RecordLaunch(domain, cbid, *static_cast<const CUpti_CallbackData*>(cbdata))) {
     return;
   }
+  OnOtherCallback(self, domain, cbid, cbdata);
+}
+
+__attribute__((noinline)) void CuptiAdapter::OnOtherCallback(CuptiAdapter* self,
+                                                             CUpti_CallbackDomain domain,
+                                                             CUpti_CallbackId cbid,
+                                                             const void* cbdata) noexcept {
   Guarded(
       "CUPTI callback", kNotTraced,
       [&] {

@@ -95,6 +95,10 @@ class CuptiAdapter final : public RecordSource, private CaptureWindow::Observer 
   // HandleApi must take it.
   bool RecordLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                     const CUpti_CallbackData& data) noexcept;
+  // Every callback RecordLaunch does not take, out of line: the launch
+  // path's frame then saves no registers for them.
+  static void OnOtherCallback(CuptiAdapter* self, CUpti_CallbackDomain domain,
+                              CUpti_CallbackId cbid, const void* cbdata) noexcept;
   void HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                  const CUpti_CallbackData& data);
   void HandleResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);

@@ -77,9 +77,9 @@ uint32_t InternWide(ThreadState* ts, const wchar_t* w) {
   return ts ? ts->intern_cache().Lookup(std::string_view(utf8)) : GlobalStrings().Intern(utf8).id;
 }
 
-uint32_t InternAscii(ThreadState* ts, const char* s) {
+inline __attribute__((always_inline)) uint32_t InternAscii(ThreadState* ts, const char* s) {
   if (!s) return 0;
-  return ts ? ts->intern_cache().Lookup(s) : GlobalStrings().Intern(s).id;
+  return ts ? ts->NameId(s) : GlobalStrings().Intern(s).id;
 }
 
 struct Attr {
@@ -209,32 +209,74 @@ inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* doma
   return ts->PushOpen(id, domain->id, flags);
 }
 
+// The pop's rarer cases, out of line so the common one needs no register
+// saves for them: a range of the capture window ending, a top-level range
+// when ranges are flushed as they end (a forked child), a range not recorded.
+__attribute__((noinline)) int PopRest(ThreadState* ts, uint8_t flags) noexcept {
+  if (flags & ThreadState::kCaptureInstance) {
+    if (Session* s = Session::Instance()) s->window().OnInstanceEnd();
+  }
+  const int depth = ts->depth();
+  if (depth == 0 && Session::flush_top_level_ranges() && (flags & ThreadState::kRecorded)) {
+    if (Session* s = Session::Instance()) s->DrainAfterTopLevelRange();
+  }
+  return depth;
+}
+
+// Push without attributes (nvtxRangePushA/W): the common case, recorded
+// with nothing else to do, inline; everything else goes to Push, out of line.
+__attribute__((noinline)) int PushSlow(ThreadState* ts, NvtxDomain* domain,
+                                       uint32_t name) noexcept {
+  return Push(ts, domain, name, nullptr);
+}
+inline __attribute__((always_inline)) int PushPlain(ThreadState* ts, NvtxDomain* domain,
+                                                    uint32_t name) noexcept {
+  Session* s = Session::Instance();
+  if (__builtin_expect(s && (name != s->capture_range_name() || name == 0) && domain->enabled &&
+                           s->window().active(),
+                       1)) {
+    const uint64_t id = ts->NextInstanceId();
+    const uint16_t domain_id = domain->id;
+    Event* e = ts->BeginPush();
+    if (__builtin_expect(!e, 0)) return ts->PushOpen(id, domain_id, 0);  // full: counted
+    e->type = EventType::kPush;
+    e->flags = 0;
+    e->domain = domain_id;
+    e->name = name;
+    e->a = id;
+    e->b = 0;
+    e->time = NowNs();
+    ts->Publish1();
+    return ts->PushOpen(id, domain_id, ThreadState::kRecorded);
+  }
+  return PushSlow(ts, domain, name);
+}
+
 // Never throws: in a forked child a top-level pop only wakes the writer.
 inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domain) noexcept {
-  uint64_t now = NowNs();
-  ThreadState::OpenRange r;
-  if (!ts->PopOpen(domain->id, &r)) return -1;
-  if (r.flags & ThreadState::kRecorded) {
+  const uint64_t now = NowNs();
+  const uint16_t domain_id = domain->id;
+  const ThreadState::OpenRange* open = ts->PopOpen(domain_id);
+  if (!open) return -1;
+  const uint8_t flags = open->flags;
+  if (flags & ThreadState::kRecorded) {
+    const uint64_t id = open->id;
     if (Event* e = ts->BeginPop()) {
       e->type = EventType::kPop;
       e->flags = 0;
-      e->domain = domain->id;
+      e->domain = domain_id;
       e->name = 0;
       e->time = now;
-      e->a = r.id;
+      e->a = id;
       e->b = 0;
       ts->Publish1();
     }
   }
-  if (r.flags & ThreadState::kCaptureInstance) {
-    if (Session* s = Session::Instance()) s->window().OnInstanceEnd();
+  if (__builtin_expect(flags == ThreadState::kRecorded, 1)) {
+    const int depth = ts->depth();
+    if (__builtin_expect(depth != 0 || !Session::flush_top_level_ranges(), 1)) return depth;
   }
-  int depth = ts->depth();
-  if (__builtin_expect(depth == 0 && Session::flush_top_level_ranges(), 0) &&
-      (r.flags & ThreadState::kRecorded)) {
-    if (Session* s = Session::Instance()) s->DrainAfterTopLevelRange();
-  }
-  return depth;
+  return PopRest(ts, flags);
 }
 
 // Fills ev[0] with type, domain, name and attr's category / color, and
@@ -426,7 +468,7 @@ int NVTX_API RangePushA(const char* m) noexcept {
       "nvtxRangePushA", kNotTraced,
       [&] {
         ThreadState* ts = CurrentThreadState();
-        return ts ? Push(ts, DefaultDomain(), InternAscii(ts, m), nullptr) : -1;
+        return ts ? PushPlain(ts, DefaultDomain(), InternAscii(ts, m)) : -1;
       },
       []() noexcept { return PushUnnamed(DefaultDomain()); });
 }
@@ -435,7 +477,7 @@ int NVTX_API RangePushW(const wchar_t* m) noexcept {
       "nvtxRangePushW", kNotTraced,
       [&] {
         ThreadState* ts = CurrentThreadState();
-        return ts ? Push(ts, DefaultDomain(), InternWide(ts, m), nullptr) : -1;
+        return ts ? PushPlain(ts, DefaultDomain(), InternWide(ts, m)) : -1;
       },
       []() noexcept { return PushUnnamed(DefaultDomain()); });
 }

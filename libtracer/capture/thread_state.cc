@@ -36,20 +36,20 @@ int ThreadState::PushOverflow() noexcept {
   return -1;
 }
 
-bool ThreadState::PopOpenSlow(uint16_t domain, OpenRange* out) noexcept {
+const ThreadState::OpenRange* ThreadState::PopOpenSlow(uint16_t domain) noexcept {
   if (overflow_ > 0) {  // the innermost pushes were never put on the stack
     --overflow_;
-    return false;
+    return nullptr;
   }
   for (int i = depth_; i-- > 0;) {
     if (stack_[i].domain != domain) continue;
-    *out = stack_[i];
+    popped_ = stack_[i];
     for (int j = i; j + 1 < depth_; ++j) stack_[j] = stack_[j + 1];
     --depth_;
-    return true;
+    return &popped_;
   }
   ThreadCounters::Bump(counters_.pop_without_push);
-  return false;
+  return nullptr;
 }
 
 namespace {

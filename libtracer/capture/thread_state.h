@@ -11,6 +11,7 @@
 #include "libtracer/capture/event.h"
 #include "libtracer/capture/thread_ring.h"
 #include "libtracer/core/intern_cache.h"
+#include "libtracer/core/pointer_name_cache.h"
 
 namespace tracer {
 
@@ -46,12 +47,13 @@ struct ThreadCounters {
   }
 };
 
-// A thread's intern cache (56 KiB, most of a state's memory) in a block the
+// A thread's intern caches (64 KiB, most of a state's memory) in a block the
 // registry can pool: a thread hands it back as it exits, before the writer
 // drained its ring, so caches follow the live threads even when the writer
 // lags behind thread churn.
 struct InternCacheBlock {
   InternCache cache;
+  PointerNameCache by_address;  // in front of `cache` for ASCII names
   InternCacheBlock* next_free = nullptr;
 };
 
@@ -136,11 +138,17 @@ class ThreadState {
   }
   // Pops the innermost open range of `domain`; false when there is none.
   bool PopOpen(uint16_t domain, OpenRange* out) noexcept {
+    const OpenRange* r = PopOpen(domain);
+    if (r) *out = *r;
+    return r != nullptr;
+  }
+  // The same, in place (the pop hot path reads the fields it needs, no
+  // copy): the popped range, valid until the next PushOpen, or nullptr.
+  const OpenRange* PopOpen(uint16_t domain) noexcept {
     if (__builtin_expect(overflow_ == 0 && depth_ > 0 && stack_[depth_ - 1].domain == domain, 1)) {
-      *out = stack_[--depth_];
-      return true;
+      return &stack_[--depth_];
     }
-    return PopOpenSlow(domain, out);
+    return PopOpenSlow(domain);
   }
   int depth() const noexcept { return depth_; }
   // Appends a pop event to the room reserved for it (see Append).
@@ -152,6 +160,11 @@ class ThreadState {
 
   // Only while the owning thread runs (it gives the cache back as it exits).
   InternCache& intern_cache() noexcept { return cache_->cache; }
+  // The id of an ASCII name (not null): by its address first, then by its
+  // content. Inlined into the push path.
+  __attribute__((always_inline)) uint32_t NameId(const char* text) {
+    return cache_->by_address.Lookup(text, &cache_->cache);
+  }
   ThreadCounters& counters() noexcept { return counters_; }
   ThreadRing& ring() noexcept { return ring_; }
   uint64_t os_tid() const noexcept { return os_tid_; }
@@ -174,7 +187,7 @@ class ThreadState {
     return false;
   }
   int PushOverflow() noexcept;
-  bool PopOpenSlow(uint16_t domain, OpenRange* out) noexcept;
+  const OpenRange* PopOpenSlow(uint16_t domain) noexcept;
 
   friend class ThreadRegistry;  // links states into its lists
 
@@ -189,6 +202,7 @@ class ThreadState {
   int overflow_ = 0;            // pushes beyond kMaxDepth still open
   uint32_t reserved_pops_ = 0;  // recorded open ranges, each owed one ring slot
   OpenRange stack_[kMaxDepth];
+  OpenRange popped_{};  // PopOpenSlow's answer (taken out of the stack's middle)
   ThreadCounters counters_;
   std::unique_ptr<InternCacheBlock> cache_;  // nullptr once handed back (ThreadRegistry)
   ThreadRing ring_;

@@ -50,7 +50,18 @@ class InternCache {
     Slot* set = &slots_[2 * (Mix(key.hash) & set_mask_)];
     if (Matches(set[0], text, key)) return set[0].id;
     if (Matches(set[1], text, key)) return set[1].id;
-    return Miss(text, key, set);
+    return Miss(text, key, set)->id;
+  }
+
+  // As Lookup, with the string table's copy of the text (PointerNameCache's
+  // misses: it keeps that copy to check its hits against).
+  StringTable::Entry LookupEntry(std::string_view text) {
+    const TextKey key(text.data(), text.size());
+    Slot* set = &slots_[2 * (Mix(key.hash) & set_mask_)];
+    const Slot* hit = Matches(set[0], text, key)   ? &set[0]
+                      : Matches(set[1], text, key) ? &set[1]
+                                                   : Miss(text, key, set);
+    return {hit->id, std::string_view(hit->text, text.size())};
   }
 
   // The set a text maps to at the initial size (tests and the benchmark
@@ -78,8 +89,8 @@ class InternCache {
   }
 
   // The new name takes way 0; the one it displaces moves to way 1, evicting
-  // the least recently filled.
-  __attribute__((noinline)) uint32_t Miss(std::string_view text, const TextKey& key, Slot* set) {
+  // the least recently filled. Returns the new name's slot.
+  __attribute__((noinline)) const Slot* Miss(std::string_view text, const TextKey& key, Slot* set) {
     ++misses_;
     StringTable::Entry e = table_->Intern(text, key.hash);
     if (__builtin_expect(++misses_since_resize_ > 2 * slots(), 0) && slots() < kMaxSlots) {
@@ -91,7 +102,7 @@ class InternCache {
     set[0].len = static_cast<uint32_t>(text.size());
     set[0].id = e.id;
     set[0].text = e.text.data();
-    return e.id;
+    return &set[0];
   }
 
   // Twice the sets, refilled from the old table's entries (each rehashed by

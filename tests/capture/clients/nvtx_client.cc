@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cwchar>
 #include <deque>
 #include <string>
 #include <thread>
@@ -506,11 +507,69 @@ int Burst(int threads, long n, long ns_per_range) {
   return 0;
 }
 
+// names: pushes from reused buffers whose text changes under one address
+// (as Python and PyTorch build names), of every length class the tracer's
+// name caches treat apart (under 8 bytes, inline, longer, longer than a
+// page), non-ASCII bytes, wide names, and 8 threads doing the same at once.
+// The expected names and counts are spelled out in nvtx_e2e_test.cc
+// (ReusedBuffersNameEveryRangeByItsText).
+std::vector<std::string> ReusedBufferTexts() {
+  return {"fwd",
+          "fwd.",
+          "",
+          "layer_1.attention",
+          "layer_2.attention",
+          "layer_1",
+          "model.layers.17.self_attn.q_proj.lora_A.default",
+          std::string(300, 'n'),
+          std::string(300, 'n') + "m",
+          std::string(5000, 'h'),
+          "na\xc3\xafve_\xce\xbb",
+          "na\xc3\xafve_\xce\xbc",
+          "layer_1.attention"};
+}
+
+int Names() {
+  static char buf[8192];
+  for (const std::string& text : ReusedBufferTexts()) {
+    std::memcpy(buf, text.c_str(), text.size() + 1);
+    for (int i = 0; i < 3; ++i) {
+      nvtxRangePushA(buf);
+      nvtxRangePop();
+    }
+    nvtxEventAttributes_t a = Attr(buf);
+    nvtxRangePushEx(&a);
+    nvtxRangePop();
+  }
+  wchar_t wide[32];
+  for (int i = 0; i < 3; ++i) {
+    std::swprintf(wide, 32, L"wide_\u03bb_%d", i);
+    nvtxRangePushW(wide);
+    nvtxRangePop();
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 8; ++t) {
+    pool.emplace_back([t] {
+      char name[64];
+      for (int i = 0; i < 200; ++i) {
+        std::snprintf(name, sizeof(name), "t%d_i%d", t, i % 17);
+        nvtxRangePushA(name);
+        nvtxRangePushA("shared_literal");
+        nvtxRangePop();
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "basic";
   if (mode == "basic") return Basic();
+  if (mode == "names") return Names();
   if (mode == "stress")
     return Stress(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atoi(argv[3]) : 1000);
   if (mode == "burst" && argc > 3) {

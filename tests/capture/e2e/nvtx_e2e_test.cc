@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -759,6 +760,63 @@ TEST(InjectionLibrary, TestHooksOnlyInTheTestVariant) {
   std::set<std::string> test_variant = DefinedDynamicSymbols(dir, TRACER_TEST_LIB);
   EXPECT_EQ(test_variant.erase("tracerTestSetClockNs"), 1u);
   EXPECT_EQ(test_variant, product);
+}
+
+// nvtx_client names: the name caches key ASCII names by address and check
+// the text; a buffer reused with other text (shorter, longer, longer than a
+// page, non-ASCII bytes), wide names and 8 threads' reused buffers all give
+// each range the name its text had when it was pushed, in push order.
+TEST(NvtxE2E, ReusedBuffersNameEveryRangeByItsText) {
+  TempDir dir;
+  RunResult r = RunProgram({NVTX_CLIENT, "names"}, {{"TRACER_OUTPUT", dir.File("t.trace")}},
+                           LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ParsedTrace t = ReadTraceFile(dir.File("t.trace"));
+  ExpectWellFormed(t);
+  const std::vector<std::string> texts = {"fwd",
+                                          "fwd.",
+                                          "",
+                                          "layer_1.attention",
+                                          "layer_2.attention",
+                                          "layer_1",
+                                          "model.layers.17.self_attn.q_proj.lora_A.default",
+                                          std::string(300, 'n'),
+                                          std::string(300, 'n') + "m",
+                                          std::string(5000, 'h'),
+                                          "na\xc3\xafve_\xce\xbb",
+                                          "na\xc3\xafve_\xce\xbc",
+                                          "layer_1.attention"};
+  std::map<std::string, size_t> want;
+  std::vector<std::string> main_order;
+  for (const std::string& text : texts) {
+    want[text] += 4;  // 3 nvtxRangePushA + 1 nvtxRangePushEx
+    for (int i = 0; i < 4; ++i) main_order.push_back(text);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string wide = "wide_\xce\xbb_" + std::to_string(i);  // L"wide_λ_i"
+    want[wide] = 1;
+    main_order.push_back(wide);
+  }
+  for (int th = 0; th < 8; ++th) {
+    for (int i = 0; i < 200; ++i) ++want["t" + std::to_string(th) + "_i" + std::to_string(i % 17)];
+  }
+  want["shared_literal"] = 8 * 200;
+  EXPECT_EQ(CountByName(t), want);
+
+  // The main thread's ranges, by start time, in the order it pushed them.
+  ASSERT_FALSE(t.ranges.empty());
+  const proto::Range* first = t.RangesNamed("fwd").empty() ? nullptr : t.RangesNamed("fwd")[0];
+  ASSERT_TRUE(first);
+  std::vector<const proto::Range*> mine;
+  for (const auto& range : t.ranges) {
+    if (range.thread() == first->thread()) mine.push_back(&range);
+  }
+  std::sort(mine.begin(), mine.end(), [](const proto::Range* a, const proto::Range* b) {
+    return a->start_ns() != b->start_ns() ? a->start_ns() < b->start_ns() : a->id() < b->id();
+  });
+  std::vector<std::string> got;
+  for (const proto::Range* range : mine) got.push_back(t.Name(range->name()));
+  EXPECT_EQ(got, main_order);
 }
 
 }  // namespace

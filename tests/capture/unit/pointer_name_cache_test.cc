@@ -1,0 +1,204 @@
+#include "libtracer/core/pointer_name_cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tracer {
+namespace {
+
+// One thread's caches over a private table (ids as a fresh process has them).
+struct Caches {
+  explicit Caches(StringTable* table) : content(table) {}
+  uint32_t Id(const char* s) { return by_address.Lookup(s, &content); }
+  InternCache content;
+  PointerNameCache by_address;
+};
+
+TEST(PointerNameCacheTest, AReusedBufferGivesTheNameOfItsCurrentText) {
+  StringTable table;
+  Caches c(&table);
+  // Python and PyTorch build names in reused buffers: one address, many
+  // texts, of every length relation to the cached one.
+  char buf[128] = "layer_1.attention";
+  const uint32_t first = c.Id(buf);
+  EXPECT_EQ(c.Id(buf), first);  // a hit
+  for (const char* text : {"layer_2.attention", "layer_1", "layer_1.attention.q_proj.lora_A", "l",
+                           "", "layer_1.attention", "x2345678", "x234567",
+                           "a text longer than the forty bytes an entry keeps inline",
+                           "a text longer than the forty bytes an entry keeps inline!",
+                           "a text longer than the forty bytes an entry keeps inlinE"}) {
+    std::strcpy(buf, text);
+    const uint32_t id = c.Id(buf);
+    EXPECT_EQ(table.Text(id), text);
+    EXPECT_EQ(c.Id(buf), id) << text;  // and again, now cached
+  }
+  EXPECT_EQ(c.Id(buf), table.Intern("a text longer than the forty bytes an entry keeps inlinE").id);
+}
+
+TEST(PointerNameCacheTest, HitsDoNotReachTheContentCache) {
+  StringTable table;
+  Caches c(&table);
+  static const char* kNames[] = {"fwd", "forward_layer", "model.layers.17.self_attn.q_proj.lora_A"};
+  for (const char* n : kNames) c.Id(n);
+  const uint64_t misses = c.by_address.misses();
+  const uint64_t content_misses = c.content.misses();
+  for (int i = 0; i < 100; ++i) {
+    for (const char* n : kNames) EXPECT_EQ(table.Text(c.Id(n)), n);
+  }
+  EXPECT_EQ(c.by_address.misses(), misses);
+  EXPECT_EQ(c.content.misses(), content_misses);
+}
+
+TEST(PointerNameCacheTest, SameTextAtOtherAddressesSharesOneId) {
+  StringTable table;
+  Caches c(&table);
+  std::string a = "same_name", b = "same_name";
+  EXPECT_EQ(c.Id(a.c_str()), c.Id(b.c_str()));
+  EXPECT_EQ(c.Id(a.c_str()), c.Id("same_name"));
+}
+
+TEST(PointerNameCacheTest, CollidingAddressesStayCorrect) {
+  StringTable table;
+  Caches c(&table);
+  // Addresses that share one set at the initial size, more than its two
+  // ways: they evict each other, and every lookup still names its text.
+  std::vector<char> arena(1 << 20);
+  std::vector<char*> colliding;
+  const size_t set = PointerNameCache::SetOf(arena.data(), PointerNameCache::kInitialSets);
+  for (size_t off = 0; off + 64 < arena.size() && colliding.size() < 6; off += 64) {
+    if (PointerNameCache::SetOf(&arena[off], PointerNameCache::kInitialSets) == set) {
+      colliding.push_back(&arena[off]);
+    }
+  }
+  ASSERT_EQ(colliding.size(), 6u);
+  for (size_t i = 0; i < colliding.size(); ++i) {
+    std::snprintf(colliding[i], 64, "colliding_name_%zu", i);
+  }
+  for (int round = 0; round < 50; ++round) {
+    for (size_t i = 0; i < colliding.size(); ++i) {
+      EXPECT_EQ(table.Text(c.Id(colliding[i])), "colliding_name_" + std::to_string(i));
+    }
+  }
+  // Their misses never took the table's lock again (issue: colliding names
+  // must not serialize every push on a global mutex).
+  EXPECT_EQ(table.locked_interns(), colliding.size());
+  // Two of them fit the set's two ways: after the first round, no misses.
+  Caches two(&table);
+  for (int round = 0; round < 10; ++round) {
+    two.Id(colliding[0]);
+    two.Id(colliding[1]);
+  }
+  EXPECT_EQ(two.by_address.misses(), 2u);
+}
+
+TEST(PointerNameCacheTest, GrowsWhenCyclingThroughManyNames) {
+  StringTable table;
+  Caches c(&table);
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) names.push_back("model.layers." + std::to_string(i) + ".mlp");
+  for (int round = 0; round < 20; ++round) {
+    for (const auto& n : names) ASSERT_EQ(table.Text(c.Id(n.c_str())), n);
+  }
+  EXPECT_GT(c.by_address.sets(), PointerNameCache::kInitialSets);
+  EXPECT_LE(c.by_address.sets(), PointerNameCache::kMaxSets);
+  // Once grown, a further round mostly hits.
+  const uint64_t before = c.by_address.misses();
+  for (const auto& n : names) c.Id(n.c_str());
+  EXPECT_LT(c.by_address.misses() - before, names.size() / 5);
+}
+
+// Texts near the end of a page followed by an inaccessible page: a cached
+// entry never makes a lookup read past the page, whatever the text is now.
+TEST(PointerNameCacheTest, NeverReadsPastTheTextsPageWhenTheTextShrank) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* map = static_cast<char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
+  StringTable table;
+  Caches c(&table);
+  for (size_t len : {1, 7, 8, 9, 31, 39, 40, 41, 100}) {
+    char* s = map + page - len - 1;  // the NUL is the page's last byte
+    std::memset(s, 'q', len);
+    s[len] = '\0';
+    EXPECT_EQ(table.Text(c.Id(s)), std::string(len, 'q'));
+    s[len / 2] = '\0';  // shorter now
+    EXPECT_EQ(table.Text(c.Id(s)), std::string(len / 2, 'q'));
+    EXPECT_EQ(table.Text(c.Id(s)), std::string(len / 2, 'q'));
+  }
+  munmap(map, 2 * page);
+}
+
+TEST(PointerNameCacheTest, TextsAcrossAPageAndVeryLongTexts) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<char> buf(3 * page);
+  char* base = buf.data() + (page - reinterpret_cast<uintptr_t>(buf.data()) % page);
+  StringTable table;
+  Caches c(&table);
+  char* across = base + page - 20;  // 40 bytes, 20 on each side of a page
+  std::memset(across, 'z', 39);
+  across[39] = '\0';
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(table.Text(c.Id(across)), std::string(39, 'z'));
+  across[5] = 'y';
+  EXPECT_EQ(table.Text(c.Id(across)), "zzzzzy" + std::string(33, 'z'));
+
+  std::string huge(2 * page, 'h');  // longer than a page: always by content
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(table.Text(c.Id(huge.c_str())), huge);
+  huge[page + 7] = 'g';
+  EXPECT_EQ(table.Text(c.Id(huge.c_str())), huge);
+  std::string long_name(300, 'n');  // over the inline bytes, under a page
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
+  long_name[299] = 'm';  // the last byte: compared by the final word
+  EXPECT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
+  long_name[150] = 'm';
+  EXPECT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
+}
+
+TEST(PointerNameCacheTest, NonAsciiBytesAreNamesLikeAnyOther) {
+  StringTable table;
+  Caches c(&table);
+  char buf[64] = "na\xc3\xafve_\xce\xbb";  // "naïve_λ" in UTF-8
+  const uint32_t id = c.Id(buf);
+  EXPECT_EQ(table.Text(id), "na\xc3\xafve_\xce\xbb");
+  buf[8] = '\xbc';  // "naïve_μ": one byte differs, high bit set
+  EXPECT_NE(c.Id(buf), id);
+  EXPECT_EQ(table.Text(c.Id(buf)), "na\xc3\xafve_\xce\xbc");
+}
+
+TEST(PointerNameCacheTest, ManyThreadsEachWithTheirOwnCachesAgreeOnIds) {
+  StringTable table;
+  std::vector<std::string> shared_names;
+  for (int i = 0; i < 300; ++i) shared_names.push_back("shared_" + std::to_string(i));
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      Caches c(&table);
+      char buf[64];
+      for (int round = 0; round < 200; ++round) {
+        for (size_t i = 0; i < shared_names.size(); i += 7) {
+          const std::string& n = shared_names[(i + static_cast<size_t>(t)) % shared_names.size()];
+          if (table.Text(c.Id(n.c_str())) != n) wrong.fetch_add(1);
+        }
+        std::snprintf(buf, sizeof(buf), "thread_%d_round_%d", t, round % 13);
+        if (table.Text(c.Id(buf)) != buf) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // Every thread's names resolve to one id per text.
+  Caches check(&table);
+  for (const auto& n : shared_names) EXPECT_EQ(check.Id(n.c_str()), table.Intern(n).id);
+}
+
+}  // namespace
+}  // namespace tracer

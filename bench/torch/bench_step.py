@@ -33,7 +33,12 @@ of log ratios of block means with a 95 % Student t interval:
 
 CPU time is the whole process's (time.process_time: all threads, the
 tracer's writer included), far less disturbed by other load than wall time,
-which is printed too. With --profiler a third worker runs under
+which is printed too. Each switch is followed by one unmeasured step and a
+garbage collection (annotate() makes thousands of objects; the full
+collections inside measured steps are counted and printed), and glibc is
+told to keep freed memory (MALLOC_* variables): its default unmaps large
+blocks and faults them in again, 10-20 k page faults per step that vary from
+step to step, where a GPU run's caching allocator keeps device memory. With --profiler a third worker runs under
 torch.profiler (CPU activities) with the same ranges through record_function
 (configs none and rf), compared across processes with the no-tool none.
 

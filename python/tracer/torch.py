@@ -368,23 +368,18 @@ class _End(torch.autograd.Function):
     to get one. It sits off the data path: it hands its inputs no gradient
     (None adds nothing). Those inputs are the anchor, so that it is in the
     graph at all, and the call's inputs that need a gradient, so that it is
-    run wherever they lead to a tensor torch.autograd.grad asks for.
-
-    Its node (ctx) is the call's state: `pop` to run, and `open`, counted up by
-    the output edge when it pushed (no object of our own per call)."""
+    run wherever they lead to a tensor torch.autograd.grad asks for."""
 
     @staticmethod
-    def forward(ctx, pop, anchor, *inputs):
-        ctx.pop, ctx.open = pop, 0
+    def forward(ctx, call, anchor, *inputs):
+        ctx.call = call
         # An alias, no new memory: under use_deterministic_algorithms torch
         # fills new memory, a kernel per call on a GPU.
         return anchor.detach()
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.open:
-            ctx.open -= 1
-            ctx.pop()
+        ctx.call.end()
         return (None,) * len(ctx.needs_input_grad)
 
 
@@ -396,8 +391,8 @@ class _Start(torch.autograd.Function):
     model's gradients are bit for bit those without it."""
 
     @staticmethod
-    def forward(ctx, push, token, grad_for_token, *tensors):
-        ctx.push, ctx.end, ctx.token_grad = push, token.grad_fn, grad_for_token
+    def forward(ctx, call, token, grad_for_token, *tensors):
+        ctx.call, ctx.end, ctx.token_grad = call, token.grad_fn, grad_for_token
         ctx.set_materialize_grads(False)  # no zero tensors for unused outputs
         return tensors
 
@@ -405,13 +400,27 @@ class _Start(torch.autograd.Function):
     def backward(ctx, *grads):
         # With no gradient at all the engine runs this node on the CPU queue,
         # not the outputs' device thread where the end node will run.
-        end = ctx.end
-        if (grads[0] is not None or any(g is not None for g in grads)) and (
-            _will_execute is None or _runs(end)
-        ):
-            end.open += 1
-            ctx.push()
+        if _runs(ctx.end) and any(g is not None for g in grads):
+            ctx.call.start()
         return (None, ctx.token_grad, None) + grads
+
+
+class _Call:
+    """The backward range of one forward call of a module."""
+
+    __slots__ = ("hooks", "token", "open")
+
+    def __init__(self, hooks: "_ModuleHooks") -> None:
+        self.hooks, self.token, self.open = hooks, None, 0
+
+    def start(self) -> None:
+        self.open += 1
+        self.hooks.push_b()
+
+    def end(self) -> None:
+        if self.open:
+            self.open -= 1
+            self.hooks.pop()
 
 
 def _first_device(args, kwargs):
@@ -431,12 +440,6 @@ def _needing_grad(args, kwargs) -> list:
     return out
 
 
-_Tensor = torch.Tensor
-_is_grad_enabled = torch.is_grad_enabled
-_end_apply = _End.apply
-_start_apply = _Start.apply
-
-
 class _ModuleHooks:
     """Forward and backward ranges of one module.
 
@@ -447,13 +450,9 @@ class _ModuleHooks:
     that the engine runs the outputs' device on. Neither touches the inputs:
     an identity node there would sum the gradients of the module's uses of
     an input before adding them to the others, another rounding than
-    without it (a loss changed in the 7th digit).
+    without it (a loss changed in the 7th digit)."""
 
-    These run per module call (hundreds per step): the common case (one
-    tensor in, one out) is kept short, and the range names are bound once
-    into the push callables."""
-
-    __slots__ = ("push_f", "pop_f", "push_b", "pop", "backward", "trainable", "params", "tokens")
+    __slots__ = ("push_f", "pop_f", "push_b", "pop", "backward", "trainable", "params", "calls")
 
     def __init__(self, push_f, push_b, pop, forward: bool, backward: bool,
                  trainable: bool, params: Callable[[], Iterable[torch.Tensor]]):
@@ -461,55 +460,54 @@ class _ModuleHooks:
         self.pop_f = pop if forward else _nothing
         self.push_b, self.pop, self.backward = push_b, pop, backward
         self.trainable, self.params = trainable, params
-        self.tokens: list = []  # one end token (or None) per forward call in progress
+        self.calls: list = []  # one entry per forward call in progress
 
     def pre(self, module, args, kwargs):
         self.push_f()
-        if not (self.backward and _is_grad_enabled()):
-            self.tokens.append(None)
+        if not (self.backward and torch.is_grad_enabled()):
+            self.calls.append(None)
             return None
-        if len(args) == 1 and not kwargs and isinstance(args[0], _Tensor):
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             # The common case, kept short: this runs per call.
             a = args[0]
-            if a.requires_grad:
-                self.tokens.append(_end_apply(self.pop, _anchor(a.device), a))
-                return None
-            inputs, device = (), a.device
+            inputs, device = ((a,) if a.requires_grad else ()), a.device
         else:
             inputs, device = _needing_grad(args, kwargs), _first_device(args, kwargs)
         if not (inputs or self.trainable):
             # Nothing in or under the module needs a gradient: no backward.
-            self.tokens.append(None)
+            self.calls.append(None)
             return None
         if device is None:
             p = next(iter(self.params()), None)
             device = p.device if p is not None else torch.device("cpu")
-        self.tokens.append(_end_apply(self.pop, _anchor(device), *inputs))
+        call = _Call(self)
+        call.token = _End.apply(call, _anchor(device), *inputs)
+        self.calls.append(call)
         return None
 
     def post(self, module, args, output):
         self.pop_f()
-        token = self.tokens.pop() if self.tokens else None
-        if token is None:
+        call = self.calls.pop() if self.calls else None
+        if call is None:
             return None
-        if isinstance(output, _Tensor):
-            if not output.requires_grad or output.device != token.device or (
-                output is args[0] if len(args) == 1 else any(output is a for a in args)
+        token, call.token = call.token, None
+        if isinstance(output, torch.Tensor):
+            if not output.requires_grad or output.device != token.device or any(
+                output is a for a in args
             ):
                 return None  # nothing to time, another device's thread, or a pass-through
-            return _start_apply(self.push_b, token, _token_grad(token.device), output)[0]
+            return _Start.apply(call, token, _token_grad(token.device), output)[0]
         if not isinstance(output, (tuple, list)):
             return None  # dicts, dataclasses: no backward range for this call
         idx = [
             i for i, o in enumerate(output)
-            if isinstance(o, _Tensor) and o.requires_grad and o.device == token.device
+            if isinstance(o, torch.Tensor) and o.requires_grad and o.device == token.device
             and not any(o is a for a in args)
         ]
         if not idx:
             return None
         new = list(output)
-        outs = _start_apply(self.push_b, token, _token_grad(token.device),
-                            *[output[i] for i in idx])
+        outs = _Start.apply(call, token, _token_grad(token.device), *[output[i] for i in idx])
         for i, t in zip(idx, outs):
             new[i] = t
         return type(output)(new) if isinstance(output, list) else tuple(new)

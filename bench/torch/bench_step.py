@@ -1,33 +1,56 @@
 #!/usr/bin/env python3
-"""Step time of samples/torch/lora_finetune.py's training loop, in one run,
-interleaved round by round (this machine is shared and noisy; each round
-compares modes measured seconds apart):
+"""CPU time per training step of samples/torch/lora_finetune.py's model with
+tracer.torch's per-module ranges, resolved to well under 1 %.
 
-  none      no tool: annotate() sees no tracer and registers nothing
-  hooks     the per-module hooks with no tool attached (NVTX calls are no-ops):
-            the Python cost of per-module ranges alone
-  tracer    libtracer.so attached (NVTX_INJECTION64_PATH) with per-module ranges
-  profiler  torch.profiler (CPU activities, plus CUDA on a GPU) with the same
-            ranges through record_function
+A shared machine drifts by several % from one second to the next, so two
+numbers are only compared when they were measured seconds apart in the same
+process. Each worker process builds the model once and, round after round,
+runs a block of steps under each of these configurations (order rotated per
+round, hooks registered and removed in between, one unmeasured step after
+each switch):
 
-Prints per mode the median over rounds of the mean steady step time, the
-median per-round ratio to `none` (overhead %), and the trace size per step:
-tracer's stream vs torch.profiler's Chrome JSON.
+  none   no per-module hooks (the step / forward / backward / optimizer
+         ranges only)
+  noop   tracer.torch's per-module hooks, forward and backward, pushing into
+         a do-nothing backend: the Python hooks' own cost
+  nvtx   the same hooks calling NVTX (torch._C._nvtx): with no tool attached
+         each call returns at once; with libtracer.so attached it records
 
-Then the paired estimate: each round runs every mode back to back, so the
-per-round ratio of two modes cancels the slow drifts of a shared machine;
-the mean of the per-round log ratios with a 95 % confidence interval
-(Student t over rounds) says what overhead the run can resolve. It splits
-the tracer's overhead into the Python hooks' share (hooks vs none: the
-per-module hooks calling NVTX with no tool) and the tracer's own share
-(tracer vs hooks: the same calls recorded by libtracer.so).
+The parent runs the worker with no tool and with libtracer.so attached
+(NVTX_INJECTION64_PATH), alternately, --procs times each. Estimates are means
+of log ratios of block means with a 95 % Student t interval:
+
+  in-process (pairs = rounds x procs; the process's own drift cancels):
+    hooks, Python only          no tool:  noop / none
+    hooks + NVTX, no tool       no tool:  nvtx / none
+    tracer's share per range    tracer:   nvtx / noop  (libtracer.so recording
+                                          the per-module pushes and pops)
+    per-module ranges, traced   tracer:   nvtx / none
+  across processes (pairs = procs):
+    tracer attached, no hooks   tracer none / no-tool none (its writer
+                                thread, the step ranges, loading)
+    all of it                   tracer nvtx / no-tool none
+
+CPU time is the whole process's (time.process_time: all threads, the
+tracer's writer included), far less disturbed by other load than wall time,
+which is printed too. Each switch is followed by one unmeasured step and a
+garbage collection (annotate() makes thousands of objects; the full
+collections inside measured steps are counted and printed), and glibc is
+told to keep freed memory (MALLOC_* variables): its default unmaps large
+blocks and faults them in again, 10-20 k page faults per step that vary from
+step to step, where a GPU run's caching allocator keeps device memory. With --profiler a third worker runs under
+torch.profiler (CPU activities) with the same ranges through record_function
+(configs none and rf), compared across processes with the no-tool none.
 
     python3 bench/torch/bench_step.py --lib build/injection/libtracer.so
+    python3 bench/torch/bench_step.py --lib ... -- --layers 12 --hidden 256 --seq 128
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib.util
 import json
 import math
 import os
@@ -37,49 +60,92 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SAMPLE = os.path.normpath(os.path.join(HERE, "..", "..", "samples", "torch", "lora_finetune.py"))
-MODES = ("none", "hooks", "tracer", "profiler")
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+SAMPLE = os.path.join(ROOT, "samples", "torch", "lora_finetune.py")
+DEFAULT_SAMPLE_ARGS = ["--layers", "4", "--adapters", "2", "--hidden", "512", "--seq", "256",
+                       "--threads", "1"]
+CONFIGS = {"none": ("none", "noop", "nvtx"), "tracer": ("none", "noop", "nvtx"),
+           "profiler": ("none", "rf")}
 
 
-def clean_env() -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TRACER_") and k not in
-           ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "LD_PRELOAD")}
-    env["PYTHONWARNINGS"] = "ignore"
-    return env
+# --- worker: one process, configurations interleaved ----------------------
 
 
-def run_mode(mode, args, out_dir, rnd):
-    stats = os.path.join(out_dir, f"stats-{mode}-{rnd}.json")
-    cmd = [sys.executable, SAMPLE, "--steps", str(args.steps + args.warmup),
-           "--stats-json", stats, *args.sample_args]
-    env = clean_env()
-    artifact = None
-    if mode == "hooks":
-        cmd.append("--force-annotate")
-    elif mode == "tracer":
-        artifact = os.path.join(out_dir, f"tracer-{rnd}.trace")
-        if os.path.exists(artifact):  # an earlier invocation's: never overwritten silently
-            os.remove(artifact)
-        env.update(NVTX_INJECTION64_PATH=args.lib, CUDA_INJECTION64_PATH=args.lib,
-                   TRACER_OUTPUT=artifact)
-    elif mode == "profiler":
-        artifact = os.path.join(out_dir, f"profiler-{rnd}.chrome.json")
-        cmd += ["--profiler", "torch", "--profiler-out", artifact]
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, timeout=900)
-    if proc.returncode != 0:
-        sys.exit(f"bench: mode {mode} failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}")
-    with open(stats) as f:
-        data = json.load(f)
-    steps = data["step_s"]
-    size = os.path.getsize(artifact) if artifact and os.path.exists(artifact) else 0
-    if mode == "tracer" and not size:
-        sys.exit(f"bench: the tracer wrote no file at {artifact}")
-    wall = statistics.mean(steps[args.warmup:])
-    cpu = statistics.mean(data["step_cpu_s"][args.warmup:])
-    return wall, cpu, size / len(steps), data["annotated_modules"]
+def worker(args) -> int:
+    spec = importlib.util.spec_from_file_location("lora_finetune", SAMPLE)
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)  # puts the checkout's python/ on sys.path
+    import torch
+    import tracer.torch as tt
+    from tracer import _nvtx
 
+    cfg = sample.parse_args(args.sample_args)
+    torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    model = sample.TinyLlama(cfg)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    data = sample.SyntheticTokens(cfg.batch * 4, cfg.seq, cfg.vocab, cfg.seed)
+    batches = list(torch.utils.data.DataLoader(data, batch_size=cfg.batch, shuffle=False))
+
+    prof = None
+    if args.worker == "profiler":
+        tt.set_enabled(True)
+        tt.set_backend(tt.RecordFunctionBackend())
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        prof.__enter__()
+    backends = {"noop": _nvtx.NullBackend(), "nvtx": _nvtx.select_backend("torch"),
+                "rf": tt.RecordFunctionBackend()}
+
+    counter = [0]
+
+    def step() -> None:
+        tokens, targets = batches[counter[0] % len(batches)]
+        with tt.step(counter[0]):
+            with tt.forward():
+                loss = model(tokens, targets)
+            with tt.backward():
+                loss.backward()
+            with tt.optimizer():
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+        counter[0] += 1
+
+    configs = CONFIGS[args.worker]
+    out = {c: {"cpu": [], "wall": [], "full_gc": 0} for c in configs}
+    modules = 0
+    for _ in range(args.warmup):
+        step()
+    for rnd in range(args.rounds):
+        shift = (rnd + args.proc) % len(configs)
+        for c in configs[shift:] + configs[:shift]:
+            handle = None
+            if c != "none":
+                handle = tt.annotate(model, force=True, backend=backends[c],
+                                     warn_shared_names=False, distinct_names=False)
+                modules = len(handle.ranges)
+            step()  # after a switch: caches, allocator
+            # annotate() and remove() make and drop thousands of objects: a
+            # full collection they provoke belongs to the switch, not to the
+            # steps (a training run annotates once).
+            gc.collect()
+            full = gc.get_stats()[2]["collections"]
+            c0, t0 = time.process_time(), time.perf_counter()
+            for _ in range(args.steps):
+                step()
+            out[c]["cpu"].append((time.process_time() - c0) / args.steps)
+            out[c]["wall"].append((time.perf_counter() - t0) / args.steps)
+            out[c]["full_gc"] += gc.get_stats()[2]["collections"] - full
+            if handle is not None:
+                handle.remove()
+    if prof is not None:
+        prof.__exit__(None, None, None)
+    with open(args.json, "w") as f:
+        json.dump({"blocks": out, "modules": modules}, f)
+    return 0
+
+
+# --- parent: processes alternated, statistics -----------------------------
 
 # Two-sided 95 % Student t quantiles by degrees of freedom (1..30); 1.96 past.
 T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -88,100 +154,144 @@ T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.
 
 
 def paired_ci(num, den):
-    """Mean ratio num/den over paired rounds and its 95 % interval, as
-    percentages of overhead: (estimate, low, high), None with < 2 rounds."""
+    """Mean ratio num/den over pairs and its 95 % interval, as percentages of
+    overhead: (estimate, low, high, pairs), None with < 2 pairs."""
     logs = [math.log(a / b) for a, b in zip(num, den)]
     if len(logs) < 2:
         return None
     mean = statistics.mean(logs)
     df = len(logs) - 1
-    half = (T95[df - 1] if df <= len(T95) else 1.96) * statistics.stdev(logs) / math.sqrt(
-        len(logs))
-    pct = lambda x: (math.exp(x) - 1) * 100
-    return pct(mean), pct(mean - half), pct(mean + half)
+    t = T95[df - 1] if df <= len(T95) else 1.96
+    half = t * statistics.stdev(logs) / math.sqrt(len(logs))
+    pct = lambda x: (math.exp(x) - 1) * 100  # noqa: E731
+    return pct(mean), pct(mean - half), pct(mean + half), len(logs)
 
 
-def ci_text(ci):
+def ci_text(ci) -> str:
     if ci is None:
-        return "(needs 2 rounds)"
-    est, lo, hi = ci
-    return f"{est:+6.2f} %  [{lo:+6.2f}, {hi:+6.2f}]  (+/- {(hi - lo) / 2:.2f})"
+        return "(needs 2 pairs)"
+    est, lo, hi, n = ci
+    return f"{est:+6.2f} %  [{lo:+6.2f}, {hi:+6.2f}]  (+/- {(hi - lo) / 2:.2f}, {n} pairs)"
+
+
+def clean_env() -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TRACER_") and k not in
+           ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "LD_PRELOAD")}
+    env["PYTHONWARNINGS"] = "ignore"
+    # glibc hands large blocks back to the kernel and maps them afresh (10-20 k
+    # page faults per step of the default model, varying from step to step):
+    # keep them, as a GPU run's caching allocator keeps device memory.
+    env.update(MALLOC_MMAP_THRESHOLD_="33554432", MALLOC_TRIM_THRESHOLD_="17179869184",
+               MALLOC_TOP_PAD_="268435456")
+    return env
+
+
+def run_worker(tool, proc, args):
+    stats = os.path.join(args.out_dir, f"blocks-{tool}-{proc}.json")
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, "--proc", str(proc),
+           "--rounds", str(args.rounds), "--steps", str(args.steps), "--warmup",
+           str(args.warmup), "--json", stats, "--", *args.sample_args]
+    env = clean_env()
+    artifact = None
+    if tool == "tracer":
+        artifact = os.path.join(args.out_dir, f"tracer-{proc}.trace")
+        if os.path.exists(artifact):  # an earlier invocation's: never overwritten silently
+            os.remove(artifact)
+        env.update(NVTX_INJECTION64_PATH=args.lib, CUDA_INJECTION64_PATH=args.lib,
+                   TRACER_OUTPUT=artifact)
+    proc_ = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=3600)
+    if proc_.returncode != 0:
+        sys.exit(f"bench: worker {tool} failed (exit {proc_.returncode}):\n{proc_.stdout[-3000:]}")
+    if artifact is not None:
+        if not os.path.getsize(artifact):
+            sys.exit(f"bench: the tracer wrote no file at {artifact}")
+        os.remove(artifact)
+    with open(stats) as f:
+        return json.load(f)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--lib", required=True, help="libtracer.so")
-    p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--steps", type=int, default=30, help="measured steps per run")
-    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--lib", help="libtracer.so")
+    p.add_argument("--procs", type=int, default=4, help="worker processes per tool")
+    p.add_argument("--rounds", type=int, default=8, help="rounds per worker process")
+    p.add_argument("--steps", type=int, default=3, help="measured steps per block")
+    p.add_argument("--warmup", type=int, default=3, help="steps before the first round")
+    p.add_argument("--profiler", action="store_true", help="also torch.profiler")
     p.add_argument("--out-dir", default="/tmp/tracer-bench-torch")
-    p.add_argument("--modes", default=",".join(MODES))
+    p.add_argument("--worker", choices=sorted(CONFIGS), help=argparse.SUPPRESS)
+    p.add_argument("--proc", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--json", help=argparse.SUPPRESS)
     p.add_argument("sample_args", nargs="*", help="after --: arguments for the sample "
-                   "(default: --layers 4 --adapters 2 --hidden 512 --seq 256 --threads 1)")
+                   f"(default: {' '.join(DEFAULT_SAMPLE_ARGS)})")
     args = p.parse_args()
-    args.sample_args = args.sample_args or ["--layers", "4", "--adapters", "2", "--hidden",
-                                            "512", "--seq", "256", "--threads", "1"]
-    modes = [m for m in args.modes.split(",") if m]
-    if "none" not in modes or any(m not in MODES for m in modes):
-        sys.exit(f"bench: --modes must include none and be among {','.join(MODES)}")
+    args.sample_args = args.sample_args or DEFAULT_SAMPLE_ARGS
+    if args.worker:
+        return worker(args)
+    if not args.lib:
+        p.error("--lib is required")
     os.makedirs(args.out_dir, exist_ok=True)
-    print(f"sample: {' '.join(args.sample_args)}; {args.rounds} rounds x {args.steps} steps "
-          f"(+{args.warmup} warm-up) per mode", flush=True)
-
-    # clock -> mode -> per-round mean step time; and per-round ratios to none.
-    clocks = ("wall", "cpu")
-    step = {c: {m: [] for m in modes} for c in clocks}
-    ratio = {c: {m: [] for m in modes} for c in clocks}
-    size = {m: [] for m in modes}
+    tools = ["none", "tracer"] + (["profiler"] if args.profiler else [])
+    print(f"sample: {' '.join(args.sample_args)}; {args.procs} processes per tool x "
+          f"{args.rounds} rounds x {args.steps} steps per configuration (+1 after each "
+          "switch)", flush=True)
+    t_start = time.time()
+    # tool -> config -> clock -> per-process list of per-round block means
+    blocks = {t: {c: {"cpu": [], "wall": []} for c in CONFIGS[t]} for t in tools}
+    full_gc = {t: dict.fromkeys(CONFIGS[t], 0) for t in tools}
     modules = 0
-    t0 = time.time()
-    for rnd in range(args.rounds):
-        # Rotate the order so no mode always runs first (cache, frequency).
-        order = modes[rnd % len(modes):] + modes[:rnd % len(modes)]
-        this = {c: {} for c in clocks}
-        for m in order:
-            wall, cpu, per_step, n = run_mode(m, args, args.out_dir, rnd)
-            this["wall"][m], this["cpu"][m] = wall, cpu
-            size[m].append(per_step)
-            modules = max(modules, n)
-        for c in clocks:
-            for m in modes:
-                step[c][m].append(this[c][m])
-                ratio[c][m].append(this[c][m] / this[c]["none"])
-        print(f"round {rnd}: " + ", ".join(
-            f"{m} {this['wall'][m] * 1e3:.1f} ms (cpu {this['cpu'][m] * 1e3:.1f})" for m in modes),
-            flush=True)
+    for proc in range(args.procs):
+        order = tools[proc % len(tools):] + tools[:proc % len(tools)]
+        for tool in order:
+            data = run_worker(tool, proc, args)
+            modules = max(modules, data["modules"])
+            for c, clocks in data["blocks"].items():
+                for clock in ("cpu", "wall"):
+                    blocks[tool][c][clock].append(clocks[clock])
+                full_gc[tool][c] += clocks["full_gc"]
+            cpu = data["blocks"]
+            print(f"process {proc} {tool:<8} " + ", ".join(
+                f"{c} {statistics.median(cpu[c]['cpu']) * 1e3:.1f} ms" for c in CONFIGS[tool])
+                + " (median CPU per step)", flush=True)
 
-    print(f"\nper-module ranges on {modules} modules; {time.time() - t0:.0f} s in all")
-    print("wall: step wall-clock time; cpu: CPU time of the whole process (all its threads, the\n"
-          "tracer's writer included), less disturbed by other load on a shared machine")
-    print(f"{'mode':<9} {'wall median':>12} {'wall vs none':>20} {'cpu median':>11} "
-          f"{'cpu vs none':>20} {'trace/step':>11}")
-    for m in modes:
-        cols = []
-        for c in clocks:
-            med = statistics.median(step[c][m]) * 1e3
-            r = statistics.median(ratio[c][m])
-            cols.append(f"{med:>9.2f} ms {r:>8.4f} ({(r - 1) * 100:+6.2f} %)")
-        s = statistics.median(size[m])
-        size_text = f"{s / 1024:.1f} KiB" if s else "-"
-        print(f"{m:<9} {cols[0]:>33} {cols[1]:>32} {size_text:>11}")
-    print("\npaired per round (mean of log ratios, 95 % confidence interval over rounds):")
-    pairs = [(m, "none") for m in modes if m != "none"]
-    if "tracer" in modes and "hooks" in modes:
-        pairs.append(("tracer", "hooks"))
-    for num, den in pairs:
-        label = f"{num} vs {den}"
-        if (num, den) == ("hooks", "none"):
-            label += " (Python hooks' share)"
-        elif (num, den) == ("tracer", "hooks"):
-            label += " (tracer's own share)"
-        for c in clocks:
-            print(f"  {label:<36} {c:<4} {ci_text(paired_ci(step[c][num], step[c][den]))}")
-    if "tracer" in modes and "profiler" in modes:
-        ts, ps = statistics.median(size["tracer"]), statistics.median(size["profiler"])
-        print(f"trace size per step: tracer {ts / 1024:.1f} KiB vs torch.profiler Chrome JSON "
-              f"{ps / 1024:.1f} KiB ({ps / ts:.1f}x)")
+    def flat(tool, c, clock):
+        return [v for per_proc in blocks[tool][c][clock] for v in per_proc]
+
+    def proc_means(tool, c, clock):
+        return [statistics.mean(v) for v in blocks[tool][c][clock]]
+
+    print(f"\nper-module ranges on {modules} modules; {time.time() - t_start:.0f} s in all")
+    base = statistics.median(flat("none", "none", "cpu"))
+    print(f"step CPU time, no tool, no hooks: median {base * 1e3:.1f} ms "
+          f"(wall {statistics.median(flat('none', 'none', 'wall')) * 1e3:.1f} ms)")
+    inproc = [("hooks, Python only (no-op backend)", "none", "noop", "none"),
+              ("hooks + NVTX calls, no tool", "none", "nvtx", "none"),
+              ("tracer's share of the ranges", "tracer", "nvtx", "noop"),
+              ("per-module ranges, traced", "tracer", "nvtx", "none")]
+    if args.profiler:
+        inproc.append(("record_function ranges, profiled", "profiler", "rf", "none"))
+    across = [("tracer attached, no hooks", ("tracer", "none"), ("none", "none")),
+              ("tracer + per-module ranges", ("tracer", "nvtx"), ("none", "none"))]
+    if args.profiler:
+        across += [("torch.profiler, no hooks", ("profiler", "none"), ("none", "none")),
+                   ("torch.profiler + ranges", ("profiler", "rf"), ("none", "none"))]
+    print("full garbage collections in measured steps: " + "; ".join(
+        f"{t} " + ", ".join(f"{c} {n}" for c, n in full_gc[t].items()) for t in tools))
+    for clock in ("cpu", "wall"):
+        print(f"\n{clock} time per step, mean of log ratios with a 95 % confidence interval")
+        print(" in one process (block vs block of the same round):")
+        for label, tool, num, den in inproc:
+            ci = paired_ci(flat(tool, num, clock), flat(tool, den, clock))
+            extra = ""
+            if clock == "cpu" and ci is not None and modules:
+                extra = f"  ~{ci[0] / 100 * base / modules * 1e6:.1f} us per module call"
+            print(f"  {label:<34} {tool}: {num}/{den}  {ci_text(ci)}{extra}")
+        print(" across processes (process means, paired by process round):")
+        for label, (nt, nc), (dt, dc) in across:
+            ci = paired_ci(proc_means(nt, nc, clock), proc_means(dt, dc, clock))
+            print(f"  {label:<34} {nt} {nc} / {dt} {dc}  {ci_text(ci)}")
     return 0
 
 

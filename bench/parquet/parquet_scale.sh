@@ -11,7 +11,8 @@
 #            docs/parquet.md gives (threads, memory_limit, temp_directory)
 #   report:  tracer report --table range-kernels,ranks over the same files
 #            (the whole trace in one process, about 360 B per kernel: run
-#            only when that fits half the available memory, or REPORT=1)
+#            only when that fits half the available memory, or REPORT=1;
+#            else "refuse": the same report refusing at once)
 #   stream:  tracer report --table range-kernels over the same files, the
 #            bounded path chosen on its own (2 GiB of input or more)
 # and deletes the generated data at the end (KEEP=1 keeps it; a WORK folder
@@ -63,16 +64,22 @@ rm -rf "$work/dataset"
 measure export "$tracer" export "$work"/traces/*.trace --format parquet -o "$work/dataset"
 echo "dataset: $(du -sh "$work/dataset" | cut -f1)"
 
-# One process per documented query, so each gets its own time and peak.
+# One process per documented query, so each gets its own time and peak,
+# with the settings docs/parquet.md gives (spilling to $work/duckdb_tmp;
+# DUCKDB_MEMORY / DUCKDB_THREADS override its memory_limit / threads).
 cat >"$work/query.py" <<PYEOF
 import re, sys, duckdb
 doc = open("$src/docs/parquet.md").read()
 con = duckdb.connect()
-# The settings docs/parquet.md recommends for a large dataset: a memory
-# limit below DuckDB's default of 80 % of memory, spilling past it.
-con.execute("SET threads = ${DUCKDB_THREADS:-$(nproc)}")
-con.execute("SET memory_limit = '${DUCKDB_MEMORY:-4GB}'")
-con.execute("SET temp_directory = '$work/duckdb_tmp'")
+settings = re.search(r"<!-- settings -->\s*\`\`\`sql\n(.*?)\`\`\`", doc, re.S).group(1)
+override = {"memory_limit": "${DUCKDB_MEMORY:-}", "threads": "${DUCKDB_THREADS:-}",
+            "temp_directory": "$work/duckdb_tmp"}
+for line in settings.splitlines():
+    m = re.match(r"SET (\w+) = ('?)([^';]*)\2;", line.split("--")[0].strip())
+    if m:
+        value = override.get(m.group(1)) or m.group(3)
+        con.execute("SET %s = %s%s%s" % (m.group(1), m.group(2), value, m.group(2)))
+        print("SET", m.group(1), "=", value, file=sys.stderr)
 queries = dict(re.findall(r"<!-- query: ([\w-]+) -->\s*\`\`\`sql\n(.*?)\`\`\`", doc, re.S))
 rows = con.execute(queries[sys.argv[1]].replace("'job_parquet/", "'$work/dataset/")).fetchall()
 print(sys.argv[1], len(rows), "rows")
@@ -93,8 +100,12 @@ if [ "$report" = auto ]; then
 fi
 if [ "$report" = 1 ]; then
   measure report "$tracer" report "$work"/traces/*.trace --table range-kernels,ranks --format json
+else
+  # What does not fit is refused at once (one line), not read until the
+  # OOM killer ends it.
+  measure refuse "$tracer" report "$work"/traces/*.trace --table ranks || true
 fi
 measure stream "$tracer" report "$work"/traces/*.trace --table range-kernels --format json
-grep -h "tracer report" "$work/stream.time" | head -2 || true
+grep -h "^tracer report:" "$work/stream.time" | head -2 || true
 # The heaviest step last.
 query range-kernels

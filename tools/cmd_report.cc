@@ -324,9 +324,6 @@ bool IsStreamFile(const std::string& path) {
   return scanner.Open(&error);
 }
 
-// Streams (recorded by the tracer, all requested tables streamable) of
-// `above` bytes or more in all, or too large to read whole in half the
-// available memory, are read with bounded memory unless --no-stream.
 // The inputs' size and about what reading them whole takes; false when one
 // is missing or of no format these factors know.
 bool EstimateWhole(const std::vector<std::string>& files, uint64_t* bytes, uint64_t* estimate) {
@@ -366,6 +363,9 @@ std::string WholeReadDoesNotFit(const std::vector<std::string>& files) {
          HumanBytes(available) + " available";
 }
 
+// Streams (recorded by the tracer, all requested tables streamable) of
+// `above` bytes or more in all, or too large to read whole in half the
+// available memory, are read with bounded memory unless --no-stream.
 bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::string>& tables,
                   bool all_tables, uint64_t above, std::string* why) {
   uint64_t bytes = 0, estimate = 0;

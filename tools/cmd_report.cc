@@ -136,7 +136,10 @@ the hundred thousand, other tables), it says so on
 stderr and reads the input whole: the choice never changes a number. Nsys
 SQLite exports and PyTorch profiler (Kineto) JSON traces take that path too
 (their events are sorted by time first: an nsys export by SQLite, a Kineto trace
-in a temporary file of 48 bytes per event).
+in a temporary file of 48 bytes per event). An input that must be read whole
+and would not fit the available memory (TRACER_REPORT_MEMORY=8G sets it, e.g.
+in a container) is refused with what fits instead, unless --no-stream; the
+default tables of such an input leave out only the metrics table (PM samples).
 
 HTML (--format html -o report.html): one self-contained page (no network
 needed: its script, style and SVG charts are inline) with the tables above and
@@ -306,6 +309,17 @@ uint64_t AvailableMemory() {
   return 0;
 }
 
+// Memory a report may take: TRACER_REPORT_MEMORY (a size such as 8G) when
+// set, e.g. in a container whose /proc/meminfo shows the host's memory, else
+// MemAvailable; 0 when unknown.
+uint64_t ReportMemory() {
+  if (const char* env = std::getenv("TRACER_REPORT_MEMORY"); env != nullptr && *env != '\0') {
+    uint64_t bytes = 0;
+    if (ParseByteSize(env, &bytes)) return bytes;
+  }
+  return AvailableMemory();
+}
+
 bool IsGzip(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   unsigned char head[2] = {};
@@ -319,28 +333,52 @@ bool IsStreamFile(const std::string& path) {
   return scanner.Open(&error);
 }
 
-// Streams (recorded by the tracer, all requested tables streamable) of
-// `above` bytes or more in all, or too large to read whole in half the
-// available memory, are read with bounded memory unless --no-stream.
-bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::string>& tables,
-                  bool all_tables, uint64_t above, std::string* why) {
-  uint64_t bytes = 0, estimate = 0;
+// The inputs' size and about what reading them whole takes; false when one
+// is missing or of no format these factors know.
+bool EstimateWhole(const std::vector<std::string>& files, uint64_t* bytes, uint64_t* estimate) {
+  *bytes = *estimate = 0;
   for (const std::string& f : files) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(f, ec);
     if (ec) return false;
     // The nsys check first: it reads 16 bytes, the stream check a frame.
     if (analysis::IsNsysExport(f)) {
-      estimate += size * kNsysInMemoryFactor;
+      *estimate += size * kNsysInMemoryFactor;
     } else if (analysis::IsRecordedStream(f)) {
-      estimate += size * kInMemoryFactor;
+      *estimate += size * kInMemoryFactor;
     } else if (analysis::IsKinetoTrace(f)) {
-      estimate += size * (IsGzip(f) ? kKinetoGzInMemoryFactor : kKinetoInMemoryFactor);
+      *estimate += size * (IsGzip(f) ? kKinetoGzInMemoryFactor : kKinetoInMemoryFactor);
     } else {
       return false;
     }
-    bytes += size;
+    *bytes += size;
   }
+  return true;
+}
+
+// "" when reading the inputs whole fits the memory a report may take, else
+// how much it would take. Past it the reader ends in the OOM killer after
+// minutes (256 ranks x 1 M kernels: about 90 GB), so the caller stops first.
+std::string WholeReadDoesNotFit(const std::vector<std::string>& files) {
+  uint64_t bytes = 0, estimate = 0;
+  if (!EstimateWhole(files, &bytes, &estimate)) return "";
+  // The factors count the trace read whole; the report's tables built on it
+  // take about half as much again (parquet_scale.sh: 1,457 MB for four
+  // 19 MB streams of 1 M kernels, 14 x 77 MB = 1,080 MB read).
+  estimate += estimate / 2;
+  const uint64_t available = ReportMemory();
+  if (available == 0 || estimate <= available) return "";
+  return "reading the input whole would take about " + HumanBytes(estimate) + " of the " +
+         HumanBytes(available) + " available";
+}
+
+// Streams (recorded by the tracer, all requested tables streamable) of
+// `above` bytes or more in all, or too large to read whole in half the
+// available memory, are read with bounded memory unless --no-stream.
+bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::string>& tables,
+                  bool all_tables, uint64_t above, std::string* why) {
+  uint64_t bytes = 0, estimate = 0;
+  if (!EstimateWhole(files, &bytes, &estimate)) return false;
   for (const std::string& t : tables) {
     if (!all_tables && !analysis::IsStreamableTable(t)) return false;
   }
@@ -348,7 +386,7 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
     *why = HumanBytes(bytes) + " of input, --stream-above " + HumanBytes(above);
     return true;
   }
-  const uint64_t available = AvailableMemory();
+  const uint64_t available = ReportMemory();
   if (available > 0 && estimate > available / 2) {
     *why = "reading it whole would take about " + HumanBytes(estimate) + " of the " +
            HumanBytes(available) + " available";
@@ -393,11 +431,23 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
   analysis::StreamingResult result =
       analysis::StreamingTables(inputs, tables, options, attribution, &names);
   if (!result.inexact.empty()) {
+    const std::string too_big =
+        result.metrics_left_out && result.inexact.size() == 1 && !args.no_stream
+            ? WholeReadDoesNotFit(args.files)
+            : "";
+    if (too_big.empty()) {
+      std::fprintf(stderr,
+                   "tracer report: bounded-memory reading cannot give the exact numbers for %s; "
+                   "reading the input whole instead\n",
+                   result.inexact.front().c_str());
+      return -1;
+    }
+    // Only the metrics table needs the whole trace, and the whole trace does
+    // not fit: the other default tables, exact, rather than none.
     std::fprintf(stderr,
-                 "tracer report: bounded-memory reading cannot give the exact numbers for %s; "
-                 "reading the input whole instead\n",
-                 result.inexact.front().c_str());
-    return -1;
+                 "tracer report: the metrics table is left out (%s; %s): --table metrics "
+                 "--no-stream computes it\n",
+                 result.inexact.front().c_str(), too_big.c_str());
   }
   for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
   PrintWarnings("report", result.warnings);
@@ -527,6 +577,15 @@ int RunReport(ReportArgs args) {
     }
   }
 
+  if (!args.no_stream) {
+    if (const std::string too_big = WholeReadDoesNotFit(args.files); !too_big.empty()) {
+      const std::string why_whole = html ? "--format html" : BoundedUnavailable(args.files, tables);
+      return Fail(too_big + (why_whole.empty() ? "" : ": " + why_whole) +
+                  ". Bounded tables without --steps / --time read it in bounded memory, and "
+                  "tracer export --format parquet one file at a time, for DuckDB (the ranks "
+                  "table there: docs/parquet.md); --no-stream reads it whole anyway");
+    }
+  }
   analysis::Trace& trace = KeepUntilExit<analysis::Trace>();
   if (LoadInputs("report", args.files, &trace) == 0) return Fail("nothing could be read");
   if (const std::string e = analysis::SelectProcesses(options.processes, &trace); !e.empty()) {

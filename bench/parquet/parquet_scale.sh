@@ -6,14 +6,21 @@
 # RSS (GNU time's "Maximum resident set size": the largest process of the
 # command, the Python writer included) of
 #   export:  tracer export --format parquet (one rank in memory at a time)
-#   query:   DuckDB running docs/parquet.md's range-kernels and ranks queries
+#   query-*: DuckDB running each query of docs/parquet.md marked
+#            "<!-- query: NAME -->" (one process each), with the settings
+#            docs/parquet.md gives (threads, memory_limit, temp_directory)
 #   report:  tracer report --table range-kernels,ranks over the same files
-#            (the whole trace in one process; REPORT=0 skips it, for sizes
-#            that do not fit memory)
-#   stream:  tracer report --stream --table range-kernels (bounded reader)
-# and deletes the generated data at the end (KEEP=1 keeps it).
+#            (the whole trace in one process, about 360 B per kernel: run
+#            only when that fits half the available memory, or REPORT=1;
+#            else "refuse": the same report refusing at once)
+#   stream:  tracer report --table range-kernels over the same files, the
+#            bounded path chosen on its own (2 GiB of input or more)
+# and deletes the generated data at the end (KEEP=1 keeps it; a WORK folder
+# already holding RANKS traces is reused, its generation not measured again).
 #
-#   bench/parquet/parquet_scale.sh [BUILD_DIR]    (env: RANKS=256 KERNELS=1000000 WORK=/tmp/...)
+#   bench/parquet/parquet_scale.sh [BUILD_DIR]
+#     env: RANKS=256 KERNELS=1000000 WORK=/tmp/... DUCKDB_MEMORY=4GB
+#          DUCKDB_THREADS=$(nproc) KEEP=0 REPORT=auto
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
@@ -46,27 +53,59 @@ measure() {
 }
 
 echo "parquet_scale: $ranks ranks x $kernels kernels in $work ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
-measure generate "$synth" --ranks "$ranks" --kernels "$kernels" --out "$work/traces"
+if [ "$(ls "$work"/traces/*.trace 2>/dev/null | wc -l)" = "$ranks" ]; then
+  echo "generate reusing $work/traces"
+else
+  rm -rf "$work/traces" "$work/dataset"
+  measure generate "$synth" --ranks "$ranks" --kernels "$kernels" --out "$work/traces"
+fi
 echo "traces: $(du -sh "$work/traces" | cut -f1)"
+rm -rf "$work/dataset"
 measure export "$tracer" export "$work"/traces/*.trace --format parquet -o "$work/dataset"
 echo "dataset: $(du -sh "$work/dataset" | cut -f1)"
 
+# One process per documented query, so each gets its own time and peak,
+# with the settings docs/parquet.md gives (spilling to $work/duckdb_tmp;
+# DUCKDB_MEMORY / DUCKDB_THREADS override its memory_limit / threads).
 cat >"$work/query.py" <<PYEOF
 import re, sys, duckdb
 doc = open("$src/docs/parquet.md").read()
 con = duckdb.connect()
-con.execute("SET threads = $(nproc)")
-# The machine is shared: DuckDB spills to disk past this instead of taking
-# 80 % of memory (its default).
-con.execute("SET memory_limit = '${DUCKDB_MEMORY:-4GB}'")
-con.execute("SET temp_directory = '$work/duckdb_tmp'")
-for name, sql in re.findall(r"<!-- query: ([\w-]+) -->\s*\`\`\`sql\n(.*?)\`\`\`", doc, re.S):
-    rows = con.execute(sql.replace("'job_parquet/", "'$work/dataset/")).fetchall()
-    print(name, len(rows), "rows")
+settings = re.search(r"<!-- settings -->\s*\`\`\`sql\n(.*?)\`\`\`", doc, re.S).group(1)
+override = {"memory_limit": "${DUCKDB_MEMORY:-}", "threads": "${DUCKDB_THREADS:-}",
+            "temp_directory": "$work/duckdb_tmp"}
+for line in settings.splitlines():
+    m = re.match(r"SET (\w+) = ('?)([^';]*)\2;", line.split("--")[0].strip())
+    if m:
+        value = override.get(m.group(1)) or m.group(3)
+        con.execute("SET %s = %s%s%s" % (m.group(1), m.group(2), value, m.group(2)))
+        print("SET", m.group(1), "=", value, file=sys.stderr)
+queries = dict(re.findall(r"<!-- query: ([\w-]+) -->\s*\`\`\`sql\n(.*?)\`\`\`", doc, re.S))
+rows = con.execute(queries[sys.argv[1]].replace("'job_parquet/", "'$work/dataset/")).fetchall()
+print(sys.argv[1], len(rows), "rows")
 PYEOF
-measure query "$py" "$work/query.py"
-cat "$work/query.out"
-if [ "${REPORT:-1}" = 1 ]; then
-  measure report "$tracer" report "$work"/traces/*.trace --table range-kernels,ranks --format json
+query() {
+  measure "query-$1" "$py" "$work/query.py" "$1" && cat "$work/query-$1.out"
+  rm -rf "$work/duckdb_tmp"
+}
+query ranks
+report=${REPORT:-auto}
+if [ "$report" = auto ]; then
+  # Reading whole takes about 360 B per kernel (docs/parquet.md).
+  need_mib=$((ranks * kernels * 360 / 1048576))
+  avail_mib=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
+  report=0
+  if [ "$need_mib" -lt $((avail_mib / 2)) ]; then report=1; fi
+  [ "$report" = 1 ] || echo "report   not run: reading whole needs about $need_mib MiB, $avail_mib MiB available"
 fi
-measure stream "$tracer" report "$work"/traces/*.trace --stream --table range-kernels --format json
+if [ "$report" = 1 ]; then
+  measure report "$tracer" report "$work"/traces/*.trace --table range-kernels,ranks --format json
+else
+  # What does not fit is refused at once (one line), not read until the
+  # OOM killer ends it.
+  measure refuse "$tracer" report "$work"/traces/*.trace --table ranks || true
+fi
+measure stream "$tracer" report "$work"/traces/*.trace --table range-kernels --format json
+grep -h "^tracer report:" "$work/stream.time" | head -2 || true
+# The heaviest step last.
+query range-kernels

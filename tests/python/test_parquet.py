@@ -61,9 +61,24 @@ def report_json(files, table):
     return json.loads(done.stdout)[table]
 
 
+def doc_settings(temp_dir):
+    """The SET statements docs/parquet.md gives for large datasets, spilling
+    to temp_dir."""
+    with open(DOC) as f:
+        text = f.read()
+    block = re.search(r"<!-- settings -->\s*```sql\n(.*?)```", text, re.S).group(1)
+    sets = [line.split("--")[0].strip().rstrip(";") for line in block.splitlines()]
+    sets = [s for s in sets if s]
+    return [re.sub(r"temp_directory = '[^']*'", "temp_directory = '%s'" % temp_dir, s)
+            for s in sets]
+
+
 def query(dataset, name):
     sql = doc_queries()[name].replace("'job_parquet/", "'" + dataset + "/")
     con = duckdb.connect()
+    # With the documented settings, as a large dataset is queried.
+    for s in doc_settings(os.path.join(os.path.dirname(dataset), "duckdb_spill")):
+        con.execute(s)
     cur = con.execute(sql)
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row)) for row in cur.fetchall()]
@@ -201,6 +216,70 @@ class SyntheticJob(unittest.TestCase):
         step_all = [r for r in cli if r["kind"] == "steps"]
         self.assertEqual(len(step_all), 1)
         self.assertTrue(step_all[0]["gpu_slowest"].startswith("rank 3 "), step_all[0])
+
+    def test_queries_hold_no_group_in_memory(self):
+        # median(), quantiles, count(DISTINCT) and list aggregates keep every
+        # value of a group in memory and do not spill: at 16 M kernels
+        # median() ran out of a 4 GB limit. The documented queries use hash
+        # aggregates and joins only (DuckDB spills those to temp_directory).
+        holistic = re.compile(r"\b(median|quantile\w*|mode|list|array_agg|string_agg)\s*\(|"
+                              r"\(\s*DISTINCT\b", re.I)
+        code = lambda sql: "\n".join(line.split("--")[0] for line in sql.splitlines())
+        queries = doc_queries()
+        self.assertIsNone(holistic.search(code(queries["range-kernels"])))
+        # The straggler table's medians are over one value per rank: each
+        # rank's sums first (per_rank), then the spread over them.
+        ranks = code(queries["ranks"])
+        self.assertEqual([m.start() > ranks.index("spread AS") for m in holistic.finditer(ranks)],
+                         [True, True])
+        self.assertIn("FROM per_rank", ranks[ranks.index("spread AS"):])
+        settings = doc_settings("/tmp/x")
+        self.assertIn("SET memory_limit = '4GB'", settings)
+        self.assertIn("SET temp_directory = '/tmp/x'", settings)
+        # Past the limit the query spills instead of failing: the range x
+        # kernel query under a limit of a few MB gives the report's numbers.
+        con = duckdb.connect()
+        for s in settings:
+            con.execute(s)
+        con.execute("SET memory_limit = '24MB'")
+        con.execute("SET threads = 1")
+        con.execute("SET temp_directory = '%s'" % os.path.join(self.work, "tight_spill"))
+        cur = con.execute(doc_queries()["range-kernels"].replace("'job_parquet/",
+                                                                 "'" + self.dataset + "/"))
+        cols = [d[0] for d in cur.description]
+        Compare(self).range_kernels(report_json(self.files, "range-kernels"),
+                                    [dict(zip(cols, row)) for row in cur.fetchall()])
+
+    def test_report_refuses_to_read_whole_what_does_not_fit(self):
+        # TRACER_REPORT_MEMORY stands for a machine whose memory the whole
+        # trace would not fit (256 ranks x 1 M kernels: about 90 GB).
+        small = dict(os.environ, TRACER_REPORT_MEMORY="1M")
+        whole = run_cli("report", *self.files, "--format", "json")
+        self.assertEqual(whole.returncode, 0, whole.stderr)
+        whole = json.loads(whole.stdout)
+        self.assertIn("metrics", whole)
+        # The default tables: bounded, all but metrics (PM samples need the
+        # whole trace), with the same numbers, and one line saying so.
+        done = run_cli("report", *self.files, "--format", "json", env=small)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        bounded = json.loads(done.stdout)
+        self.assertNotIn("metrics", bounded)
+        for table in ("summary", "ranges", "kernels", "gpu", "memory", "api"):
+            self.assertEqual(bounded[table], whole[table], table)
+        self.assertIn("the metrics table is left out", done.stderr)
+        self.assertIn("of the 1 MiB available", done.stderr)
+        # A table only the whole trace gives: refused at once, in one line.
+        done = run_cli("report", *self.files, "--table", "ranks", env=small)
+        self.assertEqual(done.returncode, 1)
+        self.assertEqual(done.stdout, "")
+        self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
+        self.assertIn("table 'ranks' is computed from the whole trace", done.stderr)
+        self.assertIn("--no-stream reads it whole anyway", done.stderr)
+        # --no-stream reads it whole all the same.
+        done = run_cli("report", *self.files, "--table", "ranks", "--format", "json",
+                       "--no-stream", env=small)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout)["ranks"], report_json(self.files, "ranks"))
 
     def test_refuses_to_overwrite(self):
         done = run_cli("export", *self.files, "--format", "parquet", "-o", self.dataset)

@@ -193,7 +193,9 @@ StreamingResult StreamingTables(const std::vector<StreamingInput>& inputs,
     result.inexact.push_back(pm_path +
                              ": it holds PM samples, and the metrics table shown for them is "
                              "computed from the whole trace");
-    return result;
+    // The other default tables are exact: a caller that cannot read the
+    // input whole (it does not fit memory) shows them without metrics.
+    result.metrics_left_out = true;
   }
   if (chosen.empty()) {
     chosen = {"summary", "ranges"};

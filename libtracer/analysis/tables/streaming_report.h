@@ -54,8 +54,13 @@ struct StreamingResult {
   bool has_kernels = false, has_api = false, has_memory = false, has_pm_samples = false;
   uint64_t peak_nodes = 0, peak_pending_launches = 0;  // largest over the files
   // One line per file whose tables would differ from the whole-trace path's
-  // ("path: reason"); when not empty, `tables` must not be shown.
+  // ("path: reason"); when not empty, `tables` must not be shown, except
+  // when metrics_left_out is the only reason.
   std::vector<std::string> inexact;
+  // The default tables were asked for and the input has PM samples: the
+  // metrics table needs the whole trace (one line in `inexact`), the others
+  // are in `tables`, exact.
+  bool metrics_left_out = false;
 };
 
 // Reads recorded streams, nsys SQLite exports and Kineto JSON traces

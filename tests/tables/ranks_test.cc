@@ -2,6 +2,9 @@
 // process, the cross-rank table finds the straggler, --rank / --pid select.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <map>
 #include <string>
 
 #include "libtracer/analysis/reports/cross_rank.h"
@@ -153,6 +156,75 @@ TEST(SeveralRanks, RanksIsAnExtraTableWithTheReportFilter) {
   int ranges = 0;
   for (const auto& row : t.rows) ranges += S(row[0]) == "range" ? 1 : 0;
   EXPECT_EQ(ranges, 1);  // forward only
+}
+
+// --by rank: the per-range-name tables (gaps, top, range categories) and the
+// groups table have one row per process, process first, each with that
+// process's own sums; without it, one row per name over every process.
+TEST(SeveralRanks, ByRankSplitsGapsTopCategoriesAndGroupsPerProcess) {
+  ThreeRanks r;
+  AnalyzedTrace analyzed(r.trace, {});
+  const std::string groups_file = ::testing::TempDir() + "by_rank_test.groups";
+  std::ofstream(groups_file) << "fwd = forward\n";
+  ExtraTableOptions o;
+  o.groups_file = groups_file;
+  o.report.by_process = true;
+  auto tables = BuildExtraTables(analyzed, {"gaps", "top", "categories", "groups"}, o);
+  ASSERT_TRUE(tables.ok()) << tables.status().message();
+  // Kernel time of forward per process: 2 x 490, 3 x 740, 2 x 540 ns.
+  const std::map<std::string, int64_t> kernel_ns = {
+      {"rank 0 (pid 100)", 980}, {"rank 1 (pid 101)", 2220}, {"rank 2 (pid 102)", 1080}};
+  const std::map<std::string, int64_t> instances = {
+      {"rank 0 (pid 100)", 2}, {"rank 1 (pid 101)", 3}, {"rank 2 (pid 102)", 2}};
+  std::map<std::string, int> seen;
+  for (const Table& t : *tables) {
+    if (t.name == "kernel_categories") continue;  // per category, not per range
+    SCOPED_TRACE(t.name);
+    ASSERT_EQ(t.columns[0].name, "process");
+    std::map<std::string, int64_t> got_kernel_ns, got_instances;
+    for (const auto& row : t.rows) {
+      const std::string name = S(row[1]);
+      if (name != "forward" && name != "fwd") continue;
+      const std::string who = S(row[0]);
+      if (t.name == "gaps") {
+        got_kernel_ns[who] = I(row[Col(t, "gpu_busy_ns")]);
+        got_instances[who] = I(row[Col(t, "instances")]);
+      } else if (t.name == "top") {
+        got_kernel_ns[who] = I(row[Col(t, "total_ns")]);
+        got_instances[who] = I(row[Col(t, "count")]);
+      } else if (t.name == "range_categories") {
+        got_kernel_ns[who] = I(row[Col(t, "gpu_op_ns")]);
+        got_instances[who] = I(row[Col(t, "instances")]);
+      } else {
+        EXPECT_EQ(t.name, "groups");
+        got_kernel_ns[who] = I(row[Col(t, "kernel_ns")]);
+        got_instances[who] = I(row[Col(t, "instances")]);
+      }
+    }
+    EXPECT_EQ(got_kernel_ns, kernel_ns);
+    EXPECT_EQ(got_instances, instances);
+    ++seen[t.name];
+  }
+  EXPECT_EQ(seen, (std::map<std::string, int>{
+                      {"gaps", 1}, {"groups", 1}, {"range_categories", 1}, {"top", 1}}));
+
+  // Without --by rank: one row per name, summed over the processes.
+  o.report.by_process = false;
+  auto merged = BuildExtraTables(analyzed, {"gaps", "groups"}, o);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  for (const Table& t : *merged) {
+    SCOPED_TRACE(t.name);
+    EXPECT_NE(t.columns[0].name, "process");
+    int rows = 0;
+    for (const auto& row : t.rows) {
+      if (S(row[0]) != "forward" && S(row[0]) != "fwd") continue;
+      ++rows;
+      EXPECT_EQ(I(row[Col(t, t.name == "gaps" ? "gpu_busy_ns" : "kernel_ns")]), 980 + 2220 + 1080);
+      EXPECT_EQ(I(row[Col(t, "instances")]), 7);
+    }
+    EXPECT_EQ(rows, 1);
+  }
+  std::remove(groups_file.c_str());
 }
 
 }  // namespace

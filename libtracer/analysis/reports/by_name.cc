@@ -4,16 +4,27 @@
 
 namespace tracer::analysis::reports {
 
-std::vector<NameInstances> GroupByName(const ReportModel& model) {
+std::vector<NameInstances> GroupByName(const ReportModel& model, bool by_process) {
   std::vector<NameInstances> out;
-  std::unordered_map<uint32_t, size_t> slot;
+  std::unordered_map<uint64_t, size_t> slot;
   const auto& ranges = model.ranges();
   for (uint32_t r = 0; r < ranges.size(); ++r) {
-    auto [it, inserted] = slot.emplace(ranges[r].name, out.size());
-    if (inserted) out.push_back({ranges[r].name, {}});
+    const uint32_t process = by_process ? ranges[r].process : 0;
+    const uint64_t key = (static_cast<uint64_t>(process) << 32) | ranges[r].name;
+    auto [it, inserted] = slot.emplace(key, out.size());
+    if (inserted) out.push_back({ranges[r].name, process, {}});
     out[it->second].instances.push_back(r);
   }
   return out;
+}
+
+void AddProcessColumn(bool by_process, Table* t) {
+  if (by_process)
+    t->columns.insert(t->columns.begin(), Column{"process", ColumnKind::kText, "Process"});
+}
+
+std::string ProcessCell(const ReportModel& model, uint32_t process) {
+  return ProcessLabelOf(model.trace().processes[process]);
 }
 
 void ForEachOpOnce(const ReportModel& model, const std::vector<uint32_t>& instances,

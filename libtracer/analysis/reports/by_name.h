@@ -4,19 +4,28 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "libtracer/analysis/reports/report_model.h"
+#include "libtracer/analysis/tables/table.h"
 
 namespace tracer::analysis::reports {
 
 struct NameInstances {
   uint32_t name = 0;
+  uint32_t process = 0;             // the instances' process when split by process
   std::vector<uint32_t> instances;  // range indexes
 };
 
-// Every range name with its instances, in order of first appearance.
-std::vector<NameInstances> GroupByName(const ReportModel& model);
+// Every range name with its instances, in order of first appearance; with
+// by_process (--by rank), one entry per (process, name) instead.
+std::vector<NameInstances> GroupByName(const ReportModel& model, bool by_process = false);
+
+// With by_process: a leading "process" column (as the core tables have it)
+// and its cell for each row.
+void AddProcessColumn(bool by_process, Table* t);
+std::string ProcessCell(const ReportModel& model, uint32_t process);
 
 // Calls fn(op index) for every op attributed to any of the instances, each
 // op once even when nested instances of the name both contain it. stamp is

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "libtracer/analysis/reports/by_name.h"
 #include "libtracer/analysis/tables/demangle.h"
 
 namespace tracer::analysis::reports {
@@ -130,24 +131,16 @@ Table KernelsByCategoryTable(const ReportModel& model, const KernelCategorizer& 
   return t;
 }
 
-Table RangeCategoriesTable(const ReportModel& model, const KernelCategorizer& categorizer) {
+Table RangeCategoriesTable(const ReportModel& model, const KernelCategorizer& categorizer,
+                           bool by_process) {
   const auto cat_of = ClassifyNames(model, categorizer);
   const auto& cats = categorizer.categories();
-  const auto& ranges = model.ranges();
-  // Range instances by name, names in first-seen order.
-  std::unordered_map<uint32_t, size_t> row_of;
-  std::vector<std::vector<uint32_t>> instances;
-  std::vector<uint32_t> names;
-  for (uint32_t r = 0; r < ranges.size(); ++r) {
-    auto [it, inserted] = row_of.emplace(ranges[r].name, names.size());
-    if (inserted) {
-      names.push_back(ranges[r].name);
-      instances.emplace_back();
-    }
-    instances[it->second].push_back(r);
-  }
+  // Range instances by name (by process and name with by_process), names in
+  // first-seen order.
+  const std::vector<NameInstances> names = GroupByName(model, by_process);
   struct Row {
     uint32_t name;
+    uint32_t process;
     size_t instances;
     uint64_t total = 0;
     std::vector<uint64_t> by_cat;
@@ -157,16 +150,14 @@ Table RangeCategoriesTable(const ReportModel& model, const KernelCategorizer& ca
   // instances of one name counts once.
   std::vector<uint32_t> stamp(model.ops().size(), 0);
   for (size_t i = 0; i < names.size(); ++i) {
-    Row row{names[i], instances[i].size(), 0, std::vector<uint64_t>(cats.size(), 0)};
-    for (uint32_t r : instances[i]) {
-      for (uint32_t op : model.OpsOf(r)) {
-        if (stamp[op] == i + 1) continue;
-        stamp[op] = static_cast<uint32_t>(i + 1);
-        const uint64_t d = Dur(model.ops()[op]);
-        row.by_cat[cat_of[model.ops()[op].name]] += d;
-        row.total += d;
-      }
-    }
+    Row row{names[i].name, names[i].process, names[i].instances.size(), 0,
+            std::vector<uint64_t>(cats.size(), 0)};
+    ForEachOpOnce(model, names[i].instances, &stamp, static_cast<uint32_t>(i + 1),
+                  [&](uint32_t op) {
+                    const uint64_t d = Dur(model.ops()[op]);
+                    row.by_cat[cat_of[model.ops()[op].name]] += d;
+                    row.total += d;
+                  });
     if (row.total > 0) rows.push_back(std::move(row));
   }
   std::stable_sort(rows.begin(), rows.end(),
@@ -178,10 +169,13 @@ Table RangeCategoriesTable(const ReportModel& model, const KernelCategorizer& ca
                {"instances", ColumnKind::kCount, "Instances"},
                {"gpu_op_ns", ColumnKind::kDuration, "GPU op time"}};
   for (const auto& c : cats) t.columns.push_back({ColumnSlug(c) + "_pct", ColumnKind::kPercent, c});
+  AddProcessColumn(by_process, &t);
   for (const auto& row : rows) {
-    std::vector<Cell> cells = {std::string(model.Name(row.name)),
-                               static_cast<int64_t>(row.instances),
-                               static_cast<int64_t>(row.total)};
+    std::vector<Cell> cells;
+    if (by_process) cells.push_back(ProcessCell(model, row.process));
+    cells.insert(cells.end(),
+                 {std::string(model.Name(row.name)), static_cast<int64_t>(row.instances),
+                  static_cast<int64_t>(row.total)});
     for (uint64_t v : row.by_cat)
       cells.emplace_back(std::in_place_type<double>, 100.0 * v / row.total);
     t.rows.push_back(std::move(cells));

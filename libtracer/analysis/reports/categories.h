@@ -43,7 +43,9 @@ class KernelCategorizer {
 // time, the most expensive name.
 Table KernelsByCategoryTable(const ReportModel& model, const KernelCategorizer& categorizer);
 // Per range name: GPU op time attributed to it (each op once per name) and
-// the share of each category in it; shares add up to 100 %.
-Table RangeCategoriesTable(const ReportModel& model, const KernelCategorizer& categorizer);
+// the share of each category in it; shares add up to 100 %. by_process
+// (--by rank): per (process, range name), process first.
+Table RangeCategoriesTable(const ReportModel& model, const KernelCategorizer& categorizer,
+                           bool by_process = false);
 
 }  // namespace tracer::analysis::reports

@@ -7,20 +7,21 @@
 
 namespace tracer::analysis::reports {
 
-Table GapsTable(const ReportModel& model) {
+Table GapsTable(const ReportModel& model, bool by_process) {
   const auto& ranges = model.ranges();
   const auto& ops = model.ops();
   struct Row {
     uint32_t name;
+    uint32_t process;
     int64_t instances = 0, with_gpu = 0, launches = 0;
     uint64_t proj = 0, busy = 0, api = 0, gap_sum = 0, gap_count = 0;
   };
   std::vector<Row> rows;
   std::vector<uint32_t> stamp(ops.size(), 0);
-  const auto by_name = GroupByName(model);
+  const auto by_name = GroupByName(model, by_process);
   std::vector<std::pair<uint64_t, uint64_t>> calls;
   for (size_t i = 0; i < by_name.size(); ++i) {
-    Row row{by_name[i].name};
+    Row row{by_name[i].name, by_name[i].process};
     for (uint32_t r : by_name[i].instances) {
       ++row.instances;
       if (!ranges[r].has_gpu) continue;
@@ -62,13 +63,22 @@ Table GapsTable(const ReportModel& model) {
                {"launch_api_ns", ColumnKind::kDuration, "Launch API"},
                {"avg_launch_api_ns", ColumnKind::kDuration, "Avg launch API"},
                {"avg_launch_gap_ns", ColumnKind::kDuration, "Avg launch gap"}};
+  AddProcessColumn(by_process, &t);
   for (const Row& r : rows) {
     const uint64_t idle = r.proj - r.busy;
-    t.rows.push_back({std::string(model.Name(r.name)), r.instances, static_cast<int64_t>(r.proj),
-                      static_cast<int64_t>(r.busy), static_cast<int64_t>(idle),
-                      r.proj ? 100.0 * idle / r.proj : 0.0, r.launches, static_cast<int64_t>(r.api),
-                      r.launches ? Cell(static_cast<int64_t>(r.api / r.launches)) : Cell(),
-                      r.gap_count ? Cell(static_cast<int64_t>(r.gap_sum / r.gap_count)) : Cell()});
+    std::vector<Cell> cells = {
+        std::string(model.Name(r.name)),
+        r.instances,
+        static_cast<int64_t>(r.proj),
+        static_cast<int64_t>(r.busy),
+        static_cast<int64_t>(idle),
+        r.proj ? 100.0 * idle / r.proj : 0.0,
+        r.launches,
+        static_cast<int64_t>(r.api),
+        r.launches ? Cell(static_cast<int64_t>(r.api / r.launches)) : Cell(),
+        r.gap_count ? Cell(static_cast<int64_t>(r.gap_sum / r.gap_count)) : Cell()};
+    if (by_process) cells.insert(cells.begin(), ProcessCell(model, r.process));
+    t.rows.push_back(std::move(cells));
   }
   t.notes = {
       "GPU idle: projected span (first to last op of each instance) minus busy time (union of "

@@ -16,6 +16,7 @@ namespace tracer::analysis::reports {
 //   avg_launch_gap mean CPU time from the end of one launch call to the
 //                 start of the next within an instance (launch-bound ranges
 //                 have gaps near zero)
-Table GapsTable(const ReportModel& model);
+// by_process (--by rank): one row per (process, range name), process first.
+Table GapsTable(const ReportModel& model, bool by_process = false);
 
 }  // namespace tracer::analysis::reports

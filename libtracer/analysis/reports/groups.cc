@@ -27,13 +27,14 @@ struct RowKey {
   size_t rule = 0;
   std::string group;
   std::vector<std::string> by;
+  uint32_t process = 0;  // with GroupsOptions::by_process, else 0
   bool operator<(const RowKey& o) const {
     if (rule != o.rule) return rule < o.rule;
     if (group != o.group) return NaturalLess(group, o.group);
     for (size_t i = 0; i < by.size() && i < o.by.size(); ++i) {
       if (by[i] != o.by[i]) return NaturalLess(by[i], o.by[i]);
     }
-    return false;
+    return process < o.process;
   }
 };
 
@@ -181,10 +182,19 @@ Status AssignRows(const ReportModel& model, const std::vector<GroupRule>& rules,
       Status s = RowOfName(rule, ri, model.Name(names.names[ni]), options, &term_matched, &key);
       if (!s.ok()) return s;
       if (!key) continue;
-      Row& row = (*rows)[*key];
-      row.member_names.insert(names.names[ni]);
-      row.instances.insert(row.instances.end(), names.instances[ni].begin(),
-                           names.instances[ni].end());
+      if (!options.by_process) {
+        Row& row = (*rows)[*key];
+        row.member_names.insert(names.names[ni]);
+        row.instances.insert(row.instances.end(), names.instances[ni].begin(),
+                             names.instances[ni].end());
+        continue;
+      }
+      for (uint32_t r : names.instances[ni]) {
+        key->process = model.ranges()[r].process;
+        Row& row = (*rows)[*key];
+        row.member_names.insert(names.names[ni]);
+        row.instances.push_back(r);
+      }
     }
     NoteUnmatched(rule, term_matched, unmatched);
   }
@@ -196,6 +206,9 @@ Table EmptyGroupsTable(const GroupsOptions& options) {
   t.name = "groups";
   t.title = "Groups";
   t.columns = {{"group", ColumnKind::kText, "Group"}};
+  if (options.by_process) {
+    t.columns.insert(t.columns.begin(), Column{"process", ColumnKind::kText, "Process"});
+  }
   for (const auto& b : options.by) t.columns.push_back({b, ColumnKind::kText, b});
   for (Column c : std::vector<Column>{{"members", ColumnKind::kCount, "Members"},
                                       {"instances", ColumnKind::kCount, "Instances"},
@@ -221,7 +234,7 @@ class RowSummer {
     }
   }
 
-  std::vector<Cell> Cells(const RowKey& key, const Row& row) {
+  std::vector<Cell> Cells(const RowKey& key, const Row& row, bool by_process) {
     const auto& ranges = model_.ranges();
     ++stamp_;
     for (uint32_t r : row.instances) member_stamp_[r] = stamp_;
@@ -245,7 +258,9 @@ class RowSummer {
         ++kernels;
       }
     }
-    std::vector<Cell> cells = {key.group};
+    std::vector<Cell> cells;
+    if (by_process) cells.push_back(ProcessLabelOf(model_.trace().processes[key.process]));
+    cells.push_back(key.group);
     for (const auto& v : key.by) cells.push_back(v);
     cells.push_back(static_cast<int64_t>(row.member_names.size()));
     cells.push_back(counted);
@@ -325,7 +340,7 @@ StatusOr<Table> GroupsTable(const ReportModel& model, const std::vector<GroupRul
   }
   Table t = EmptyGroupsTable(options);
   RowSummer summer(model);
-  for (const auto& [key, row] : rows) t.rows.push_back(summer.Cells(key, row));
+  for (const auto& [key, row] : rows) t.rows.push_back(summer.Cells(key, row, options.by_process));
   AddNotes(rules, options, unmatched, &t);
   return t;
 }

@@ -18,6 +18,9 @@ namespace tracer::analysis::reports {
 struct GroupsOptions {
   // Placeholders kept apart as extra key columns ("layer_id", "adapter").
   std::vector<std::string> by;
+  // --by rank: each row split by process, a leading "process" column
+  // (GroupsTable only; kernel % stays a share of the whole trace's kernels).
+  bool by_process = false;
 };
 
 // Per row:

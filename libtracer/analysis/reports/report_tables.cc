@@ -51,6 +51,7 @@ StatusOr<Table> BuildGroupsTable(const ReportModel& model, const ExtraTableOptio
   if (!rules.ok()) return rules.status();
   GroupsOptions g;
   g.by = SplitComma(options.by);
+  g.by_process = options.report.by_process;
   return GroupsTable(model, *rules, g);
 }
 
@@ -90,10 +91,11 @@ std::vector<Table> BuildThrowingTable(const AnalyzedTrace& analyzed, const Repor
       categorizer.AddUserRules(ReadTextFile(options.category_rules_file),
                                options.category_rules_file);
     }
-    return {RangeCategoriesTable(model, categorizer), KernelsByCategoryTable(model, categorizer)};
+    return {RangeCategoriesTable(model, categorizer, options.report.by_process),
+            KernelsByCategoryTable(model, categorizer)};
   }
-  if (name == "gaps") return {GapsTable(model)};
-  if (name == "top") return {TopKernelsTable(model, options.top)};
+  if (name == "gaps") return {GapsTable(model, options.report.by_process)};
+  if (name == "top") return {TopKernelsTable(model, options.top, options.report.by_process)};
   if (name == "comm") return {CommComputeTable(model, {options.step_range, options.report})};
   if (name == "ranks")
     return {CrossRankTable(analyzed, model, {options.step_range, options.report})};

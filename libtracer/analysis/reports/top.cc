@@ -8,7 +8,7 @@
 
 namespace tracer::analysis::reports {
 
-Table TopKernelsTable(const ReportModel& model, size_t n) {
+Table TopKernelsTable(const ReportModel& model, size_t n, bool by_process) {
   const auto& ops = model.ops();
   struct KernelSum {
     uint32_t name;
@@ -17,16 +17,18 @@ Table TopKernelsTable(const ReportModel& model, size_t n) {
   };
   struct RangeRows {
     uint32_t name;
+    uint32_t process = 0;
     uint64_t total = 0;
     std::vector<KernelSum> kernels;
   };
   std::vector<RangeRows> ranges;
   std::vector<uint32_t> stamp(ops.size(), 0);
-  const auto by_name = GroupByName(model);
+  const auto by_name = GroupByName(model, by_process);
   for (size_t i = 0; i < by_name.size(); ++i) {
     std::unordered_map<uint32_t, size_t> slot;
     RangeRows rr;
     rr.name = by_name[i].name;
+    rr.process = by_name[i].process;
     ForEachOpOnce(model, by_name[i].instances, &stamp, static_cast<uint32_t>(i + 1),
                   [&](uint32_t op) {
                     if (ops[op].kind != OpKind::kKernel) return;
@@ -55,14 +57,21 @@ Table TopKernelsTable(const ReportModel& model, size_t n) {
                {"avg_ns", ColumnKind::kDuration, "Avg"},
                {"range_pct", ColumnKind::kPercent, "% of range"},
                {"kernel_name", ColumnKind::kText, "Full name"}};
+  AddProcessColumn(by_process, &t);
   for (const auto& rr : ranges) {
     for (size_t k = 0; k < rr.kernels.size(); ++k) {
       const KernelSum& ks = rr.kernels[k];
       const std::string_view full = model.Name(ks.name);
-      t.rows.push_back({std::string(model.Name(rr.name)), static_cast<int64_t>(k + 1),
-                        ShortKernelName(full), ks.count, static_cast<int64_t>(ks.total),
-                        static_cast<int64_t>(ks.total / ks.count),
-                        rr.total ? 100.0 * ks.total / rr.total : 0.0, std::string(full)});
+      std::vector<Cell> cells = {std::string(model.Name(rr.name)),
+                                 static_cast<int64_t>(k + 1),
+                                 ShortKernelName(full),
+                                 ks.count,
+                                 static_cast<int64_t>(ks.total),
+                                 static_cast<int64_t>(ks.total / ks.count),
+                                 rr.total ? 100.0 * ks.total / rr.total : 0.0,
+                                 std::string(full)};
+      if (by_process) cells.insert(cells.begin(), ProcessCell(model, rr.process));
+      t.rows.push_back(std::move(cells));
     }
   }
   t.notes = {

@@ -134,10 +134,8 @@ bool BuildNameRules(std::string_view command, const NameOptions& options,
                     analysis::RangeNameRules* rules) {
   rules->set_keep_raw(options.raw);
   if (options.rules_file.empty()) return true;
-  try {
-    rules->AddUserRules(analysis::ReadTextFile(options.rules_file), options.rules_file);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tracer %s: %s\n", std::string(command).c_str(), e.what());
+  if (Status s = rules->AddUserRulesFile(options.rules_file); !s.ok()) {
+    std::fprintf(stderr, "tracer %s: %s\n", std::string(command).c_str(), s.message().c_str());
     return false;
   }
   return true;

@@ -180,10 +180,8 @@ TraceHandle::TraceHandle(const LoadOptions& options)
   analysis::RangeNameRules names;
   names.set_keep_raw(options.raw_names);
   if (!options.name_rules.empty()) {
-    try {
-      names.AddUserRules(analysis::ReadTextFile(options.name_rules), options.name_rules);
-    } catch (const std::exception& e) {
-      throw TraceError(e.what());
+    if (Status s = names.AddUserRulesFile(options.name_rules); !s.ok()) {
+      throw TraceError(s.message());
     }
   }
   {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -109,6 +110,32 @@ TEST(RangeNames, UserRulesRenameMarkOperatorsAndReportBadLines) {
   RangeNameRules shipped;
   EXPECT_NO_THROW(shipped.AddUserRules(ReadTextFile(TRACER_SOURCE_DIR "/data/range_names.rules"),
                                        "range_names.rules"));
+}
+
+// The file entry the CLI and the Python API use: a missing file, a directory
+// or a bad line comes back as a Status naming where, and nothing is thrown
+// across the module boundary; a good file's rules apply.
+TEST(RangeNames, RulesFileErrorsAreStatusesNotExceptions) {
+  const std::string dir = ::testing::TempDir();
+  const std::string bad = dir + "range_names_bad.rules";
+  const std::string good = dir + "range_names_good.rules";
+  std::ofstream(bad) << "# comment\nfwd -> f\n(unclosed -> x\n";
+  std::ofstream(good) << "^layer_(\\d+) -> L$1\n";
+  RangeNameRules rules;
+  Status s;
+  EXPECT_NO_THROW(s = rules.AddUserRulesFile(bad));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(bad + ":3: invalid regex"), std::string::npos) << s.message();
+  EXPECT_NO_THROW(s = rules.AddUserRulesFile(dir + "range_names_missing.rules"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cannot read"), std::string::npos) << s.message();
+  EXPECT_NO_THROW(s = rules.AddUserRulesFile(dir));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("is a directory"), std::string::npos) << s.message();
+  ASSERT_TRUE(rules.AddUserRulesFile(good).ok());
+  EXPECT_EQ(rules.Apply("layer_3").name, "L3");
+  std::remove(bad.c_str());
+  std::remove(good.c_str());
 }
 
 TEST(RangeNames, KeepRawLeavesNamesButStillKnowsOperators) {

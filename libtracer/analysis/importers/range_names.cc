@@ -133,6 +133,15 @@ void RangeNameRules::AddUserRules(std::string_view text, std::string_view source
   op_rules_ = std::move(ops);
 }
 
+Status RangeNameRules::AddUserRulesFile(const std::string& path) {
+  try {
+    AddUserRules(ReadTextFile(path), path);
+  } catch (const std::exception& e) {
+    return Status::Error(e.what());
+  }
+  return Status();
+}
+
 RangeNameRules::Result RangeNameRules::Apply(std::string_view raw) const {
   Result out;
   if (keep_raw_) {

@@ -30,6 +30,7 @@
 
 #include "libtracer/analysis/read/regex_rules.h"
 #include "libtracer/analysis/read/trace_model.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis {
 
@@ -48,8 +49,12 @@ class RangeNameRules {
   RangeNameRules() = default;  // built-in rules only
   // Rules of a user file ("<regex> -> <name>" or "<regex> -> [op]"), tried
   // before the built-in suffix removal. Throws std::runtime_error
-  // ("source:line: ...") on a bad line or regex.
+  // ("source:line: ...") on a bad line or regex (inside analysis only).
   void AddUserRules(std::string_view text, std::string_view source);
+  // The same from a rules file, for callers outside analysis (the CLI, the
+  // Python API): an unreadable file or a bad line is a Status, never an
+  // exception across the module boundary.
+  Status AddUserRulesFile(const std::string& path);
   // --raw-names: names stay as recorded (operator ranges are still known).
   void set_keep_raw(bool keep) { keep_raw_ = keep; }
   bool keep_raw() const { return keep_raw_; }

@@ -287,9 +287,15 @@ class Errors(unittest.TestCase):
 
     def test_bad_options(self):
         path = BUNDLED["nsys_synthetic"]
+        bad_rules = os.path.join(tt.work_dir("api"), "bad_names.rules")
+        with open(bad_rules, "w") as f:
+            f.write("fwd -> f\n(unclosed -> x\n")
+        missing_rules = os.path.join(tt.work_dir("api"), "no_such.rules")
         for flags, kwargs in ((("--steps", "x-y"), {"steps": "x-y"}),
                               (("--time", "later"), {"time": "later"}),
-                              (("--rank", "7"), {"rank": 7})):
+                              (("--rank", "7"), {"rank": 7}),
+                              (("--name-rules", bad_rules), {"name_rules": bad_rules}),
+                              (("--name-rules", missing_rules), {"name_rules": missing_rules})):
             _, error = cli_json(path, ["summary"], *flags)
             with self.assertRaises(tracer.TraceError) as raised:
                 tracer.load(path, **kwargs)

@@ -12,6 +12,7 @@ pandas is missing, or the CLI was not built.
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -215,6 +216,50 @@ class RecordTables(unittest.TestCase):
         _, t = self.trace()
         self.assertEqual(t.table("pm_samples").column_names,
                          ["process", "rank", "pid", "device", "metric", "start_ns", "end_ns", "value"])
+
+
+class PmSamples(unittest.TestCase):
+    """A trace that holds PM samples (a generated 2-rank job: one SM
+    throughput sample per step, bench/analysis/synth_rank_traces): every
+    sample reaches `pm_samples` with its rank, device, metric, times and
+    value, row for row as `tracer export --format parquet` writes them."""
+
+    def test_samples_of_a_generated_job(self):
+        synth = os.environ.get("TRACER_SYNTH", "")
+        if not synth:
+            self.skipTest("TRACER_SYNTH is not set (ctest sets it when the benchmarks are built)")
+        work = tt.work_dir("api_pm")
+        job = os.path.join(work, "job")
+        shutil.rmtree(job, ignore_errors=True)
+        subprocess.run([synth, "--ranks", "2", "--kernels", "2000", "--layers", "2", "--out", job],
+                       check=True, stdout=subprocess.DEVNULL, timeout=300)
+        files = sorted(glob.glob(os.path.join(job, "*.trace")))
+        self.assertEqual(len(files), 2)
+        pm = tracer.load(files).pm_samples
+        self.assertGreater(len(pm), 2)
+        self.assertEqual(sorted(pm["rank"].unique().tolist()), [0, 1])
+        self.assertTrue((pm["end_ns"] > pm["start_ns"]).all())
+        self.assertEqual(pm["metric"].nunique(), 1)
+        # One sample per step of each rank: as many as the ranks' steps.
+        ranges = tracer.load(files).ranges
+        self.assertEqual(len(pm), int((ranges["name"] == "train_step").sum()))
+
+        dataset = os.path.join(work, "job_parquet")
+        out = subprocess.run([tt.CLI, "export", *files, "--format", "parquet", "-o", dataset,
+                              "--force-overwrite"], capture_output=True, text=True, timeout=300)
+        if out.returncode != 0:
+            self.skipTest("parquet export unavailable: " + out.stderr.strip().splitlines()[-1])
+        import pyarrow.dataset as ds
+        exported = ds.dataset(os.path.join(dataset, "pm_samples"), format="parquet",
+                              partitioning="hive").to_table().to_pandas()
+        names = ds.dataset(os.path.join(dataset, "names"), format="parquet").to_table().to_pandas()
+        exported["metric"] = exported["metric_id"].map(dict(zip(names["name_id"], names["name"])))
+        key = ["rank", "device", "start_ns", "end_ns"]
+        mine = pm.assign(metric=pm["metric"].astype(str))[key + ["metric", "value"]]
+        theirs = exported[key + ["metric", "value"]]
+        mine = mine.astype({"rank": "int64", "device": "int64"}).sort_values(key)
+        theirs = theirs.astype({"rank": "int64", "device": "int64"}).sort_values(key)
+        self.assertEqual(mine.values.tolist(), theirs.values.tolist())
 
 
 class ZeroCopy(unittest.TestCase):

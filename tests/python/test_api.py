@@ -262,6 +262,64 @@ class PmSamples(unittest.TestCase):
         self.assertEqual(mine.values.tolist(), theirs.values.tolist())
 
 
+# An mLoRA-shaped program for the README's example: 8 steps of forward /
+# backward / optimizer holding per-layer base and adapter ranges.
+NOTEBOOK_PROGRAM = """
+import nvtx
+for step in range(8):
+    with nvtx.annotate("step"):
+        for phase, prefix in (("forward", "f"), ("backward", "b")):
+            with nvtx.annotate(phase):
+                for layer in range(2):
+                    for part in ("linear", "lora_a_alpaca", "lora_b_alpaca"):
+                        with nvtx.annotate(f"{prefix}_{part}_{layer}"):
+                            sum(range(2000))
+        with nvtx.annotate("optimizer"):
+            sum(range(2000))
+"""
+
+
+class ReadmeExample(unittest.TestCase):
+    """The README's notebook example, as a user pastes it, on a traced
+    program with steps and LoRA ranges (matplotlib's part only when it is
+    installed, as the example itself does)."""
+
+    def test_notebook_example_runs(self):
+        with open(os.path.join(tt.SOURCE_DIR, "README.md")) as f:
+            readme = f.read()
+        section = readme[readme.index("### In a notebook"):]
+        code = section[section.index("```python\n") + len("```python\n"):]
+        code = code[:code.index("```")]
+        self.assertIn("tracer.load(\"run.trace\")", code)
+        try:
+            import nvtx  # noqa: F401
+        except ImportError:
+            self.skipTest("the nvtx package is not importable (scripts/setup.sh installs it)")
+        work = tt.work_dir("api_readme")
+        for old in glob.glob(os.path.join(work, "*")):
+            os.remove(old)
+        with open(os.path.join(work, "program.py"), "w") as f:
+            f.write(NOTEBOOK_PROGRAM)
+        traced = subprocess.run([tt.CLI, "run", "--no-cuda", "-o", "run.trace", sys.executable,
+                                 "program.py"], cwd=work, capture_output=True, text=True,
+                                timeout=300)
+        self.assertEqual(traced.returncode, 0, traced.stderr)
+        # What the example shows, checked after it ran.
+        checks = ("\nassert len(steps) == 8, steps\n"
+                  "assert (steps.cpu_ns > 0).all()\n"
+                  "g = t.report('groups', groups='mlora', by='layer_id')\n"
+                  "assert len(g) > 0 and set(g.layer_id.astype(str)) >= {'0', '1'}, g\n"
+                  "assert len(t.report('ranges', steps='5-')) > 0\n")
+        with open(os.path.join(work, "example.py"), "w") as f:
+            f.write(code + checks)
+        env = dict(os.environ, MPLBACKEND="Agg",
+                   PYTHONPATH=os.pathsep.join(filter(None, [
+                       os.path.join(tt.SOURCE_DIR, "python"), os.environ.get("PYTHONPATH")])))
+        ran = subprocess.run([sys.executable, "example.py"], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=300)
+        self.assertEqual(ran.returncode, 0, ran.stdout + ran.stderr)
+
+
 class ZeroCopy(unittest.TestCase):
     def test_columns_borrow_the_cpp_buffers(self):
         t = tracer.load(BUNDLED["nsys_synthetic"])

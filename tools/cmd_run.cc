@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -190,16 +191,31 @@ bool ExpandsHereAsThere(const std::string& tmpl) {
   return true;
 }
 
+// --force-overwrite: an earlier trace of that name goes before the program
+// starts. The library replaces a file it finds too, but it takes one modified
+// after its process started for a sibling's of the same run and writes
+// NAME-<pid> instead, so a run started just as the last one ended would miss
+// its own name. Only our own plain file, and only when no process is writing
+// it (the library holds an flock on the file it writes).
+void RemoveEarlierOutput(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid() &&
+      flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    unlink(path.c_str());
+  }
+  close(fd);
+}
+
 // Before the program starts: the output a user named is never overwritten
 // silently (as nsys profile -o). The library checks again when it opens the
 // file (it may appear meanwhile, or the name holds the program's pid).
 bool OutputIsFree(const RunArgs& args) {
   const char* force = getenv("TRACER_FORCE_OVERWRITE");  // set by hand: the same as the flag
-  if (args.force_overwrite ||
-      (force && (std::strcmp(force, "1") == 0 || std::strcmp(force, "true") == 0 ||
-                 std::strcmp(force, "yes") == 0))) {
-    return true;
-  }
+  const bool forced = args.force_overwrite ||
+                      (force && (std::strcmp(force, "1") == 0 || std::strcmp(force, "true") == 0 ||
+                                 std::strcmp(force, "yes") == 0));
   const char* env_output = getenv("TRACER_OUTPUT");
   const std::string tmpl = !args.output.empty() ? args.output
                            : env_output         ? env_output
@@ -209,6 +225,10 @@ bool OutputIsFree(const RunArgs& args) {
   if (!ExpandOutputTemplate(tmpl, static_cast<uint32_t>(getpid()), HostName(), getenv, &path,
                             &why)) {
     return true;  // the library reports the bad template
+  }
+  if (forced) {
+    RemoveEarlierOutput(path);
+    return true;
   }
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) return true;
@@ -285,7 +305,19 @@ int RunCommand(const RunArgs& args) {
     // Marks the traced program; its descendants are children (TRACER_FORK).
     setenv("TRACER_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "tracer run: cannot run '%s': %s\n", argv[0], strerror(errno));
+    const std::string why = strerror(errno);
+    std::fprintf(stderr, "tracer run: cannot run '%s': %s\n", argv[0], why.c_str());
+    // The closing line's reason: the program never ran, not "it made no NVTX
+    // call".
+    if (!manifest.empty()) {
+      const std::string line =
+          std::string("!the program '") + argv[0] + "' could not be started (" + why + ")\n";
+      if (int fd = open(manifest.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC); fd >= 0) {
+        ssize_t n = write(fd, line.data(), line.size());
+        (void)n;
+        close(fd);
+      }
+    }
     _exit(127);
   }
   g_child = pid;

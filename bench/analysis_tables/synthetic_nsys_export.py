@@ -4,8 +4,8 @@ names: every op range is named after its call ("aten::mm, seq = 812,
 op_id = 40213", some with ", sizes = [[8, 512], [512]]"), so nearly every
 range instance has a distinct raw name, as in a real emit_nvtx capture (18,494
 distinct texts among 19,118 ranges in h100_2gpu_mfu.sqlite). The tables and
-columns are those of an nsys 2024+ export (schema 3.x) that the reporter and
-the seeds/000 SQL read: StringIds, NVTX_EVENTS (inline text),
+columns are those of an nsys 2024+ export (schema 3.x) that the reporter's nsys
+importer reads: StringIds, NVTX_EVENTS (inline text),
 CUPTI_ACTIVITY_KIND_RUNTIME and CUPTI_ACTIVITY_KIND_KERNEL.
 
   synthetic_nsys_export.py OUT.sqlite [--ops N] [--seed S]

@@ -604,7 +604,7 @@ def annotate(
     distinct_names: modules whose default names would be the same (an
     adapter's ``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the
     enclosing path parts that tell them apart in front
-    (``f_q_proj_lora_A_default_0``). False keeps the shared names: the seeds'
+    (``f_q_proj_lora_A_default_0``). False keeps the shared names: the mLoRA
     convention shares some on purpose (``f_lora_a_{adapter}`` of q, k, v and
     o, told apart by the enclosing ``f_q_3`` range).
     warn_shared_names: warn when several modules still get the same range

@@ -258,6 +258,19 @@ TEST(RenderView, ColumnsChooseAndOrder) {
   EXPECT_NE(RenderTable(Durations(), OutputFormat::kText, o).find("GPU"), std::string::npos);
   o.columns = {"nope", "count"};
   EXPECT_EQ(UnknownColumns({Durations()}, o), std::vector<std::string>{"nope"});
+  // The names a CSV header shows under --timeunit choose the same columns
+  // (total_ms is total_ns in ms), whatever unit is asked for.
+  o.columns = {"name", "total_ms"};
+  EXPECT_TRUE(UnknownColumns({Durations()}, o).empty());
+  o.time_unit = TimeUnit::kMs;
+  const std::string ms = RenderTable(Durations(), OutputFormat::kCsv, o);
+  EXPECT_EQ(ms.substr(0, ms.find('\r')), "name,total_ms");
+  o.columns = {"total_us", "count"};
+  o.time_unit = TimeUnit::kUs;
+  const std::string us = RenderTable(Durations(), OutputFormat::kCsv, o);
+  EXPECT_EQ(us.substr(0, us.find('\r')), "total_us,count");
+  o.columns = {"total_min"};
+  EXPECT_EQ(UnknownColumns({Durations()}, o), std::vector<std::string>{"total_min"});
 }
 
 TEST(DiffTables, TailKeysComeAfterTheNumbers) {

@@ -12,6 +12,7 @@ pandas is missing, or the CLI was not built.
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -215,6 +216,108 @@ class RecordTables(unittest.TestCase):
         _, t = self.trace()
         self.assertEqual(t.table("pm_samples").column_names,
                          ["process", "rank", "pid", "device", "metric", "start_ns", "end_ns", "value"])
+
+
+class PmSamples(unittest.TestCase):
+    """A trace that holds PM samples (a generated 2-rank job: one SM
+    throughput sample per step, bench/analysis/synth_rank_traces): every
+    sample reaches `pm_samples` with its rank, device, metric, times and
+    value, row for row as `tracer export --format parquet` writes them."""
+
+    def test_samples_of_a_generated_job(self):
+        synth = os.environ.get("TRACER_SYNTH", "")
+        if not synth:
+            self.skipTest("TRACER_SYNTH is not set (ctest sets it when the benchmarks are built)")
+        work = tt.work_dir("api_pm")
+        job = os.path.join(work, "job")
+        shutil.rmtree(job, ignore_errors=True)
+        subprocess.run([synth, "--ranks", "2", "--kernels", "2000", "--layers", "2", "--out", job],
+                       check=True, stdout=subprocess.DEVNULL, timeout=300)
+        files = sorted(glob.glob(os.path.join(job, "*.trace")))
+        self.assertEqual(len(files), 2)
+        pm = tracer.load(files).pm_samples
+        self.assertGreater(len(pm), 2)
+        self.assertEqual(sorted(pm["rank"].unique().tolist()), [0, 1])
+        self.assertTrue((pm["end_ns"] > pm["start_ns"]).all())
+        self.assertEqual(pm["metric"].nunique(), 1)
+        # One sample per step of each rank: as many as the ranks' steps.
+        ranges = tracer.load(files).ranges
+        self.assertEqual(len(pm), int((ranges["name"] == "train_step").sum()))
+
+        dataset = os.path.join(work, "job_parquet")
+        out = subprocess.run([tt.CLI, "export", *files, "--format", "parquet", "-o", dataset,
+                              "--force-overwrite"], capture_output=True, text=True, timeout=300)
+        if out.returncode != 0:
+            self.skipTest("parquet export unavailable: " + out.stderr.strip().splitlines()[-1])
+        import pyarrow.dataset as ds
+        exported = ds.dataset(os.path.join(dataset, "pm_samples"), format="parquet",
+                              partitioning="hive").to_table().to_pandas()
+        names = ds.dataset(os.path.join(dataset, "names"), format="parquet").to_table().to_pandas()
+        exported["metric"] = exported["metric_id"].map(dict(zip(names["name_id"], names["name"])))
+        key = ["rank", "device", "start_ns", "end_ns"]
+        mine = pm.assign(metric=pm["metric"].astype(str))[key + ["metric", "value"]]
+        theirs = exported[key + ["metric", "value"]]
+        mine = mine.astype({"rank": "int64", "device": "int64"}).sort_values(key)
+        theirs = theirs.astype({"rank": "int64", "device": "int64"}).sort_values(key)
+        self.assertEqual(mine.values.tolist(), theirs.values.tolist())
+
+
+# An mLoRA-shaped program for the README's example: 8 steps of forward /
+# backward / optimizer holding per-layer base and adapter ranges.
+NOTEBOOK_PROGRAM = """
+import nvtx
+for step in range(8):
+    with nvtx.annotate("step"):
+        for phase, prefix in (("forward", "f"), ("backward", "b")):
+            with nvtx.annotate(phase):
+                for layer in range(2):
+                    for part in ("linear", "lora_a_alpaca", "lora_b_alpaca"):
+                        with nvtx.annotate(f"{prefix}_{part}_{layer}"):
+                            sum(range(2000))
+        with nvtx.annotate("optimizer"):
+            sum(range(2000))
+"""
+
+
+class ReadmeExample(unittest.TestCase):
+    """The README's notebook example, as a user pastes it, on a traced
+    program with steps and LoRA ranges (matplotlib's part only when it is
+    installed, as the example itself does)."""
+
+    def test_notebook_example_runs(self):
+        with open(os.path.join(tt.SOURCE_DIR, "README.md")) as f:
+            readme = f.read()
+        section = readme[readme.index("### In a notebook"):]
+        code = section[section.index("```python\n") + len("```python\n"):]
+        code = code[:code.index("```")]
+        self.assertIn("tracer.load(\"run.trace\")", code)
+        try:
+            import nvtx  # noqa: F401
+        except ImportError:
+            self.skipTest("the nvtx package is not importable (scripts/setup.sh installs it)")
+        work = tt.work_dir("api_readme")
+        for old in glob.glob(os.path.join(work, "*")):
+            os.remove(old)
+        with open(os.path.join(work, "program.py"), "w") as f:
+            f.write(NOTEBOOK_PROGRAM)
+        traced = subprocess.run([tt.CLI, "run", "--no-cuda", "-o", "run.trace", sys.executable,
+                                 "program.py"], cwd=work, capture_output=True, text=True,
+                                timeout=300)
+        self.assertEqual(traced.returncode, 0, traced.stderr)
+        # What the example shows, checked after it ran.
+        checks = ("\nassert len(steps) == 8, steps\n"
+                  "assert (steps.cpu_ns > 0).all()\n"
+                  "g = t.report('groups', groups='mlora', by='layer_id')\n"
+                  "assert len(g) > 0 and set(g.layer_id.astype(str)) >= {'0', '1'}, g\n"
+                  "assert len(t.report('ranges', steps='5-')) > 0\n")
+        with open(os.path.join(work, "example.py"), "w") as f:
+            f.write(code + checks)
+        env = dict(os.environ, MPLBACKEND="Agg",
+                   PYTHONPATH=os.pathsep.join(filter(None, [
+                       os.path.join(tt.SOURCE_DIR, "python"), os.environ.get("PYTHONPATH")])))
+        ran = subprocess.run([sys.executable, "example.py"], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=300)
+        self.assertEqual(ran.returncode, 0, ran.stdout + ran.stderr)
 
 
 class ZeroCopy(unittest.TestCase):

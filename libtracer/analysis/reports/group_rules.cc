@@ -14,7 +14,7 @@ bool IsPlaceholderChar(char c) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// "12. f_linear" -> "f_linear": lets users paste the seeds' numbered lists.
+// "12. f_linear" -> "f_linear": lets users paste numbered lists of group names.
 std::string_view StripListNumber(std::string_view s) {
   size_t i = 0;
   while (i < s.size() && IsDigit(s[i])) ++i;

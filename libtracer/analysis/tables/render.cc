@@ -93,10 +93,30 @@ bool SameName(std::string_view a, std::string_view b) {
   return true;
 }
 
+// A duration column's CSV name in a fixed unit (--timeunit): total_ns ->
+// total_us; a diff's total_ns_delta -> total_us_delta.
+std::string NameInUnit(const Column& col, TimeUnit u) {
+  const std::string unit = TimeUnitName(u);
+  if (col.name.size() > 3 && col.name.compare(col.name.size() - 3, 3, "_ns") == 0) {
+    return col.name.substr(0, col.name.size() - 3) + "_" + unit;
+  }
+  std::string name = col.name;
+  if (const size_t at = name.find("_ns_"); at != std::string::npos) {
+    return name.replace(at, 4, "_" + unit + "_");
+  }
+  return name + "_" + unit;
+}
+
 int FindColumn(const Table& t, std::string_view name) {
   for (size_t c = 0; c < t.columns.size(); ++c) {
-    if (SameName(t.columns[c].name, name) || SameName(Title(t.columns[c]), name))
-      return static_cast<int>(c);
+    const Column& col = t.columns[c];
+    if (SameName(col.name, name) || SameName(Title(col), name)) return static_cast<int>(c);
+    // The name a CSV header shows under --timeunit chooses the column too.
+    if (col.kind == ColumnKind::kDuration) {
+      for (TimeUnit u : {TimeUnit::kUs, TimeUnit::kMs, TimeUnit::kS}) {
+        if (SameName(NameInUnit(col, u), name)) return static_cast<int>(c);
+      }
+    }
   }
   return -1;
 }
@@ -150,14 +170,7 @@ Table Shape(const Table& t, const RenderOptions& o, bool human) {
   for (size_t c : keep) {
     Column col = t.columns[c];
     if (!human && fixed && col.kind == ColumnKind::kDuration) {
-      const std::string unit = TimeUnitName(o.time_unit);
-      if (col.name.size() > 3 && col.name.compare(col.name.size() - 3, 3, "_ns") == 0) {
-        col.name = col.name.substr(0, col.name.size() - 3) + "_" + unit;
-      } else if (const size_t at = col.name.find("_ns_"); at != std::string::npos) {
-        col.name.replace(at, 4, "_" + unit + "_");  // diff: total_ns_delta -> total_us_delta
-      } else {
-        col.name += "_" + unit;
-      }
+      col.name = NameInUnit(col, o.time_unit);
     }
     out.columns.push_back(std::move(col));
   }

@@ -173,6 +173,49 @@ TEST(TracerRunCli, NoTraceLinesGiveTheReasonInTheLine) {
   EXPECT_EQ(access(out.c_str(), F_OK), -1);
 }
 
+// A trace modified after the new process started (its clock ticks are
+// coarse: the run before ended a few ms earlier) reads to the library as a
+// sibling's of the same run. With --force-overwrite, tracer run removes it
+// first, so the run still writes the name asked for, not NAME-<pid>. The
+// mtime is set ahead to make "just ended" certain.
+TEST(TracerRunCli, ForceOverwriteRightAfterAnEarlierRunKeepsTheName) {
+  TempDir dir;
+  const std::string out = dir.File("run.trace");
+  std::ofstream(out, std::ios::binary) << "a trace that just ended";
+  timespec ahead[2];
+  clock_gettime(CLOCK_REALTIME, &ahead[0]);
+  ahead[0].tv_sec += 60;
+  ahead[1] = ahead[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, out.c_str(), ahead, 0), 0);
+  RunResult r =
+      RunProgram({TRACER_CLI, "run", "--force-overwrite", "-o", out, NVTX_CLIENT, "exitcode", "0"},
+                 {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("trace written to " + out + "\n"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.List().size(), 1u) << r.err;
+  ParsedTrace t = ReadTraceFile(out);
+  ExpectWellFormed(t);
+  EXPECT_EQ(CountByName(t)["before_exit"], 1u);
+}
+
+// A program that cannot be started: its own line, and the closing line says
+// it never ran (not that it made no NVTX call).
+TEST(TracerRunCli, AProgramThatCannotStartIsTheReasonInTheLastLine) {
+  TempDir dir;
+  const std::string missing = dir.File("no-such-program");
+  RunResult r =
+      RunProgram({TRACER_CLI, "run", "-o", dir.File("run.trace"), missing}, {}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("tracer run: cannot run '" + missing + "': No such file or directory\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("tracer: no trace was written: the program '" + missing +
+                       "' could not be started (No such file or directory)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("NVTX call"), std::string::npos) << r.err;
+}
+
 TEST(TracerRunCli, TraceWrittenOnceAndCuptiUnavailableAtTheDefaultLevel) {
   if (access("/proc/driver/nvidia/version", F_OK) == 0) {
     GTEST_SKIP() << "an NVIDIA driver is installed: not the no-driver case";

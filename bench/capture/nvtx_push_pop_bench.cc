@@ -30,12 +30,16 @@
 //
 // usage: nvtx_push_pop_bench [--pairs N] [--repeats R] [--threads 1,8,16,32,64]
 //                            [--modes one,names:5000,collide:2,collide:16]
-//                            [--prefault-floor 1]
+//                            [--prefault-floor 0|1|both] [--baseline-lib PATH]
 // --prefault-floor 1: the floor touches its whole ring before measuring, so
 // it pays no page faults (floor_injection.cc). The tracer's rings are faulted
 // in ahead of the producer by its writer thread, which keeps up with one
 // producer but not with 8 or more on a 2-core machine: there the tracer's
-// producers pay about one fault per 64 pairs. Run both ways.
+// producers pay about one fault per 64 pairs. Run both ways; `both` measures
+// the two floors in the same run, interleaved, and prints a ratio to each.
+// --baseline-lib PATH: also measures another build of libtracer.so (say, the
+// one before a change), interleaved with the others, so before and after
+// share the machine's state (columns "before" and its ratios).
 #include <nvtx3/nvToolsExt.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -184,8 +188,9 @@ uint64_t RingBytesFor(long pairs_per_thread, size_t names) {
 
 // Child stderr goes to err_path; *dropped is set when the tracer logged that
 // a ring was full (its one-time warning at TRACER_LOG_LEVEL=warn).
-double RunChild(const char* self, const char* lib, int threads, long pairs, const std::string& mode,
-                size_t names, const std::string& trace, bool* dropped, double* faults_per_k) {
+double RunChild(const char* self, const char* lib, bool prefault, int threads, long pairs,
+                const std::string& mode, size_t names, const std::string& trace, bool* dropped,
+                double* faults_per_k) {
   *dropped = false;
   std::string err_path = trace + ".stderr";
   int fds[2];
@@ -199,6 +204,7 @@ double RunChild(const char* self, const char* lib, int threads, long pairs, cons
     unsetenv("NVTX_INJECTION64_PATH");
     unsetenv("LD_PRELOAD");
     if (lib) setenv("NVTX_INJECTION64_PATH", lib, 1);
+    setenv("NVTX_FLOOR_PREFAULT", prefault ? "1" : "0", 1);
     setenv("TRACER_OUTPUT", trace.c_str(), 1);
     setenv("TRACER_LOG_LEVEL", "warn", 1);
     setenv("TRACER_CUDA", "0", 1);
@@ -242,6 +248,8 @@ int main(int argc, char** argv) {
   int repeats = 5;
   std::vector<int> thread_counts = {1, 8, 16, 32, 64};
   std::vector<std::string> modes = {"one", "names:5000", "collide:2", "collide:16"};
+  std::string floors = "0";
+  const char* baseline = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--pairs")) total_pairs = atol(argv[i + 1]);
     if (!strcmp(argv[i], "--repeats")) repeats = atoi(argv[i + 1]);
@@ -250,7 +258,8 @@ int main(int argc, char** argv) {
       for (const auto& t : SplitCommas(argv[i + 1])) thread_counts.push_back(atoi(t.c_str()));
     }
     if (!strcmp(argv[i], "--modes")) modes = SplitCommas(argv[i + 1]);
-    if (!strcmp(argv[i], "--prefault-floor")) setenv("NVTX_FLOOR_PREFAULT", argv[i + 1], 1);
+    if (!strcmp(argv[i], "--prefault-floor")) floors = argv[i + 1];
+    if (!strcmp(argv[i], "--baseline-lib")) baseline = argv[i + 1];
   }
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -271,6 +280,23 @@ int main(int argc, char** argv) {
     std::printf("trace clock: %s%s%s\n", tracer::ClockDescription(), note.empty() ? "" : "; ",
                 note.c_str());
   }
+  // What each run measures, interleaved per repeat.
+  struct Variant {
+    const char* column;
+    const char* lib;
+    bool prefault;
+  };
+  std::vector<Variant> variants = {{"no tool", nullptr, false}};
+  if (floors == "both") {
+    variants.push_back({"floor pf", FLOOR_LIB, true});
+    variants.push_back({"floor flt", FLOOR_LIB, false});
+  } else {
+    variants.push_back({floors == "1" ? "floor pf" : "floor flt", FLOOR_LIB, floors == "1"});
+  }
+  const size_t n_floors = variants.size() - 1;
+  const size_t tracer_at = variants.size();
+  variants.push_back({"tracer", TRACER_LIB, false});
+  if (baseline) variants.push_back({"before", baseline, false});
   int status = 0;
   for (const std::string& mode : modes) {
     const size_t names = NamesFor(mode).size();
@@ -278,20 +304,25 @@ int main(int argc, char** argv) {
         "NVTX push+pop, %s (%zu name%s), ns per pair (summed thread CPU time / pairs, "
         "best of %d)\n",
         mode.c_str(), names, names == 1 ? "" : "s", repeats);
-    std::printf("%8s %10s %10s %10s %14s %22s\n", "threads", "no tool", "floor", "tracer",
-                "tracer/floor", "faults/1k pairs fl|tr");
+    std::printf("%8s", "threads");
+    for (const Variant& v : variants) std::printf(" %10s", v.column);
+    for (size_t t = tracer_at; t < variants.size(); ++t) {
+      for (size_t f = 1; f <= n_floors; ++f) {
+        std::printf(" %16s", (std::string(variants[t].column) + "/" + variants[f].column).c_str());
+      }
+    }
+    std::printf("   faults/1k pairs per column\n");
     for (int threads : thread_counts) {
       long pairs = std::max(1000L, total_pairs / threads);
-      double best[3] = {1e18, 1e18, 1e18};
-      double best_faults[3] = {0, 0, 0};  // of the best run
-      const char* libs[3] = {nullptr, FLOOR_LIB, TRACER_LIB};
+      std::vector<double> best(variants.size(), 1e18), best_faults(variants.size(), 0);
       int drop_runs = 0;
-      // Interleave the three so drift on a shared machine hits them alike.
+      // Interleave them so drift on a shared machine hits them alike.
       for (int r = 0; r < repeats; ++r) {
-        for (int m = 0; m < 3; ++m) {
+        for (size_t m = 0; m < variants.size(); ++m) {
           bool dropped = false;
           double faults = 0;
-          double v = RunChild(self, libs[m], threads, pairs, mode, names, trace, &dropped, &faults);
+          double v = RunChild(self, variants[m].lib, variants[m].prefault, threads, pairs, mode,
+                              names, trace, &dropped, &faults);
           if (v < 0) {
             std::fprintf(stderr, "nvtx_push_pop_bench: child run failed\n");
             return 1;
@@ -303,9 +334,13 @@ int main(int argc, char** argv) {
           drop_runs += dropped;
         }
       }
-      double ratio = best[2] / best[1];
-      std::printf("%8d %10.1f %10.1f %10.1f %13.2fx %14.2f | %5.2f", threads, best[0], best[1],
-                  best[2], ratio, best_faults[1], best_faults[2]);
+      std::printf("%8d", threads);
+      for (double b : best) std::printf(" %10.1f", b);
+      for (size_t t = tracer_at; t < variants.size(); ++t) {
+        for (size_t f = 1; f <= n_floors; ++f) std::printf(" %15.2fx", best[t] / best[f]);
+      }
+      std::printf("  ");
+      for (size_t m = 1; m < variants.size(); ++m) std::printf(" %5.2f", best_faults[m]);
       if (drop_runs > 0) {
         std::printf("  INVALID: %d run(s) dropped events", drop_runs);
         status = 1;

@@ -57,6 +57,32 @@ TEST(PointerNameCacheTest, HitsDoNotReachTheContentCache) {
   EXPECT_EQ(c.content.misses(), content_misses);
 }
 
+// Texts well inside their page (compared 16 bytes at a time, then word by
+// word past kInline): a change at any one byte, at any length, is seen.
+TEST(PointerNameCacheTest, AChangeAtAnyByteIsSeen) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<char> buf(3 * page);
+  char* base = buf.data() + (page - reinterpret_cast<uintptr_t>(buf.data()) % page);
+  StringTable table;
+  Caches c(&table);
+  for (size_t len : {1, 7, 8, 15, 16, 17, 31, 32, 46, 47, 48, 49, 55, 56, 57, 100}) {
+    for (size_t at = 0; at < len; ++at) {
+      char* s = base + 128;
+      std::memset(s, 'a', len);
+      s[len] = '\0';
+      s[len + 1] = 'z';  // garbage after the NUL never counts
+      ASSERT_EQ(table.Text(c.Id(s)), std::string(len, 'a'));
+      s[at] = 'b';
+      std::string want(len, 'a');
+      want[at] = 'b';
+      ASSERT_EQ(table.Text(c.Id(s)), want) << len << " " << at;
+      ASSERT_EQ(table.Text(c.Id(s)), want) << len << " " << at;
+      s[at] = '\0';  // shorter
+      ASSERT_EQ(table.Text(c.Id(s)), std::string(at, 'a')) << len << " " << at;
+    }
+  }
+}
+
 TEST(PointerNameCacheTest, SameTextAtOtherAddressesSharesOneId) {
   StringTable table;
   Caches c(&table);
@@ -65,20 +91,26 @@ TEST(PointerNameCacheTest, SameTextAtOtherAddressesSharesOneId) {
   EXPECT_EQ(c.Id(a.c_str()), c.Id("same_name"));
 }
 
+// Addresses with one home entry at the initial size.
+std::vector<char*> CollidingAddresses(std::vector<char>* arena, size_t count) {
+  std::vector<char*> out;
+  const size_t home = PointerNameCache::SlotOf(arena->data(), PointerNameCache::kInitialSlots);
+  for (size_t off = 0; off + 64 < arena->size() && out.size() < count; off += 64) {
+    if (PointerNameCache::SlotOf(&(*arena)[off], PointerNameCache::kInitialSlots) == home) {
+      out.push_back(&(*arena)[off]);
+    }
+  }
+  return out;
+}
+
 TEST(PointerNameCacheTest, CollidingAddressesStayCorrect) {
   StringTable table;
   Caches c(&table);
-  // Addresses that share one set at the initial size, more than its two
-  // ways: they evict each other, and every lookup still names its text.
-  std::vector<char> arena(1 << 20);
-  std::vector<char*> colliding;
-  const size_t set = PointerNameCache::SetOf(arena.data(), PointerNameCache::kInitialSets);
-  for (size_t off = 0; off + 64 < arena.size() && colliding.size() < 6; off += 64) {
-    if (PointerNameCache::SetOf(&arena[off], PointerNameCache::kInitialSets) == set) {
-      colliding.push_back(&arena[off]);
-    }
-  }
-  ASSERT_EQ(colliding.size(), 6u);
+  // More addresses with one home than a lookup probes: they replace each
+  // other, and every lookup still names its text.
+  std::vector<char> arena(1 << 22);
+  std::vector<char*> colliding = CollidingAddresses(&arena, 3 * PointerNameCache::kMaxProbes);
+  ASSERT_EQ(colliding.size(), 3 * PointerNameCache::kMaxProbes);
   for (size_t i = 0; i < colliding.size(); ++i) {
     std::snprintf(colliding[i], 64, "colliding_name_%zu", i);
   }
@@ -90,13 +122,32 @@ TEST(PointerNameCacheTest, CollidingAddressesStayCorrect) {
   // Their misses never took the table's lock again (issue: colliding names
   // must not serialize every push on a global mutex).
   EXPECT_EQ(table.locked_interns(), colliding.size());
-  // Two of them fit the set's two ways: after the first round, no misses.
-  Caches two(&table);
-  for (int round = 0; round < 10; ++round) {
-    two.Id(colliding[0]);
-    two.Id(colliding[1]);
+}
+
+TEST(PointerNameCacheTest, AddressesSharingAHomeAllStayCachedWithinTheProbeRun) {
+  StringTable table;
+  std::vector<char> arena(1 << 22);
+  std::vector<char*> colliding = CollidingAddresses(&arena, PointerNameCache::kMaxProbes);
+  ASSERT_EQ(colliding.size(), PointerNameCache::kMaxProbes);
+  for (size_t i = 0; i < colliding.size(); ++i) {
+    std::snprintf(colliding[i], 64, "colliding_name_%zu", i);
   }
-  EXPECT_EQ(two.by_address.misses(), 2u);
+  // A two-way set kept two of them; the probe run keeps all: after the
+  // first round, no misses, and each still names its own text.
+  Caches c(&table);
+  for (int round = 0; round < 10; ++round) {
+    for (size_t i = 0; i < colliding.size(); ++i) {
+      EXPECT_EQ(table.Text(c.Id(colliding[i])), "colliding_name_" + std::to_string(i));
+    }
+  }
+  EXPECT_EQ(c.by_address.misses(), colliding.size());
+  EXPECT_EQ(c.by_address.slots(), PointerNameCache::kInitialSlots);
+  // A text changed under one of them (not at its home) is seen.
+  std::strcpy(colliding[5], "now_another_text");
+  EXPECT_EQ(table.Text(c.Id(colliding[5])), "now_another_text");
+  EXPECT_EQ(table.Text(c.Id(colliding[5])), "now_another_text");
+  EXPECT_EQ(table.Text(c.Id(colliding[6])), "colliding_name_6");
+  EXPECT_EQ(c.by_address.misses(), colliding.size() + 1);
 }
 
 TEST(PointerNameCacheTest, GrowsWhenCyclingThroughManyNames) {
@@ -107,12 +158,20 @@ TEST(PointerNameCacheTest, GrowsWhenCyclingThroughManyNames) {
   for (int round = 0; round < 20; ++round) {
     for (const auto& n : names) ASSERT_EQ(table.Text(c.Id(n.c_str())), n);
   }
-  EXPECT_GT(c.by_address.sets(), PointerNameCache::kInitialSets);
-  EXPECT_LE(c.by_address.sets(), PointerNameCache::kMaxSets);
-  // Once grown, a further round mostly hits.
+  EXPECT_GT(c.by_address.slots(), PointerNameCache::kInitialSlots);
+  EXPECT_LE(c.by_address.slots(), PointerNameCache::kMaxSlots);
+  // Once grown, a further round hits every name (5,000 fit within a third
+  // of the largest table; a two-way set-associative one missed about one
+  // in eight of them on every pass).
+  // (Texts whose bytes cross a page are never cached: they miss each time.)
+  size_t across = 0;
+  for (const auto& n : names) {
+    across += (reinterpret_cast<uintptr_t>(n.c_str()) & 4095) + n.size() + 1 > 4096;
+  }
   const uint64_t before = c.by_address.misses();
   for (const auto& n : names) c.Id(n.c_str());
-  EXPECT_LT(c.by_address.misses() - before, names.size() / 5);
+  EXPECT_EQ(c.by_address.misses() - before, across);
+  EXPECT_EQ(c.by_address.used(), names.size() - across);
 }
 
 // Texts near the end of a page followed by an inaccessible page: a cached

@@ -101,14 +101,7 @@ def worker(args) -> int:
 
     def step() -> None:
         tokens, targets = batches[counter[0] % len(batches)]
-        with tt.step(counter[0]):
-            with tt.forward():
-                loss = model(tokens, targets)
-            with tt.backward():
-                loss.backward()
-            with tt.optimizer():
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+        sample.train_step(model, opt, tokens, targets, counter[0])
         counter[0] += 1
 
     configs = CONFIGS[args.worker]

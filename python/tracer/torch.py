@@ -36,17 +36,22 @@ ranges' two autograd nodes per call are most of it. torch's full backward
 hooks, which could do the same job, cost more. `backward=False`, `include`,
 `exclude` and `max_depth` trim it.
 
-Backward ranges: a module call's range is pushed when the gradients of all
-its outputs are ready (an identity autograd Function on the outputs) and
-popped when the call's own backward nodes, and the accumulation of the
-parameter gradients they make, are done: an end node made in the forward
-pre-hook, before the module's own ops, which the autograd engine (highest
-sequence number first) runs only after all of them. So a layer's range
-covers its backward work whenever anything inside it gets gradients, also
-when its input needs no gradient and its only trainable weights are LoRA
-adapters deep inside it (the first decoder layer of a LoRA model), and the
-ranges of the modules inside it nest in it at their depth. Nothing is put on
-a module's inputs: an identity there (what torch's full backward hooks
+Backward ranges: a module call's range is popped when the call's own
+backward nodes, and the accumulation of the parameter gradients they make,
+are done: an end node made in the forward pre-hook, before the module's own
+ops, which the autograd engine (highest sequence number first) runs only
+after every node made after it, once it holds its placeholder gradient.
+An outermost call passes its outputs through an identity autograd Function
+whose backward pushes its range and hands that gradient to its own end node
+and to those of the calls inside it; these push theirs from a pre-hook on
+the autograd node of their outputs (after the first step: the first call of
+each module, before it is known whether the enclosing module returns
+tensors, gets an identity of its own). So a layer's range covers its
+backward work whenever anything inside it gets gradients, also when its
+input needs no gradient and its only trainable weights are LoRA adapters
+deep inside it (the first decoder layer of a LoRA model), and the ranges of
+the modules inside it nest in it at their depth. Nothing is put on a
+module's inputs: an identity there (what torch's full backward hooks
 insert) sums the gradients of the module's uses of an input before adding
 them to the others' and changes their rounding; with these hooks losses and
 gradients are bit for bit those without them (tests/python/test_lora.py).
@@ -399,8 +404,8 @@ class _Start(torch.autograd.Function):
     bit for bit those without it."""
 
     @staticmethod
-    def forward(ctx, call, token_grads, *tokens_and_tensors):
-        ctx.call, ctx.token_grads = call, token_grads
+    def forward(ctx, call, marker, token_grads, *tokens_and_tensors):
+        ctx.call, ctx.marker, ctx.token_grads = call, marker, token_grads
         ctx.set_materialize_grads(False)  # no zero tensors for unused outputs
         return tokens_and_tensors[len(token_grads):]
 
@@ -408,10 +413,9 @@ class _Start(torch.autograd.Function):
     def backward(ctx, *grads):
         # With no gradient at all the engine runs this node on the CPU queue,
         # not the outputs' device thread where the end node will run.
-        call = ctx.call
-        if _runs(call.marker) and any(g is not None for g in grads):
-            call.start()
-        return (None, None) + ctx.token_grads + grads
+        if _runs(ctx.marker) and any(g is not None for g in grads):
+            ctx.call.start()
+        return (None, None, None) + ctx.token_grads + grads
 
 
 class _Starter:
@@ -421,10 +425,15 @@ class _Starter:
     than an identity node of ours over the outputs, which only calls that
     feed end markers keep (_Start)."""
 
-    __slots__ = ("calls",)
+    __slots__ = ("calls", "markers")
 
-    def __init__(self, call: "_Call") -> None:
-        self.calls = [call]
+    def __init__(self, call: "_Call", marker) -> None:
+        self.calls, self.markers = [call], [marker]
+
+    def add_outer(self, call: "_Call", marker) -> None:
+        if call not in self.calls:
+            self.calls.insert(0, call)  # an enclosing call returns later
+            self.markers.insert(0, marker)
 
     def __call__(self, grads):
         for g in grads:
@@ -432,24 +441,25 @@ class _Starter:
                 break
         else:
             return None  # no gradient: no work, no range
-        for call in self.calls:
-            if not call.open and _runs(call.marker):
+        for call, marker in zip(self.calls, self.markers):
+            if not call.open and _runs(marker):
                 call.start()
         return None
 
 
 class _Call:
-    """The backward range of one forward call of a module. `token`: its _End
-    marker's output until an output edge takes it; `marker`: the _End node;
-    `grad`: the marker's placeholder gradient; `pending`: the calls (this
-    one, and calls inside it that handed theirs up) whose markers wait for
-    an output edge."""
+    """The backward range of one forward call of a module. `token`: the
+    output of its _End marker until an output edge takes it (the marker
+    node holds the call: no reference back once the token is dropped, so no
+    cycle for the garbage collector); `grad`: the marker's placeholder
+    gradient; `pending`: the calls (this one, and calls inside it that
+    handed theirs up) whose markers wait for an output edge."""
 
-    __slots__ = ("hooks", "token", "marker", "grad", "open", "pending")
+    __slots__ = ("hooks", "token", "grad", "open", "pending")
 
     def __init__(self, hooks: "_ModuleHooks", grad) -> None:
         self.hooks, self.grad, self.open = hooks, grad, False
-        self.token = self.marker = None
+        self.token = None
         self.pending = [self]
 
     def start(self) -> None:
@@ -544,7 +554,6 @@ class _ModuleHooks:
             device = p.device if p is not None else torch.device("cpu")
         call = _Call(self, _token_grad(device))
         call.token = _End.apply(call, _anchor(device), *inputs)
-        call.marker = call.token.grad_fn
         frames.append(call)
         _stacks.calls.append(call)
         return None
@@ -559,7 +568,8 @@ class _ModuleHooks:
         if calls and calls[-1] is call:
             calls.pop()
         token = call.token
-        device, seq = token.device, call.marker._sequence_nr()
+        marker = token.grad_fn
+        device, seq = token.device, marker._sequence_nr()
         # The outputs this call made (not an input passed through) on the
         # device of its marker (the engine thread that pops).
         if isinstance(output, torch.Tensor):
@@ -589,10 +599,10 @@ class _ModuleHooks:
                 node = outs[i].grad_fn
                 starter = starters.get(node)
                 if starter is None:
-                    starter = starters[node] = _Starter(call)
+                    starter = starters[node] = _Starter(call, marker)
                     node.register_prehook(starter)
-                elif call not in starter.calls:
-                    starter.calls.insert(0, call)  # an enclosing call returns later
+                else:
+                    starter.add_outer(call, marker)
             return None
         if not calls:
             stacks.starters.clear()
@@ -608,9 +618,9 @@ class _ModuleHooks:
         for c in pending:
             c.token = None
         if single:
-            return _Start.apply(call, grads, *tokens, output)[0]
+            return _Start.apply(call, marker, grads, *tokens, output)[0]
         new = list(output)
-        wrapped = _Start.apply(call, grads, *tokens, *[output[i] for i in timed])
+        wrapped = _Start.apply(call, marker, grads, *tokens, *[output[i] for i in timed])
         for i, t in zip(timed, wrapped):
             new[i] = t
         return type(output)(new) if isinstance(output, list) else tuple(new)

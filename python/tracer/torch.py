@@ -25,16 +25,19 @@ that, e.g. to trace with another NVTX tool that attaches differently. An
 active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
-Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py, on the LoRA
-sample's model with 4 layers of hidden size 512 (284 annotated modules,
-about 0.75 s of CPU per step), measures the hooks at +7.2 % per step (95 %
-interval +5.0 to +9.4 %), about 200 us per module call, and libtracer.so
-recording their ranges at nothing measurable (-0.4 %, interval -2.1 to
-+1.3 %). On small tensors (bench/torch/bench_hooks.py) the same hooks cost
-about 25 us per module call, forward ranges alone about 5 us: the backward
-ranges' two autograd nodes per call are most of it. torch's full backward
-hooks, which could do the same job, cost more. `backward=False`, `include`,
-`exclude` and `max_depth` trim it.
+Cost (a shared, heavily loaded 2-core CPU, CPU time): bench/torch/bench_step.py
+--procs 2 --rounds 6 --steps 2, on the LoRA sample's model with 4 layers of
+hidden size 512 (284 annotated modules, about 0.72 s of CPU per step),
+measures the hooks at +5.9 % per step (95 % interval +4.1 to +7.8 %) and
+libtracer.so recording their ranges at +0.6 % (-1.4 to +2.6 %); the hooks
+before the output edges were limited to outermost calls measured +7.5 %
+(+5.8 to +9.2 %) in the same rounds, -1.4 % (-2.9 to +0.1 %) against them
+directly, -2.6 % (-4.8 to -0.3 %) traced. On small tensors (4-wide Linear
+layers, timeit) a module call costs about 3-4 us for the forward hooks and
+ranges, and the backward machinery in the forward: the end marker's
+autograd Function 2.3 us, a pre-hook on the output's node 1.9 us (the
+identity Function it replaces, 2.9 us), plus the backward's own Python
+calls. `backward=False`, `include`, `exclude` and `max_depth` trim it.
 
 Backward ranges: a module call's range is popped when the call's own
 backward nodes, and the accumulation of the parameter gradients they make,

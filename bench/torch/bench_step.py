@@ -42,6 +42,11 @@ step to step, where a GPU run's caching allocator keeps device memory. With --pr
 torch.profiler (CPU activities) with the same ranges through record_function
 (configs none and rf), compared across processes with the no-tool none.
 
+With --baseline-python DIR (a checkout's python/ directory, e.g. a worktree
+of the commit before a change to tracer.torch), the worker also runs that
+package's hooks (configs noop0 and nvtx0) in the same rounds, so a change's
+before and after are compared block by block in one process.
+
     python3 bench/torch/bench_step.py --lib build/injection/libtracer.so
     python3 bench/torch/bench_step.py --lib ... -- --layers 12 --hidden 256 --seq 128
 """
@@ -71,6 +76,18 @@ CONFIGS = {"none": ("none", "noop", "nvtx"), "tracer": ("none", "noop", "nvtx"),
 # --- worker: one process, configurations interleaved ----------------------
 
 
+def load_baseline(python_dir):
+    """tracer.torch of another checkout, imported as tracer_baseline.torch
+    beside this checkout's tracer.torch."""
+    init = os.path.join(python_dir, "tracer", "__init__.py")
+    spec = importlib.util.spec_from_file_location(
+        "tracer_baseline", init, submodule_search_locations=[os.path.dirname(init)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["tracer_baseline"] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module("tracer_baseline.torch")
+
+
 def worker(args) -> int:
     spec = importlib.util.spec_from_file_location("lora_finetune", SAMPLE)
     sample = importlib.util.module_from_spec(spec)
@@ -96,22 +113,21 @@ def worker(args) -> int:
         prof.__enter__()
     backends = {"noop": _nvtx.NullBackend(), "nvtx": _nvtx.select_backend("torch"),
                 "rf": tt.RecordFunctionBackend()}
+    annotators = dict.fromkeys(backends, tt.annotate)
+    configs = CONFIGS[args.worker]
+    if args.baseline_python and args.worker != "profiler":
+        base_tt = load_baseline(args.baseline_python)
+        annotators.update(noop0=base_tt.annotate, nvtx0=base_tt.annotate)
+        backends.update(noop0=backends["noop"], nvtx0=backends["nvtx"])
+        configs = configs + ("noop0", "nvtx0")
 
     counter = [0]
 
     def step() -> None:
         tokens, targets = batches[counter[0] % len(batches)]
-        with tt.step(counter[0]):
-            with tt.forward():
-                loss = model(tokens, targets)
-            with tt.backward():
-                loss.backward()
-            with tt.optimizer():
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+        sample.train_step(model, opt, tokens, targets, counter[0])
         counter[0] += 1
 
-    configs = CONFIGS[args.worker]
     out = {c: {"cpu": [], "wall": [], "full_gc": 0} for c in configs}
     modules = 0
     for _ in range(args.warmup):
@@ -121,8 +137,8 @@ def worker(args) -> int:
         for c in configs[shift:] + configs[:shift]:
             handle = None
             if c != "none":
-                handle = tt.annotate(model, force=True, backend=backends[c],
-                                     warn_shared_names=False, distinct_names=False)
+                handle = annotators[c](model, force=True, backend=backends[c],
+                                       warn_shared_names=False, distinct_names=False)
                 modules = len(handle.ranges)
             step()  # after a switch: caches, allocator
             # annotate() and remove() make and drop thousands of objects: a
@@ -191,7 +207,10 @@ def run_worker(tool, proc, args):
     stats = os.path.join(args.out_dir, f"blocks-{tool}-{proc}.json")
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, "--proc", str(proc),
            "--rounds", str(args.rounds), "--steps", str(args.steps), "--warmup",
-           str(args.warmup), "--json", stats, "--", *args.sample_args]
+           str(args.warmup), "--json", stats]
+    if args.baseline_python:
+        cmd += ["--baseline-python", os.path.abspath(args.baseline_python)]
+    cmd += ["--", *args.sample_args]
     env = clean_env()
     artifact = None
     if tool == "tracer":
@@ -220,6 +239,8 @@ def main() -> int:
     p.add_argument("--steps", type=int, default=3, help="measured steps per block")
     p.add_argument("--warmup", type=int, default=3, help="steps before the first round")
     p.add_argument("--profiler", action="store_true", help="also torch.profiler")
+    p.add_argument("--baseline-python", default="",
+                   help="another checkout's python/ dir: its tracer.torch hooks as noop0 / nvtx0")
     p.add_argument("--out-dir", default="/tmp/tracer-bench-torch")
     p.add_argument("--worker", choices=sorted(CONFIGS), help=argparse.SUPPRESS)
     p.add_argument("--proc", type=int, default=0, help=argparse.SUPPRESS)
@@ -234,6 +255,9 @@ def main() -> int:
         p.error("--lib is required")
     os.makedirs(args.out_dir, exist_ok=True)
     tools = ["none", "tracer"] + (["profiler"] if args.profiler else [])
+    if args.baseline_python:
+        for t in ("none", "tracer"):
+            CONFIGS[t] = CONFIGS[t] + ("noop0", "nvtx0")
     print(f"sample: {' '.join(args.sample_args)}; {args.procs} processes per tool x "
           f"{args.rounds} rounds x {args.steps} steps per configuration (+1 after each "
           "switch)", flush=True)
@@ -272,6 +296,12 @@ def main() -> int:
               ("per-module ranges, traced", "tracer", "nvtx", "none")]
     if args.profiler:
         inproc.append(("record_function ranges, profiled", "profiler", "rf", "none"))
+    if args.baseline_python:
+        inproc += [("baseline hooks, Python only", "none", "noop0", "none"),
+                   ("baseline tracer's share", "tracer", "nvtx0", "noop0"),
+                   ("baseline per-module ranges, traced", "tracer", "nvtx0", "none"),
+                   ("hooks vs baseline hooks", "none", "noop", "noop0"),
+                   ("traced vs baseline traced", "tracer", "nvtx", "nvtx0")]
     across = [("tracer attached, no hooks", ("tracer", "none"), ("none", "none")),
               ("tracer + per-module ranges", ("tracer", "nvtx"), ("none", "none"))]
     if args.profiler:

@@ -25,28 +25,36 @@ that, e.g. to trace with another NVTX tool that attaches differently. An
 active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
-Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py, on the LoRA
-sample's model with 4 layers of hidden size 512 (284 annotated modules,
-about 0.75 s of CPU per step), measures the hooks at +7.2 % per step (95 %
-interval +5.0 to +9.4 %), about 200 us per module call, and libtracer.so
-recording their ranges at nothing measurable (-0.4 %, interval -2.1 to
-+1.3 %). On small tensors (bench/torch/bench_hooks.py) the same hooks cost
-about 25 us per module call, forward ranges alone about 5 us: the backward
-ranges' two autograd nodes per call are most of it. torch's full backward
-hooks, which could do the same job, cost more. `backward=False`, `include`,
-`exclude` and `max_depth` trim it.
+Cost (a shared, heavily loaded 2-core CPU, CPU time): bench/torch/bench_step.py
+--procs 2 --rounds 6 --steps 2, on the LoRA sample's model with 4 layers of
+hidden size 512 (284 annotated modules, about 0.72 s of CPU per step),
+measures the hooks at +5.9 % per step (95 % interval +4.1 to +7.8 %) and
+libtracer.so recording their ranges at +0.6 % (-1.4 to +2.6 %); the hooks
+before the output edges were limited to outermost calls measured +7.5 %
+(+5.8 to +9.2 %) in the same rounds, -1.4 % (-2.9 to +0.1 %) against them
+directly, -2.6 % (-4.8 to -0.3 %) traced. On small tensors (4-wide Linear
+layers, timeit) a module call costs about 3-4 us for the forward hooks and
+ranges, and the backward machinery in the forward: the end marker's
+autograd Function 2.3 us, a pre-hook on the output's node 1.9 us (the
+identity Function it replaces, 2.9 us), plus the backward's own Python
+calls. `backward=False`, `include`, `exclude` and `max_depth` trim it.
 
-Backward ranges: a module call's range is pushed when the gradients of all
-its outputs are ready (an identity autograd Function on the outputs) and
-popped when the call's own backward nodes, and the accumulation of the
-parameter gradients they make, are done: an end node made in the forward
-pre-hook, before the module's own ops, which the autograd engine (highest
-sequence number first) runs only after all of them. So a layer's range
-covers its backward work whenever anything inside it gets gradients, also
-when its input needs no gradient and its only trainable weights are LoRA
-adapters deep inside it (the first decoder layer of a LoRA model), and the
-ranges of the modules inside it nest in it at their depth. Nothing is put on
-a module's inputs: an identity there (what torch's full backward hooks
+Backward ranges: a module call's range is popped when the call's own
+backward nodes, and the accumulation of the parameter gradients they make,
+are done: an end node made in the forward pre-hook, before the module's own
+ops, which the autograd engine (highest sequence number first) runs only
+after every node made after it, once it holds its placeholder gradient.
+An outermost call passes its outputs through an identity autograd Function
+whose backward pushes its range and hands that gradient to its own end node
+and to those of the calls inside it; these push theirs from a pre-hook on
+the autograd node of their outputs (after the first step: the first call of
+each module, before it is known whether the enclosing module returns
+tensors, gets an identity of its own). So a layer's range covers its
+backward work whenever anything inside it gets gradients, also when its
+input needs no gradient and its only trainable weights are LoRA adapters
+deep inside it (the first decoder layer of a LoRA model), and the ranges of
+the modules inside it nest in it at their depth. Nothing is put on a
+module's inputs: an identity there (what torch's full backward hooks
 insert) sums the gradients of the module's uses of an input before adding
 them to the others' and changes their rounding; with these hooks losses and
 gradients are bit for bit those without them (tests/python/test_lora.py).
@@ -91,6 +99,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import threading
 import warnings
 from typing import Callable, Iterable, Optional, Sequence, Union
 
@@ -359,16 +368,21 @@ def _runs(node) -> bool:
 class _End(torch.autograd.Function):
     """The end of one module call's backward. Made in the forward pre-hook,
     before any of the call's own autograd nodes, so it has a lower sequence
-    number than all of them; its gradient comes from the call's output edge
-    (_Start). The engine runs ready nodes highest sequence number first
-    (AccumulateGrad first of all), so once the output edge has run, this
-    node waits until every node of the call, and the accumulation of every
-    parameter gradient they produce, is done: also when no input needs a
-    gradient (a frozen LoRA base layer) and whichever parameter is the last
-    to get one. It sits off the data path: it hands its inputs no gradient
-    (None adds nothing). Those inputs are the anchor, so that it is in the
-    graph at all, and the call's inputs that need a gradient, so that it is
-    run wherever they lead to a tensor torch.autograd.grad asks for."""
+    number than all of them. The engine runs ready nodes highest sequence
+    number first (AccumulateGrad first of all), and while any node made
+    after this one is still to run, one of those is ready (gradients flow
+    from later nodes to earlier ones only, so the latest of them waits for
+    nothing). So once this node holds its placeholder gradient it runs only
+    when every node made after it is done: the call's own nodes and the
+    accumulation of every parameter gradient they produce, also when no
+    input needs a gradient (a frozen LoRA base layer) and whichever
+    parameter is the last to get one. The gradient comes from the output
+    edge (_Start) of the call itself or of a call enclosing it, which runs
+    before this call's backward can start. It sits off the data path: it
+    hands its inputs no gradient (None adds nothing). Those inputs are the
+    anchor, so that it is in the graph at all, and the call's inputs that
+    need a gradient, so that it is run wherever they lead to a tensor
+    torch.autograd.grad asks for."""
 
     @staticmethod
     def forward(ctx, call, anchor, *inputs):
@@ -384,42 +398,80 @@ class _End(torch.autograd.Function):
 
 
 class _Start(torch.autograd.Function):
-    """Identity over a module call's outputs whose backward pushes the call's
-    backward range once the gradients of all of them are ready, and hands
-    the call's _End its (placeholder) gradient. The outputs' gradients are
-    summed here exactly as the call's last nodes would sum them, so the
-    model's gradients are bit for bit those without it."""
+    """Identity over the outputs of an outermost module call (or of one whose
+    enclosing module did not return tensors last time): its backward pushes
+    the call's backward range once the gradients of all of them are ready,
+    and hands the _End markers of the call and of the calls inside it their
+    placeholder gradients. The outputs' gradients are summed here exactly
+    as the call's last nodes would sum them, so the model's gradients are
+    bit for bit those without it."""
 
     @staticmethod
-    def forward(ctx, call, token, grad_for_token, *tensors):
-        ctx.call, ctx.end, ctx.token_grad = call, token.grad_fn, grad_for_token
+    def forward(ctx, call, marker, token_grads, *tokens_and_tensors):
+        ctx.call, ctx.marker, ctx.token_grads = call, marker, token_grads
         ctx.set_materialize_grads(False)  # no zero tensors for unused outputs
-        return tensors
+        return tokens_and_tensors[len(token_grads):]
 
     @staticmethod
     def backward(ctx, *grads):
         # With no gradient at all the engine runs this node on the CPU queue,
         # not the outputs' device thread where the end node will run.
-        if _runs(ctx.end) and any(g is not None for g in grads):
+        if _runs(ctx.marker) and any(g is not None for g in grads):
             ctx.call.start()
-        return (None, ctx.token_grad, None) + grads
+        return (None, None, None) + ctx.token_grads + grads
+
+
+class _Starter:
+    """A pre-hook on an autograd node that torch made for a module call's
+    output: pushes the backward ranges of the calls returning that output,
+    outermost first, when the engine is about to run the node. Far cheaper
+    than an identity node of ours over the outputs, which only calls that
+    feed end markers keep (_Start)."""
+
+    __slots__ = ("calls", "markers")
+
+    def __init__(self, call: "_Call", marker) -> None:
+        self.calls, self.markers = [call], [marker]
+
+    def add_outer(self, call: "_Call", marker) -> None:
+        if call not in self.calls:
+            self.calls.insert(0, call)  # an enclosing call returns later
+            self.markers.insert(0, marker)
+
+    def __call__(self, grads):
+        for g in grads:
+            if g is not None:
+                break
+        else:
+            return None  # no gradient: no work, no range
+        for call, marker in zip(self.calls, self.markers):
+            if not call.open and _runs(marker):
+                call.start()
+        return None
 
 
 class _Call:
-    """The backward range of one forward call of a module."""
+    """The backward range of one forward call of a module. `token`: the
+    output of its _End marker until an output edge takes it (the marker
+    node holds the call: no reference back once the token is dropped, so no
+    cycle for the garbage collector); `grad`: the marker's placeholder
+    gradient; `pending`: the calls (this one, and calls inside it that
+    handed theirs up) whose markers wait for an output edge."""
 
-    __slots__ = ("hooks", "token", "open")
+    __slots__ = ("hooks", "token", "grad", "open", "pending")
 
-    def __init__(self, hooks: "_ModuleHooks") -> None:
-        self.hooks, self.token, self.open = hooks, None, 0
+    def __init__(self, hooks: "_ModuleHooks", grad) -> None:
+        self.hooks, self.grad, self.open = hooks, grad, False
+        self.token = None
+        self.pending = [self]
 
     def start(self) -> None:
-        self.open += 1
+        self.open = True
         self.hooks.push_b()
 
     def end(self) -> None:
         if self.open:
-            self.open -= 1
+            self.open = False
             self.hooks.pop()
 
 
@@ -440,19 +492,39 @@ def _needing_grad(args, kwargs) -> list:
     return out
 
 
+class _Stacks(threading.local):
+    """Per thread: `frames`, one entry per annotated module call in progress
+    (its _Call or None), so that a forward hook finds what its pre-hook made;
+    `calls`, the _Calls among them; `starters`, output node -> its _Starter
+    while the outermost call is in progress."""
+
+    def __init__(self) -> None:
+        self.frames: list = []
+        self.calls: list = []
+        self.starters: dict = {}
+
+
+_stacks = _Stacks()
+
+
 class _ModuleHooks:
     """Forward and backward ranges of one module.
 
     Forward: push in the forward pre-hook, pop in the forward hook (called
     even when forward raises). Backward: the pre-hook makes the call's _End
-    marker (before the module's own ops), the forward hook passes the
-    outputs through a _Start whose backward pushes. Both run on the thread
-    that the engine runs the outputs' device on. Neither touches the inputs:
-    an identity node there would sum the gradients of the module's uses of
-    an input before adding them to the others, another rounding than
+    marker (before the module's own ops). The forward hook then either
+    hands the marker up to the enclosing call and puts a _Starter pre-hook
+    on the autograd nodes of the outputs, which pushes the range (when the
+    enclosing module's last call returned tensors, so that it has an output
+    edge to feed the marker), or passes the outputs through a _Start whose
+    backward pushes and feeds the markers (the outermost call, and the first
+    call of each module, before the enclosing one is known). Both run on the
+    thread that the engine runs the outputs' device on. Neither touches the
+    inputs: an identity node there would sum the gradients of the module's
+    uses of an input before adding them to the others, another rounding than
     without it (a loss changed in the 7th digit)."""
 
-    __slots__ = ("push_f", "pop_f", "push_b", "pop", "backward", "trainable", "params", "calls")
+    __slots__ = ("push_f", "pop_f", "push_b", "pop", "backward", "trainable", "params", "wraps")
 
     def __init__(self, push_f, push_b, pop, forward: bool, backward: bool,
                  trainable: bool, params: Callable[[], Iterable[torch.Tensor]]):
@@ -460,12 +532,15 @@ class _ModuleHooks:
         self.pop_f = pop if forward else _nothing
         self.push_b, self.pop, self.backward = push_b, pop, backward
         self.trainable, self.params = trainable, params
-        self.calls: list = []  # one entry per forward call in progress
+        # Whether the last call got an output edge: only then do the calls
+        # inside hand their markers up to it.
+        self.wraps = False
 
     def pre(self, module, args, kwargs):
         self.push_f()
+        frames = _stacks.frames
         if not (self.backward and torch.is_grad_enabled()):
-            self.calls.append(None)
+            frames.append(None)
             return None
         if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             # The common case, kept short: this runs per call.
@@ -475,40 +550,81 @@ class _ModuleHooks:
             inputs, device = _needing_grad(args, kwargs), _first_device(args, kwargs)
         if not (inputs or self.trainable):
             # Nothing in or under the module needs a gradient: no backward.
-            self.calls.append(None)
+            frames.append(None)
             return None
         if device is None:
             p = next(iter(self.params()), None)
             device = p.device if p is not None else torch.device("cpu")
-        call = _Call(self)
+        call = _Call(self, _token_grad(device))
         call.token = _End.apply(call, _anchor(device), *inputs)
-        self.calls.append(call)
+        frames.append(call)
+        _stacks.calls.append(call)
         return None
 
     def post(self, module, args, output):
         self.pop_f()
-        call = self.calls.pop() if self.calls else None
+        stacks = _stacks
+        call = stacks.frames.pop() if stacks.frames else None
         if call is None:
             return None
-        token, call.token = call.token, None
+        calls = stacks.calls
+        if calls and calls[-1] is call:
+            calls.pop()
+        token = call.token
+        marker = token.grad_fn
+        device, seq = token.device, marker._sequence_nr()
+        # The outputs this call made (not an input passed through) on the
+        # device of its marker (the engine thread that pops).
         if isinstance(output, torch.Tensor):
-            if not output.requires_grad or output.device != token.device or any(
-                output is a for a in args
-            ):
-                return None  # nothing to time, another device's thread, or a pass-through
-            return _Start.apply(call, token, _token_grad(token.device), output)[0]
-        if not isinstance(output, (tuple, list)):
-            return None  # dicts, dataclasses: no backward range for this call
-        idx = [
-            i for i, o in enumerate(output)
-            if isinstance(o, torch.Tensor) and o.requires_grad and o.device == token.device
-            and not any(o is a for a in args)
-        ]
-        if not idx:
+            single = True
+            node = output.grad_fn
+            timed = (
+                (0,) if node is not None and output.device == device and node._sequence_nr() > seq
+                else ()
+            )
+            outs = (output,)
+        elif isinstance(output, (tuple, list)):
+            single, outs = False, output
+            timed = [
+                i for i, o in enumerate(output)
+                if isinstance(o, torch.Tensor) and o.grad_fn is not None and o.device == device
+                and o.grad_fn._sequence_nr() > seq
+            ]
+        else:
+            timed = ()  # dicts, dataclasses: no backward range for this call
+        self.wraps = bool(timed)
+        parent = calls[-1] if calls else None
+        if parent is not None and parent.hooks.wraps:
+            parent.pending += call.pending
+            call.pending = None
+            starters = stacks.starters
+            for i in timed:
+                node = outs[i].grad_fn
+                starter = starters.get(node)
+                if starter is None:
+                    starter = starters[node] = _Starter(call, marker)
+                    node.register_prehook(starter)
+                else:
+                    starter.add_outer(call, marker)
             return None
+        if not calls:
+            stacks.starters.clear()
+        pending, call.pending = call.pending, None
+        if not timed:
+            # Nothing to time here: the markers get no gradient, their calls
+            # no range (the engine will not run their markers).
+            for c in pending:
+                c.token = None
+            return None
+        tokens = [c.token for c in pending]
+        grads = tuple(c.grad for c in pending)
+        for c in pending:
+            c.token = None
+        if single:
+            return _Start.apply(call, marker, grads, *tokens, output)[0]
         new = list(output)
-        outs = _Start.apply(call, token, _token_grad(token.device), *[output[i] for i in idx])
-        for i, t in zip(idx, outs):
+        wrapped = _Start.apply(call, marker, grads, *tokens, *[output[i] for i in timed])
+        for i, t in zip(timed, wrapped):
             new[i] = t
         return type(output)(new) if isinstance(output, list) else tuple(new)
 

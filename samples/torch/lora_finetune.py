@@ -239,6 +239,24 @@ class SyntheticTokens(torch.utils.data.Dataset):
         return row[:-1], row[1:]
 
 
+def train_step(model, opt, tokens, targets, index=None, sync=None):
+    """One training step in the step / forward / backward / optimizer ranges
+    (bench/torch/bench_step.py times this same function); returns the loss.
+    sync: waits for the device inside the step range (a GPU's queued work
+    belongs to the step that launched it)."""
+    with tt.step(index):
+        with tt.forward():
+            loss = model(tokens, targets)
+        with tt.backward():
+            loss.backward()
+        with tt.optimizer():
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        if sync is not None:
+            sync()
+    return loss
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--layers", type=int, default=4)
@@ -317,21 +335,13 @@ def main(argv=None) -> int:
         prof = torch.profiler.profile(activities=acts)
         prof.__enter__()
 
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    sync = torch.cuda.synchronize if device == "cuda" else None
     times, cpu_times, losses = [], [], []
     for i, (tokens, targets) in enumerate(loader):
         tokens, targets = tokens.to(device), targets.to(device)
         c0 = time.process_time()  # all threads of the process, the tracer's too
         t0 = time.perf_counter()
-        with tt.step(i):
-            with tt.forward():
-                loss = model(tokens, targets)
-            with tt.backward():
-                loss.backward()
-            with tt.optimizer():
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-            sync()
+        loss = train_step(model, opt, tokens, targets, i, sync)
         times.append(time.perf_counter() - t0)
         cpu_times.append(time.process_time() - c0)
         losses.append(loss.item())

@@ -60,14 +60,34 @@ class HookTest(unittest.TestCase):
         tt.set_backend(None)
         tt.set_enabled(None)
 
-    def run_step(self, model, cfg):
+    def run_step(self, model, cfg, warm=True):
+        """One recorded step; with `warm`, after an unrecorded one: from the
+        second call of a module on, the calls inside an outermost one hand
+        their end markers up and push from a pre-hook on their outputs'
+        nodes (the first call of each gives its own outputs an edge)."""
         tokens, targets = batch(cfg)
-        with tt.step(0):
-            with tt.forward():
-                loss = model(tokens, targets)
-            with tt.backward():
-                loss.backward()
+        for _ in range(2 if warm else 1):
+            self.rec.events.clear()
+            with tt.step(0):
+                with tt.forward():
+                    loss = model(tokens, targets)
+                with tt.backward():
+                    loss.backward()
+            model.zero_grad(set_to_none=True)
         return loss
+
+    def test_first_and_later_steps_give_the_same_ranges(self):
+        cfg, model = tiny_model()
+        handle = tt.annotate(model, **SAMPLE_NAMES)
+        trees = []
+        for _ in range(3):
+            self.run_step(model, cfg, warm=False)
+            root = replay(self.rec.events)[threading.get_ident()]
+            trees.append([(n.depth, n.name) for n in root.descendants()])
+        handle.remove()
+        self.assertGreater(len([n for _, n in trees[0] if n.startswith("b_")]), 100)
+        self.assertEqual(trees[1], trees[0])
+        self.assertEqual(trees[2], trees[0])
 
     def test_forward_and_backward_balanced_and_nested(self):
         cfg, model = tiny_model()
@@ -201,13 +221,17 @@ class HookTest(unittest.TestCase):
         # the weight gradient is made; the range must still contain it.
         lin = nn.Linear(4, 4)
         lin.weight.register_hook(lambda g: self.rec.events.append((threading.get_ident(), "mark", "wgrad")))
-        handle = tt.annotate(nn.Sequential(lin), force=True)
-        for _ in range(2):
-            lin(torch.ones(2, 4)).sum().backward()
+        # The root annotated too: from the second call on, the layer's end
+        # marker is fed by the root's output edge and it pushes from a
+        # pre-hook on its output's node.
+        model = nn.Sequential(lin)
+        handle = tt.annotate(model, force=True, include_root=True)
+        for _ in range(3):
+            model(torch.ones(2, 4)).sum().backward()
         handle.remove()
         seq = [(e[1], e[2]) for e in self.rec.events]
         marks = [i for i, x in enumerate(seq) if x == ("mark", "wgrad")]
-        self.assertEqual(len(marks), 2)
+        self.assertEqual(len(marks), 3)
         for i in marks:
             self.assertEqual(seq[i - 1], ("push", "b_0"))
             self.assertEqual(seq[i + 1], ("pop", None))
@@ -239,6 +263,8 @@ class HookTest(unittest.TestCase):
         cfg, model = tiny_model(layers=1)
         handle = tt.annotate(model, **SAMPLE_NAMES)
         tokens, targets = batch(cfg)
+        model(tokens, targets).backward()  # the first calls: each its own output edge
+        self.rec.events.clear()
         loss = model(tokens, targets)
         worker = threading.Thread(target=loss.backward)
         worker.start()

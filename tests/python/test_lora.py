@@ -75,11 +75,20 @@ class LoraRangesTest(unittest.TestCase):
         for name, p in adapter_params(model).items():
             p.register_post_accumulate_grad_hook(lambda _, name=name: rec.mark(name))
         tokens, labels = peft_like.batch()
-        with rec_range(rec, "step"):
-            with rec_range(rec, "forward"):
-                loss = model(tokens, labels)
-            with rec_range(rec, "backward"):
-                loss.backward()
+        # Two steps, the second one checked: from the second call of a
+        # module on, the calls inside an outermost one hand their end
+        # markers up and push from a pre-hook on their outputs' nodes.
+        cls.trees = []
+        for _ in range(2):
+            rec.events.clear()
+            with rec_range(rec, "step"):
+                with rec_range(rec, "forward"):
+                    loss = model(tokens, labels)
+                with rec_range(rec, "backward"):
+                    loss.backward()
+            model.zero_grad(set_to_none=True)
+            root = replay(rec.events)[threading.get_ident()]
+            cls.trees.append([(n.depth, n.name, tuple(n.marks)) for n in root.descendants()])
         cls.handle.remove()
         cls.root = replay(rec.events)[threading.get_ident()]
         cls.by_name = defaultdict(list)
@@ -90,6 +99,10 @@ class LoraRangesTest(unittest.TestCase):
         nodes = self.by_name.get(name, [])
         self.assertEqual(len(nodes), 1, f"{name}: {len(nodes)} ranges")
         return nodes[0]
+
+    def test_first_step_gives_the_same_ranges(self):
+        # The first step's calls each feed their own end marker.
+        self.assertEqual(self.trees[0], self.trees[1])
 
     def test_every_range_is_balanced_on_one_thread(self):
         # replay() raised otherwise; CPU autograd runs on the calling thread.

@@ -11,10 +11,13 @@ wall time, and CPU time (user + system), which a machine busy with other work
 distorts less.
 
 With --floor (bench/analysis_tables/nsys_read_floor), also the floor: a bare
-program stepping the rows the report needs and building nothing.
+program stepping the rows the report needs and building nothing. With
+--baseline OTHER_TRACER_CLI (say, a build of the main branch), also that
+program's report, its runs interleaved with TRACER_CLI's so that both meet
+the same machine load.
 
   real_export_bench.py TRACER_CLI EXPORT.sqlite [--repeats N] [--synthetic-ops N]
-                       [--floor NSYS_READ_FLOOR]
+                       [--floor NSYS_READ_FLOOR] [--baseline OTHER_TRACER_CLI]
 """
 import argparse
 import os
@@ -48,7 +51,20 @@ def best(fn, repeats):
     return min(walls), min(cpus)
 
 
-def bench(tracer_cli, export, sql, repeats, work, floor_cli):
+def best_interleaved(fns, repeats):
+    """Best (wall, cpu) seconds of each fn over repeats, the fns run in turn."""
+    walls = [[] for _ in fns]
+    cpus = [[] for _ in fns]
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            c0, t0 = cpu_seconds(), time.perf_counter()
+            fn()
+            walls[i].append(time.perf_counter() - t0)
+            cpus[i].append(cpu_seconds() - c0)
+    return [(min(w), min(c)) for w, c in zip(walls, cpus)]
+
+
+def bench(tracer_cli, export, sql, repeats, work, floor_cli, baseline_cli=None):
     def run_sql():
         # A fresh copy each time: the SQL creates a temporary table and an
         # index, as a user's session would on their export.
@@ -65,15 +81,18 @@ def bench(tracer_cli, export, sql, repeats, work, floor_cli):
     def copy_only():
         shutil.copyfile(export, os.path.join(work, "y.sqlite"))
 
-    def tracer(*extra):
-        subprocess.run([tracer_cli, "report", export, *extra], check=True,
+    def tracer(*extra, cli=tracer_cli):
+        subprocess.run([cli, "report", export, *extra], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    rk_args = ("--table", "range-kernels")
     copy = best(copy_only, repeats)
-    sql_t = best(run_sql, repeats)
+    fns = [run_sql, lambda: tracer(), lambda: tracer(*rk_args)]
+    if baseline_cli:
+        fns += [lambda: tracer(cli=baseline_cli), lambda: tracer(*rk_args, cli=baseline_cli)]
+    times = best_interleaved(fns, repeats)
+    sql_t, default, rk = times[0], times[1], times[2]
     sql_t = (sql_t[0] - copy[0], sql_t[1] - copy[1])
-    default = best(lambda: tracer(), repeats)
-    rk = best(lambda: tracer("--table", "range-kernels"), repeats)
     floor = None
     if floor_cli:
         floor = best(lambda: subprocess.run([floor_cli, export], check=True,
@@ -84,6 +103,9 @@ def bench(tracer_cli, export, sql, repeats, work, floor_cli):
           (1e3 * sql_t[0], "", 1e3 * sql_t[1]))
     rows = [("tracer report (default tables):", default),
             ("tracer report --table range-kernels:", rk)]
+    if baseline_cli:
+        rows += [("baseline report (default tables):", times[3]),
+                 ("baseline report --table range-kernels:", times[4])]
     if floor:
         rows.append(("floor (stepping the needed rows, no report):", floor))
     for label, t in rows:
@@ -99,6 +121,7 @@ def main():
     ap.add_argument("--synthetic-ops", type=int, default=40000,
                     help="op ranges of the synthetic emit_nvtx export (0: none)")
     ap.add_argument("--floor", help="nsys_read_floor program: time it too")
+    ap.add_argument("--baseline", help="another tracer program: time its report too, interleaved")
     ap.add_argument("--sql", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests",
                                                   "tables", "data", "seeds000.sql"))
     args = ap.parse_args()
@@ -106,7 +129,7 @@ def main():
     work = tempfile.mkdtemp()
     try:
         if os.path.exists(args.export):
-            bench(args.tracer, args.export, sql, args.repeats, work, args.floor)
+            bench(args.tracer, args.export, sql, args.repeats, work, args.floor, args.baseline)
         else:
             print("real_export_bench: no export at " + args.export + " (skipped)")
         if args.synthetic_ops > 0:
@@ -114,7 +137,7 @@ def main():
             ranges, calls, kernels = generate(synthetic, args.synthetic_ops)
             print("\nsynthetic emit_nvtx export: %d ranges, %d runtime calls, %d kernels" %
                   (ranges, calls, kernels))
-            bench(args.tracer, synthetic, sql, args.repeats, work, args.floor)
+            bench(args.tracer, synthetic, sql, args.repeats, work, args.floor, args.baseline)
     finally:
         shutil.rmtree(work)
     return 0

@@ -18,6 +18,8 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
@@ -136,6 +138,42 @@ TEST(RangeNames, RulesFileErrorsAreStatusesNotExceptions) {
   EXPECT_EQ(rules.Apply("layer_3").name, "L3");
   std::remove(bad.c_str());
   std::remove(good.c_str());
+}
+
+// RangeNameMapper interns the view version of Apply (no copy of the name,
+// interned from the table's own characters): the same names, operator marks
+// and ids as interning Apply's copied result, for built-in suffixes, user
+// renames (whose result then loses its suffix too), --raw-names and names
+// met twice.
+TEST(RangeNames, MapperGivesTheNamesOfApply) {
+  const std::vector<std::string> raw = {
+      "aten::to, op_id = 999599",
+      "aten::detach_, seq = 45328, op_id = 990724",
+      "aten::to, op_id = 999600",
+      "layer_3 [microbatch 12]",
+      "fwd [microbatch 2], seq = 4",
+      "train_step",
+      "MulBackward0, seq = 7",
+      "aten::mm, sizes = [[8, 512], [512, 512]], input_op_ids = [(12,0), (13,1)]",
+      "layer_3 [microbatch 12]",
+      ""};
+  for (int mode = 0; mode < 3; ++mode) {
+    RangeNameRules rules;
+    if (mode == 1) rules.AddUserRules("^(\\w+) \\[microbatch \\d+\\] -> $1\n", "test.rules");
+    if (mode == 2) rules.set_keep_raw(true);
+    StringTable mapped_strings;
+    std::unordered_set<uint32_t> mapped_ops;
+    RangeNameMapper mapper(rules, &mapped_strings, &mapped_ops);
+    for (const std::string& name : raw) {
+      const uint32_t id = mapper.Map(mapped_strings.Intern(name));
+      const RangeNameRules::Result r = rules.Apply(name);
+      EXPECT_EQ(mapped_strings.Get(id), r.name) << mode << " " << name;
+      EXPECT_EQ(mapped_ops.count(id) == 1, r.op) << mode << " " << name;
+      EXPECT_EQ(r.changed, r.name != name);
+      // Met again: the same id.
+      EXPECT_EQ(mapper.Map(mapped_strings.Intern(name)), id);
+    }
+  }
 }
 
 TEST(RangeNames, KeepRawLeavesNamesButStillKnowsOperators) {

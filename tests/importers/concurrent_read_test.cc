@@ -15,6 +15,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libtracer/analysis/importers/import_file.h"
@@ -109,6 +110,60 @@ TEST(PrefetchedRowsTest, TextDoubleAndNullColumnsOverManyBlocks) {
     rows.Start();
     CheckNumberedRows(rows, n);
   }
+}
+
+// ReadNow (a small table, read through the caller's connection before the
+// import starts): the same rows, NULLs, texts and doubles as a thread's
+// reading, and a SELECT that cannot be prepared said the same way.
+TEST(PrefetchedRowsTest, ReadNowThroughTheCallersConnection) {
+  const int n = 5000;
+  TempDb db(NumberedRows(n));
+  SqliteDb connection;
+  std::string error;
+  ASSERT_TRUE(connection.Open(db.path(), &error)) << error;
+  PrefetchedRows rows;
+  rows.ReadNow(&connection, "SELECT m AS m, d AS d, s AS s, i AS i FROM t ORDER BY i", {"m"}, {"s"},
+               {"d"});
+  ASSERT_TRUE(rows.WaitOpened(&error)) << error;
+  CheckNumberedRows(rows, n);
+  // The connection stays usable by its owner.
+  SqliteStatement count = connection.Prepare("SELECT count(*) FROM t", &error);
+  ASSERT_TRUE(count.Step()) << error;
+  EXPECT_EQ(count.Int(0), n);
+
+  PrefetchedRows missing_table;
+  missing_table.ReadNow(&connection, "SELECT x FROM nowhere", {}, {}, {});
+  EXPECT_FALSE(missing_table.WaitOpened(&error));
+  EXPECT_EQ(error, db.path() + ": SQL error: no such table: nowhere");
+  EXPECT_FALSE(missing_table.Step());
+}
+
+// IntValue / DoubleValue / TextValue (one lookup of the column) answer as
+// IsNull with Int / Double / Text.
+TEST(SqliteStatementTest, ValueReadsMatchTheColumnReads) {
+  TempDb db(NumberedRows(100));
+  SqliteDb connection;
+  std::string error;
+  ASSERT_TRUE(connection.Open(db.path(), &error)) << error;
+  SqliteStatement st = connection.Prepare("SELECT i, s, d, m FROM t ORDER BY i", &error);
+  int seen = 0;
+  while (st.Step()) {
+    for (int col = 0; col < 4; ++col) {
+      int64_t i = -1;
+      double d = -1;
+      std::string_view t = "unset";
+      EXPECT_EQ(st.IntValue(col, &i), !st.IsNull(col));
+      EXPECT_EQ(st.DoubleValue(col, &d), !st.IsNull(col));
+      EXPECT_EQ(st.TextValue(col, &t), !st.IsNull(col));
+      if (!st.IsNull(col)) {
+        EXPECT_EQ(i, st.Int(col));
+        EXPECT_EQ(d, st.Double(col));
+        EXPECT_EQ(t, st.Text(col));
+      }
+    }
+    ++seen;
+  }
+  EXPECT_EQ(seen, 100);
 }
 
 TEST(PrefetchedRowsTest, OpenAndPrepareFailuresAreSaid) {

@@ -41,6 +41,10 @@ class NsysImporter : public NsysSchema {
   // Starts reading every table the import reads (StartTable), before any
   // is imported.
   void StartAll();
+  // Tables of at most this many rows are read on this thread (ReadNow).
+  static constexpr int64_t kReadNowRows = 2048;
+  // An upper bound of table's row count (INT64_MAX when unknown).
+  int64_t RowsAtMost(std::string_view table);
   // Starts reading the rows of one table on a thread and connection of its
   // own (PrefetchedRows, the whole table read ahead) when the export has it
   // and every required column: SQLite's stepping and decoding, most of an
@@ -137,9 +141,28 @@ void NsysImporter::StartTable(std::string_view table, const std::vector<std::str
   }
   auto& rows = started_[std::string(table)];
   rows = std::make_unique<PrefetchedRows>();
+  const std::string sql = Select(table, required, optional);
+  if (RowsAtMost(table) <= kReadNowRows) {
+    // Read here, through this connection: a thread's connection would parse
+    // the whole schema again (~0.3 ms) to step a few hundred rows.
+    rows->ReadNow(&db_, sql, nulls, texts, doubles);
+    return;
+  }
   // max_queued 0: the whole table is read ahead while this thread imports
   // the tables before it.
-  rows->StartOpen(db_.path(), Select(table, required, optional), 0, nulls, texts, doubles);
+  rows->StartOpen(db_.path(), sql, 0, nulls, texts, doubles);
+}
+
+int64_t NsysImporter::RowsAtMost(std::string_view table) {
+  // nsys writes rowids 1..n: the largest is the row count, or more after
+  // deletions. One seek to the last leaf, no scan.
+  SqliteStatement st;
+  std::string ignored;
+  if (!Query("SELECT max(rowid) FROM \"" + std::string(table) + "\"", &st, &ignored) ||
+      !st.Step() || st.IsNull(0)) {
+    return st.valid() && st.ok() ? 0 : std::numeric_limits<int64_t>::max();
+  }
+  return st.Int(0);
 }
 
 void NsysImporter::StartAll() {

@@ -19,6 +19,7 @@ bool PrefetchedRows::Open(const std::string& path, const std::string& sql, std::
                           size_t max_queued) {
   max_queued_ = max_queued;
   if (!db_.Open(path, error)) return false;
+  reading_db_ = &db_;
   st_ = db_.Prepare(sql, error);
   if (!st_.valid()) return false;
   cols_ = st_.ColumnCount();
@@ -61,12 +62,29 @@ void PrefetchedRows::StartOpen(const std::string& path, const std::string& sql, 
   }
 }
 
+void PrefetchedRows::ReadNow(SqliteDb* db, const std::string& sql,
+                             const std::vector<std::string_view>& nulls,
+                             const std::vector<std::string_view>& texts,
+                             const std::vector<std::string_view>& doubles) {
+  if (thread_.joinable()) return;
+  async_ = true;
+  sql_ = sql;
+  max_queued_ = 0;
+  track_nulls_.assign(nulls.begin(), nulls.end());
+  track_texts_.assign(texts.begin(), texts.end());
+  track_doubles_.assign(doubles.begin(), doubles.end());
+  reading_db_ = db;
+  path_ = db->path();
+  if (OpenOnThread()) Produce();
+}
+
 bool PrefetchedRows::OpenOnThread() {
   std::string error;
   bool ok = false;
   try {
-    if (db_.Open(path_, &error)) {
-      st_ = db_.Prepare(sql_, &error);
+    if (reading_db_ != nullptr || db_.Open(path_, &error)) {
+      if (reading_db_ == nullptr) reading_db_ = &db_;
+      st_ = reading_db_->Prepare(sql_, &error);
       const int cols = st_.valid() ? st_.ColumnCount() : 0;
       if (cols > 64) {
         error = path_ + ": too many columns to prefetch";
@@ -124,19 +142,24 @@ bool PrefetchedRows::FillBlock(Block* b) {
     for (size_t c = 0; c < cols; ++c) {
       const int col = static_cast<int>(c);
       const uint64_t bit = uint64_t{1} << c;
-      if ((tracked_nulls_ & bit) != 0 && st_.IsNull(col)) {
-        nulls |= bit;
-        v[c] = 0;
-      } else if ((text_cols_ & bit) != 0) {
-        const std::string_view t = st_.Text(col);
+      // One lookup of the column per value (IntValue...): a NULL reads as 0
+      // (Int's answer) and is noted only where tracked.
+      bool present;
+      if ((text_cols_ & bit) != 0) {
+        std::string_view t;
+        present = st_.TextValue(col, &t);
         const uint64_t size = std::min<uint64_t>(t.size(), 0xFFFFFFFFu);
-        v[c] = static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size);
+        v[c] = present ? static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size) : 0;
         b->text.append(t.data(), size);
       } else if ((double_cols_ & bit) != 0) {
-        v[c] = std::bit_cast<int64_t>(st_.Double(col));
+        double d = 0;
+        present = st_.DoubleValue(col, &d);
+        v[c] = present ? std::bit_cast<int64_t>(d) : 0;
       } else {
-        v[c] = st_.Int(col);
+        v[c] = 0;
+        present = st_.IntValue(col, &v[c]);
       }
+      if (!present && (tracked_nulls_ & bit) != 0) nulls |= bit;
     }
     b->nulls[b->rows++] = nulls;
   }
@@ -164,7 +187,7 @@ void PrefetchedRows::Produce() {
       if (!more) {
         done_ = true;
         failed_ = !st_.ok();
-        if (failed_) thread_error_ = db_.LastError();
+        if (failed_) thread_error_ = reading_db_->LastError();
         cv_.notify_all();
         return;
       }

@@ -46,6 +46,14 @@ class PrefetchedRows {
                  const std::vector<std::string_view>& nulls,
                  const std::vector<std::string_view>& texts,
                  const std::vector<std::string_view>& doubles);
+  // StartOpen's reading without a thread or a connection of its own: the
+  // whole result read now through db, an open connection of this thread
+  // (the caller's, which outlives the reading). For a small table, where a
+  // connection's opening (it parses the export's schema) costs more than
+  // the stepping it would move off this thread.
+  void ReadNow(SqliteDb* db, const std::string& sql, const std::vector<std::string_view>& nulls,
+               const std::vector<std::string_view>& texts,
+               const std::vector<std::string_view>& doubles);
   // After StartOpen: waits until the statement is prepared; false with
   // *error (as Open's) when opening or preparing failed.
   bool WaitOpened(std::string* error);
@@ -97,6 +105,8 @@ class PrefetchedRows {
   bool OpenOnThread();
 
   SqliteDb db_;
+  // The connection st_ reads: &db_, or ReadNow's.
+  SqliteDb* reading_db_ = nullptr;
   SqliteStatement st_;
   int cols_ = 0;
   uint64_t tracked_nulls_ = 0, text_cols_ = 0, double_cols_ = 0;

@@ -143,29 +143,42 @@ Status RangeNameRules::AddUserRulesFile(const std::string& path) {
 }
 
 RangeNameRules::Result RangeNameRules::Apply(std::string_view raw) const {
+  std::string renamed;
+  const View v = Apply(raw, &renamed);
   Result out;
+  out.name = std::string(v.name);
+  out.changed = v.changed;
+  out.op = v.op;
+  return out;
+}
+
+RangeNameRules::View RangeNameRules::Apply(std::string_view raw, std::string* renamed) const {
+  View out;
   if (keep_raw_) {
-    out.name = std::string(raw);
+    out.name = raw;
     out.op = IsBuiltinOpRangeName(raw) || MatchesAny(op_rules_, raw);
     return out;
   }
-  std::string name(raw);
+  std::string_view name = raw;
   for (const RegexRule& rule : renames_) {
     std::match_results<std::string_view::const_iterator> m;
     if (std::regex_search(raw.begin(), raw.end(), m, rule.re)) {
-      std::string renamed = m.format(rule.target);
-      if (!renamed.empty()) name = std::move(renamed);
+      std::string r = m.format(rule.target);
+      if (!r.empty()) {
+        *renamed = std::move(r);
+        name = *renamed;
+      }
       break;
     }
   }
   bool per_call = false;
   if (auto p = PerCallSuffixStart(name)) {
-    name.resize(*p);
+    name = name.substr(0, *p);
     per_call = true;
   }
   out.op = per_call || IsBuiltinOpRangeName(name) || MatchesAny(op_rules_, name);
   out.changed = name != raw;
-  out.name = std::move(name);
+  out.name = name;
   return out;
 }
 
@@ -177,7 +190,11 @@ uint32_t RangeNameMapper::Map(uint32_t raw) {
   if (raw >= mapped_.size()) mapped_.resize(std::max<size_t>(raw + 1, strings_->size()), kUnknown);
   uint32_t& slot = mapped_[raw];
   if (slot != kUnknown) return slot;
-  const RangeNameRules::Result r = rules_.Apply(strings_->Get(raw));
+  // The view version: no copy of the name, interned straight from the
+  // table's own characters (their chunks never move, trace_model.h) or from
+  // a rename's result.
+  std::string renamed;
+  const RangeNameRules::View r = rules_.Apply(strings_->Get(raw), &renamed);
   // Interning may add a string: no reference into mapped_ across it.
   const uint32_t id = r.changed ? strings_->Intern(r.name) : raw;
   mapped_[raw] = id;

@@ -66,6 +66,14 @@ class RangeNameRules {
     bool op = false;  // an operator range (see above)
   };
   Result Apply(std::string_view raw) const;
+  // The same without a copy of the name: name views raw, or *renamed
+  // where a user rule renamed it (valid while both are).
+  struct View {
+    std::string_view name;
+    bool changed = false;
+    bool op = false;
+  };
+  View Apply(std::string_view raw, std::string* renamed) const;
 
  private:
   std::vector<RegexRule> renames_;

@@ -61,6 +61,32 @@ std::string_view SqliteStatement::Text(int col) const {
   return {reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
+bool SqliteStatement::IntValue(int col, int64_t* v) const {
+  sqlite3_value* value = sqlite3_column_value(stmt_, col);
+  if (sqlite3_value_type(value) == SQLITE_NULL) return false;
+  *v = sqlite3_value_int64(value);
+  return true;
+}
+
+bool SqliteStatement::DoubleValue(int col, double* v) const {
+  sqlite3_value* value = sqlite3_column_value(stmt_, col);
+  if (sqlite3_value_type(value) == SQLITE_NULL) return false;
+  *v = sqlite3_value_double(value);
+  return true;
+}
+
+bool SqliteStatement::TextValue(int col, std::string_view* v) const {
+  // The value belongs to this statement's connection, used by one thread
+  // only (SqliteDb::Open), so reading it outside the column API is safe.
+  sqlite3_value* value = sqlite3_column_value(stmt_, col);
+  if (sqlite3_value_type(value) == SQLITE_NULL) return false;
+  const unsigned char* p = sqlite3_value_text(value);
+  *v = p == nullptr ? std::string_view()
+                    : std::string_view(reinterpret_cast<const char*>(p),
+                                       static_cast<size_t>(sqlite3_value_bytes(value)));
+  return true;
+}
+
 SqliteDb::~SqliteDb() {
   if (db_ != nullptr) sqlite3_close(db_);
 }

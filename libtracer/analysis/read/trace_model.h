@@ -5,9 +5,11 @@
 // string ids are global (the reader remaps the file's ids).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,33 +27,89 @@ namespace tracer::analysis {
 class StringTable {
  public:
   StringTable() { Intern(""); }  // id 0 is the empty string
+  // A copy holds its own characters (the views point into their chunks);
+  // a move keeps them where they are.
+  StringTable(const StringTable& other) { CopyFrom(other); }
+  StringTable& operator=(const StringTable& other) {
+    if (this != &other) {
+      StringTable copy(other);
+      *this = std::move(copy);
+    }
+    return *this;
+  }
+  StringTable(StringTable&& other) noexcept { *this = std::move(other); }
+  StringTable& operator=(StringTable&& other) noexcept {
+    if (this == &other) return *this;
+    views_ = std::move(other.views_);
+    chunks_ = std::move(other.chunks_);
+    index_ = std::move(other.index_);
+    next_ = std::exchange(other.next_, nullptr);
+    left_ = std::exchange(other.left_, 0);
+    // other is left empty but usable (Get answers "" for any id; its next
+    // Intern("") is id 0 again).
+    other.views_.clear();
+    other.index_ = StringIndex();
+    return *this;
+  }
+
   uint32_t Intern(std::string_view s) {
     const uint64_t h = StringIndex::Hash(s);
-    const uint32_t found = index_.Find(s, h, Getter{&storage_});
+    const uint32_t found = index_.Find(s, h, Getter{&views_});
     if (found != StringIndex::kNone) return found;
-    storage_.emplace_back(s);
-    const uint32_t id = static_cast<uint32_t>(storage_.size() - 1);
+    views_.push_back(Store(s));
+    const uint32_t id = static_cast<uint32_t>(views_.size() - 1);
     index_.Insert(h, id);
     return id;
   }
   std::string_view Get(uint32_t id) const {
-    return id < storage_.size() ? std::string_view(storage_[id]) : std::string_view();
+    return id < views_.size() ? views_[id] : std::string_view();
   }
   // Id of s if already interned.
   std::optional<uint32_t> Find(std::string_view s) const {
-    const uint32_t found = index_.Find(s, StringIndex::Hash(s), Getter{&storage_});
+    const uint32_t found = index_.Find(s, StringIndex::Hash(s), Getter{&views_});
     if (found == StringIndex::kNone) return std::nullopt;
     return found;
   }
-  size_t size() const { return storage_.size(); }
+  size_t size() const { return views_.size(); }
 
  private:
   struct Getter {
-    const std::deque<std::string>* storage;
-    std::string_view operator()(uint32_t id) const { return (*storage)[id]; }
+    const std::vector<std::string_view>* views;
+    std::string_view operator()(uint32_t id) const { return (*views)[id]; }
   };
+  // Characters are kept in large chunks, never moved: a name-heavy nsys
+  // export interns tens of thousands of distinct range names, and an
+  // allocation per string was a tenth of its import.
+  static constexpr size_t kChunkBytes = 64 * 1024;
+  std::string_view Store(std::string_view s) {
+    if (s.empty()) return std::string_view();
+    if (s.size() > left_) {
+      // A long string gets a chunk of its own; the current one stays open.
+      if (s.size() > kChunkBytes / 4) {
+        chunks_.push_back(std::make_unique<char[]>(s.size()));
+        std::copy(s.begin(), s.end(), chunks_.back().get());
+        return std::string_view(chunks_.back().get(), s.size());
+      }
+      chunks_.push_back(std::make_unique<char[]>(kChunkBytes));
+      next_ = chunks_.back().get();
+      left_ = kChunkBytes;
+    }
+    char* at = next_;
+    std::copy(s.begin(), s.end(), at);
+    next_ += s.size();
+    left_ -= s.size();
+    return std::string_view(at, s.size());
+  }
+  void CopyFrom(const StringTable& other) {
+    views_.reserve(other.views_.size());
+    // Same ids: every string of other is distinct, interned in id order.
+    for (std::string_view v : other.views_) Intern(v);
+  }
 
-  std::deque<std::string> storage_;
+  std::vector<std::string_view> views_;  // by id
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  char* next_ = nullptr;
+  size_t left_ = 0;
   StringIndex index_;
 };
 

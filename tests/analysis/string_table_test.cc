@@ -1,0 +1,74 @@
+// The reader's StringTable keeps its characters in shared chunks (a
+// name-heavy nsys export interns tens of thousands of names): ids, views and
+// lookups must behave as with one allocation per string, across chunk
+// boundaries, long strings, copies and moves.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "libtracer/analysis/read/trace_model.h"
+
+namespace tracer::analysis {
+namespace {
+
+// Distinct names of varied lengths, some longer than a chunk's quarter
+// (16 KiB) and one longer than a chunk, as emit_nvtx's sizes lists can be.
+std::vector<std::string> Names(int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) {
+    std::string s = "aten::op" + std::to_string(i) + ", sizes = [";
+    s.append(static_cast<size_t>(i % 97) * 3, '1');
+    if (i % 1000 == 7) s.append(20000, 'x');
+    if (i == 4321) s.append(70000, 'y');
+    names.push_back(s + "]");
+  }
+  return names;
+}
+
+TEST(StringTableTest, IdsAndViewsSurviveChunksCopiesAndMoves) {
+  const std::vector<std::string> names = Names(20000);
+  StringTable t;
+  EXPECT_EQ(t.Get(0), "");
+  EXPECT_EQ(t.Intern(""), 0u);
+  std::vector<uint32_t> ids;
+  for (const std::string& s : names) ids.push_back(t.Intern(s));
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSERT_EQ(ids[i], i + 1);  // new strings get the next id
+    ASSERT_EQ(t.Intern(names[i]), ids[i]);
+    ASSERT_EQ(t.Get(ids[i]), names[i]);
+    ASSERT_EQ(t.Find(names[i]), ids[i]);
+  }
+  EXPECT_EQ(t.size(), names.size() + 1);
+  EXPECT_FALSE(t.Find("absent").has_value());
+  EXPECT_EQ(t.Get(static_cast<uint32_t>(t.size())), "");  // out of range: ""
+
+  // A copy owns its characters: the original gone, every view still reads.
+  auto copy = std::make_unique<StringTable>(t);
+  StringTable moved = std::move(t);
+  t = StringTable();
+  for (size_t i = 0; i < names.size(); ++i) {
+    ASSERT_EQ(copy->Get(ids[i]), names[i]);
+    ASSERT_EQ(moved.Get(ids[i]), names[i]);
+  }
+  StringTable assigned;
+  assigned = *copy;
+  copy.reset();
+  for (size_t i = 0; i < names.size(); ++i) ASSERT_EQ(assigned.Get(ids[i]), names[i]);
+  // Interning goes on in the copy and the moved-to table alike.
+  EXPECT_EQ(assigned.Intern("new"), names.size() + 1);
+  EXPECT_EQ(moved.Intern("new"), names.size() + 1);
+  EXPECT_EQ(moved.Get(static_cast<uint32_t>(names.size() + 1)), "new");
+  // The moved-from table starts again.
+  StringTable from;
+  from.Intern("a");
+  StringTable to = std::move(from);
+  EXPECT_EQ(from.Intern(""), 0u);
+  EXPECT_EQ(from.Intern("b"), 1u);
+  EXPECT_EQ(to.Get(1), "a");
+}
+
+}  // namespace
+}  // namespace tracer::analysis

@@ -137,7 +137,10 @@ the hundred thousand, other tables), it says so on
 stderr and reads the input whole: the choice never changes a number. Nsys
 SQLite exports and PyTorch profiler (Kineto) JSON traces take that path too
 (their events are sorted by time first: an nsys export by SQLite, a Kineto trace
-in a temporary file of 48 bytes per event). An input that must be read whole
+in a temporary file of 48 bytes per event). The ranks table (across processes)
+takes the bounded path one file read whole at a time (memory: the largest file,
+not all of them; any input format), with the step range chosen over all files
+as reading them at once chooses it. An input that must be read whole
 and would not fit the available memory (TRACER_REPORT_MEMORY=8G sets it, e.g.
 in a container) is refused with what fits instead, unless --no-stream; the
 default tables of such an input leave out only the metrics table (PM samples).

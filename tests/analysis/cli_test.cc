@@ -110,8 +110,7 @@ std::string WriteRecordedOrder(uint32_t pid = 31, uint64_t slow = 1) {
     for (uint64_t layer = 0; layer < 2; ++layer) {
       const uint64_t lid = sid + 1 + layer, t = base + 100 + 1000 * layer;
       b.Launch(++corr, 1, t + 10, lid);
-      b.Kernel(layer == 0 ? "gemm" : "relu", 1, t + 500, t + 500 + (200 + 100 * step) * slow,
-               corr);
+      b.Kernel(layer == 0 ? "gemm" : "relu", 1, t + 500, t + 500 + (200 + 100 * step) * slow, corr);
       b.Range(lid, sid, 1, "layer", t, t + 900, 1);
     }
     b.Range(sid, 0, 1, "step", base, base + 5000 * slow, 0);

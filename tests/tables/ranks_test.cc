@@ -268,10 +268,12 @@ TEST(BoundedRanks, NumberedStepNamesLineUpAcrossFiles) {
   // ProfilerStep#<n>: rank 0 from step 5, rank 1 from step 6 (the program's
   // numbers); --step-range ProfilerStep means ProfilerStep#*.
   std::vector<RankSpec> ranks(2);
-  ranks[0] = {.rank = 0, .steps = 3, .step_ns = 1000,
-              .step_name = [](int i) { return "ProfilerStep#" + std::to_string(5 + i); }};
-  ranks[1] = {.rank = 1, .steps = 3, .step_ns = 1300,
-              .step_name = [](int i) { return "ProfilerStep#" + std::to_string(6 + i); }};
+  ranks[0] = {.rank = 0, .steps = 3, .step_ns = 1000, .step_name = [](int i) {
+                return "ProfilerStep#" + std::to_string(5 + i);
+              }};
+  ranks[1] = {.rank = 1, .steps = 3, .step_ns = 1300, .step_name = [](int i) {
+                return "ProfilerStep#" + std::to_string(6 + i);
+              }};
   for (const std::string step_range : {"", "ProfilerStep"}) {
     const BothWays t = RanksBothWays(ranks, {step_range, {}});
     EXPECT_EQ(t.inexact, "");

@@ -29,6 +29,7 @@
 #include "tools/cli_util.h"
 #include "tools/command.h"
 #include "tools/groups_files.h"
+#include "tools/report_ranks.h"
 
 namespace tracer::cli {
 namespace {
@@ -136,7 +137,10 @@ the hundred thousand, other tables), it says so on
 stderr and reads the input whole: the choice never changes a number. Nsys
 SQLite exports and PyTorch profiler (Kineto) JSON traces take that path too
 (their events are sorted by time first: an nsys export by SQLite, a Kineto trace
-in a temporary file of 48 bytes per event). An input that must be read whole
+in a temporary file of 48 bytes per event). The ranks table (across processes)
+takes the bounded path one file read whole at a time (memory: the largest file,
+not all of them; any input format), with the step range chosen over all files
+as reading them at once chooses it. An input that must be read whole
 and would not fit the available memory (TRACER_REPORT_MEMORY=8G sets it, e.g.
 in a container) is refused with what fits instead, unless --no-stream; the
 default tables of such an input leave out only the metrics table (PM samples).
@@ -372,6 +376,10 @@ std::string WholeReadDoesNotFit(const std::vector<std::string>& files) {
          HumanBytes(available) + " available";
 }
 
+// The tables of the bounded path: the streamed core tables, and ranks, one
+// file read whole at a time (report_ranks.h).
+bool IsBoundedTable(const std::string& t) { return t == "ranks" || analysis::IsStreamableTable(t); }
+
 // Streams (recorded by the tracer, all requested tables streamable) of
 // `above` bytes or more in all, or too large to read whole in half the
 // available memory, are read with bounded memory unless --no-stream.
@@ -380,7 +388,7 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
   uint64_t bytes = 0, estimate = 0;
   if (!EstimateWhole(files, &bytes, &estimate)) return false;
   for (const std::string& t : tables) {
-    if (!all_tables && !analysis::IsStreamableTable(t)) return false;
+    if (!all_tables && !IsBoundedTable(t)) return false;
   }
   if (bytes >= above) {
     *why = HumanBytes(bytes) + " of input, --stream-above " + HumanBytes(above);
@@ -400,11 +408,16 @@ bool ShouldStream(const std::vector<std::string>& files, const std::vector<std::
 std::string BoundedUnavailable(const std::vector<std::string>& files,
                                const std::vector<std::string>& tables) {
   for (const std::string& t : tables) {
-    if (!analysis::IsStreamableTable(t)) {
+    if (!IsBoundedTable(t)) {
       return "table '" + t +
              "' is computed from the whole trace (bounded: summary, ranges, kernels, "
-             "range-kernels, gpu, memory, api)";
+             "range-kernels, gpu, memory, api, ranks)";
     }
+  }
+  // ranks alone reads any input, one file whole at a time.
+  if (!tables.empty() && std::all_of(tables.begin(), tables.end(),
+                                     [](const std::string& t) { return t == "ranks"; })) {
+    return "";
   }
   for (const std::string& f : files) {
     // nsys exports and Kineto JSON traces have streaming importers.
@@ -426,10 +439,27 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
                        const analysis::AttributionOptions& attribution,
                        const analysis::RangeNameRules& names, analysis::OutputFormat format,
                        size_t explicit_tables) {
+  // ranks: one file whole at a time; the other tables streamed.
+  const bool ranks = std::find(tables.begin(), tables.end(), "ranks") != tables.end();
+  std::vector<std::string> streamed = tables;
+  std::erase(streamed, "ranks");
+  BoundedRanks ranks_table;
+  if (ranks) {
+    ranks_table = BoundedRanksTable(args.files, options, attribution, names, args.extra.step_range);
+    if (!ranks_table.error.empty()) return Fail(ranks_table.error);
+    if (!ranks_table.inexact.empty()) {
+      std::fprintf(stderr,
+                   "tracer report: bounded-memory reading cannot give the exact ranks table (%s); "
+                   "reading the input whole instead\n",
+                   ranks_table.inexact.c_str());
+      return -1;
+    }
+    if (streamed.empty()) return WriteReport({ranks_table.table}, format, args, explicit_tables);
+  }
   std::vector<analysis::StreamingInput> inputs;
   for (const std::string& f : args.files) inputs.push_back({f, ProgressBar("report", f)});
   analysis::StreamingResult result =
-      analysis::StreamingTables(inputs, tables, options, attribution, &names);
+      analysis::StreamingTables(inputs, streamed, options, attribution, &names);
   if (!result.inexact.empty()) {
     const std::string too_big =
         result.metrics_left_out && result.inexact.size() == 1 && !args.no_stream
@@ -452,6 +482,19 @@ int RunStreamingReport(const ReportArgs& args, const std::vector<std::string>& t
   for (const std::string& e : result.errors) std::fprintf(stderr, "tracer report: %s\n", e.c_str());
   PrintWarnings("report", result.warnings);
   if (result.files_read == 0) return Fail("nothing could be read");
+  if (ranks) {
+    // In the order --table names them.
+    std::vector<Table> out;
+    size_t next = 0;
+    for (const std::string& t : tables) {
+      if (t == "ranks") {
+        out.push_back(std::move(ranks_table.table));
+      } else if (next < result.tables.size()) {
+        out.push_back(std::move(result.tables[next++]));
+      }
+    }
+    return WriteReport(out, format, args, explicit_tables);
+  }
   return WriteReport(result.tables, format, args, explicit_tables);
 }
 
@@ -581,9 +624,9 @@ int RunReport(ReportArgs args) {
     if (const std::string too_big = WholeReadDoesNotFit(args.files); !too_big.empty()) {
       const std::string why_whole = html ? "--format html" : BoundedUnavailable(args.files, tables);
       return Fail(too_big + (why_whole.empty() ? "" : ": " + why_whole) +
-                  ". Bounded tables without --steps / --time read it in bounded memory, and "
-                  "tracer export --format parquet one file at a time, for DuckDB (the ranks "
-                  "table there: docs/parquet.md); --no-stream reads it whole anyway");
+                  ". Bounded tables without --steps / --time read it in bounded memory (ranks: one "
+                  "file at a time), and tracer export --format parquet one file at a time, for "
+                  "DuckDB (docs/parquet.md); --no-stream reads it whole anyway");
     }
   }
   analysis::Trace& trace = KeepUntilExit<analysis::Trace>();

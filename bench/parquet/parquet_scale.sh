@@ -9,10 +9,12 @@
 #   query-*: DuckDB running each query of docs/parquet.md marked
 #            "<!-- query: NAME -->" (one process each), with the settings
 #            docs/parquet.md gives (threads, memory_limit, temp_directory)
-#   report:  tracer report --table range-kernels,ranks over the same files
-#            (the whole trace in one process, about 360 B per kernel: run
-#            only when that fits half the available memory, or REPORT=1;
-#            else "refuse": the same report refusing at once)
+#   report:  tracer report --table range-kernels,ranks --no-stream over the
+#            same files (the whole trace in one process, about 360 B per
+#            kernel: run only when that fits half the available memory, or
+#            REPORT=1)
+#   ranks:   tracer report --table ranks over the same files, the bounded
+#            path chosen on its own (one file read whole at a time)
 #   stream:  tracer report --table range-kernels over the same files, the
 #            bounded path chosen on its own (2 GiB of input or more)
 # and deletes the generated data at the end (KEEP=1 keeps it; a WORK folder
@@ -20,7 +22,10 @@
 #
 #   bench/parquet/parquet_scale.sh [BUILD_DIR]
 #     env: RANKS=256 KERNELS=1000000 WORK=/tmp/... DUCKDB_MEMORY=4GB
-#          DUCKDB_THREADS=$(nproc) KEEP=0 REPORT=auto
+#          DUCKDB_THREADS=$(nproc) DUCKDB_TEMP_MAX=(DuckDB's: 90 % of the free
+#          disk) KEEP=0 REPORT=auto STEPS="generate export query-ranks
+#          report ranks stream query-range-kernels" (a subset reruns those
+#          steps on a kept WORK)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$src/build}
@@ -38,6 +43,11 @@ mkdir -p "$work"
 cleanup() { [ "${KEEP:-0}" = 1 ] || rm -rf "$work"; }
 trap cleanup EXIT
 
+# STEPS: the steps to run (default all: generate export query-ranks report
+# ranks stream query-range-kernels); e.g. STEPS="ranks stream" on a kept WORK.
+steps=" ${STEPS:-generate export query-ranks report ranks stream query-range-kernels} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+
 # Runs "$@" under GNU time; prints "<label> wall_s=<s> peak_rss_mib=<MiB>".
 measure() {
   local label=$1; shift
@@ -53,16 +63,18 @@ measure() {
 }
 
 echo "parquet_scale: $ranks ranks x $kernels kernels in $work ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
-if [ "$(ls "$work"/traces/*.trace 2>/dev/null | wc -l)" = "$ranks" ]; then
+if [ "$(ls "$work"/traces/*.trace 2>/dev/null | wc -l)" = "$ranks" ] || ! want generate; then
   echo "generate reusing $work/traces"
 else
   rm -rf "$work/traces" "$work/dataset"
   measure generate "$synth" --ranks "$ranks" --kernels "$kernels" --out "$work/traces"
 fi
 echo "traces: $(du -sh "$work/traces" | cut -f1)"
-rm -rf "$work/dataset"
-measure export "$tracer" export "$work"/traces/*.trace --format parquet -o "$work/dataset"
-echo "dataset: $(du -sh "$work/dataset" | cut -f1)"
+if want export; then
+  rm -rf "$work/dataset"
+  measure export "$tracer" export "$work"/traces/*.trace --format parquet -o "$work/dataset"
+fi
+[ -d "$work/dataset" ] && echo "dataset: $(du -sh "$work/dataset" | cut -f1)"
 
 # One process per documented query, so each gets its own time and peak,
 # with the settings docs/parquet.md gives (spilling to $work/duckdb_tmp;
@@ -80,6 +92,9 @@ for line in settings.splitlines():
         value = override.get(m.group(1)) or m.group(3)
         con.execute("SET %s = %s%s%s" % (m.group(1), m.group(2), value, m.group(2)))
         print("SET", m.group(1), "=", value, file=sys.stderr)
+if "${DUCKDB_TEMP_MAX:-}":
+    con.execute("SET max_temp_directory_size = '${DUCKDB_TEMP_MAX:-}'")
+    print("SET max_temp_directory_size = ${DUCKDB_TEMP_MAX:-}", file=sys.stderr)
 queries = dict(re.findall(r"<!-- query: ([\w-]+) -->\s*\`\`\`sql\n(.*?)\`\`\`", doc, re.S))
 rows = con.execute(queries[sys.argv[1]].replace("'job_parquet/", "'$work/dataset/")).fetchall()
 print(sys.argv[1], len(rows), "rows")
@@ -88,7 +103,7 @@ query() {
   measure "query-$1" "$py" "$work/query.py" "$1" && cat "$work/query-$1.out"
   rm -rf "$work/duckdb_tmp"
 }
-query ranks
+want query-ranks && query ranks
 report=${REPORT:-auto}
 if [ "$report" = auto ]; then
   # Reading whole takes about 360 B per kernel (docs/parquet.md).
@@ -98,14 +113,16 @@ if [ "$report" = auto ]; then
   if [ "$need_mib" -lt $((avail_mib / 2)) ]; then report=1; fi
   [ "$report" = 1 ] || echo "report   not run: reading whole needs about $need_mib MiB, $avail_mib MiB available"
 fi
-if [ "$report" = 1 ]; then
-  measure report "$tracer" report "$work"/traces/*.trace --table range-kernels,ranks --format json
-else
-  # What does not fit is refused at once (one line), not read until the
-  # OOM killer ends it.
-  measure refuse "$tracer" report "$work"/traces/*.trace --table ranks || true
+if [ "$report" = 1 ] && want report; then
+  measure report "$tracer" report "$work"/traces/*.trace --table range-kernels,ranks --format json --no-stream
 fi
-measure stream "$tracer" report "$work"/traces/*.trace --table range-kernels --format json
-grep -h "^tracer report:" "$work/stream.time" | head -2 || true
+if want ranks; then
+  measure ranks "$tracer" report "$work"/traces/*.trace --table ranks --format json
+  grep -h "^tracer report:" "$work/ranks.time" | head -2 || true
+fi
+if want stream; then
+  measure stream "$tracer" report "$work"/traces/*.trace --table range-kernels --format json
+  grep -h "^tracer report:" "$work/stream.time" | head -2 || true
+fi
 # The heaviest step last.
-query range-kernels
+if want query-range-kernels; then query range-kernels; fi

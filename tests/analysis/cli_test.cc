@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tests/analysis/run_tracer.h"
 #include "tests/analysis/scenario.h"
@@ -96,9 +98,11 @@ TEST_F(CliTest, BadInputsSayWhatIsWrong) {
 
 // A stream in the tracer's own record order: per thread, a launch before the
 // range it names, children before parents.
-std::string WriteRecordedOrder() {
-  testing::TraceFileBuilder b(31);
-  b.Thread(1, 31);
+// pid: the process (and its file's name); slow: times its step and kernels
+// take (a straggler).
+std::string WriteRecordedOrder(uint32_t pid = 31, uint64_t slow = 1) {
+  testing::TraceFileBuilder b(pid);
+  b.Thread(1, pid);
   b.Stream(1, 0, 7);
   uint64_t corr = 0;
   for (uint64_t step = 0; step < 3; ++step) {
@@ -106,13 +110,14 @@ std::string WriteRecordedOrder() {
     for (uint64_t layer = 0; layer < 2; ++layer) {
       const uint64_t lid = sid + 1 + layer, t = base + 100 + 1000 * layer;
       b.Launch(++corr, 1, t + 10, lid);
-      b.Kernel(layer == 0 ? "gemm" : "relu", 1, t + 500, t + 700 + 100 * step, corr);
+      b.Kernel(layer == 0 ? "gemm" : "relu", 1, t + 500, t + 500 + (200 + 100 * step) * slow, corr);
       b.Range(lid, sid, 1, "layer", t, t + 900, 1);
     }
-    b.Range(sid, 0, 1, "step", base, base + 5000, 0);
+    b.Range(sid, 0, 1, "step", base, base + 5000 * slow, 0);
     b.Frame();
   }
-  return b.WriteTemp("recorded_order.trace");
+  return b.WriteTemp(pid == 31 ? std::string("recorded_order.trace")
+                               : "recorded_order_" + std::to_string(pid) + ".trace");
 }
 
 // The output of a command without the stderr lines that say how it read.
@@ -186,6 +191,40 @@ TEST_F(CliTest, StreamFlagGivesTheSameNumbersOrReadsWhole) {
   }
   EXPECT_FALSE(j.contains("timeline"));
   std::remove(recorded.c_str());
+}
+
+TEST_F(CliTest, RanksTableReadsOneFileAtATime) {
+  // Three ranks' files (the last a straggler) and the scenario file, whose
+  // records are out of the tracer's order: the bounded ranks table reads
+  // each file whole, one at a time, so it takes any input, and its numbers
+  // are those of all files read at once.
+  const std::vector<std::string> recorded = {WriteRecordedOrder(41), WriteRecordedOrder(42),
+                                             WriteRecordedOrder(43, 2)};
+  std::string files;
+  for (const std::string& f : recorded) files += " " + f;
+  for (const std::string tables :
+       {" --table ranks", " --table ranks --step-range layer --top 1 --filter ^layer$"}) {
+    const Result whole = RunTracer("report --no-stream" + files + " " + path_ + tables);
+    const Result bounded = RunTracer("report --stream" + files + " " + path_ + tables);
+    ASSERT_EQ(whole.exit_code, 0) << whole.out;
+    ASSERT_EQ(bounded.exit_code, 0) << bounded.out;
+    EXPECT_EQ(bounded.out, whole.out);  // stderr merged: nothing said either
+  }
+  const Result whole = RunTracer("report --no-stream" + files + " --table ranks --format csv");
+  // The straggler's steps: 5000 ns on two ranks, 10000 on pid 43.
+  EXPECT_NE(whole.out.find("step,step #0,3,5000,5000,10000,pid 43,100"), std::string::npos)
+      << whole.out;
+  // With streamed tables, in the order asked; automatically above
+  // --stream-above, saying so.
+  const std::string tables = " --table range-kernels,ranks,ranges --format csv";
+  Result r = RunTracer("report --stream" + files + tables);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, RunTracer("report --no-stream" + files + tables).out);
+  EXPECT_LT(r.out.find("step #0"), r.out.find("Range,Calls"));
+  r = RunTracer("report --stream-above 100" + files + tables);
+  EXPECT_NE(r.out.find("large input ("), std::string::npos) << r.out;
+  EXPECT_EQ(Tables(r), RunTracer("report --no-stream" + files + tables).out);
+  for (const std::string& f : recorded) std::remove(f.c_str());
 }
 
 TEST_F(CliTest, HelpTeachesTheDefinitions) {

@@ -268,18 +268,26 @@ class SyntheticJob(unittest.TestCase):
             self.assertEqual(bounded[table], whole[table], table)
         self.assertIn("the metrics table is left out", done.stderr)
         self.assertIn("of the 1 MiB available", done.stderr)
+        # The ranks table: one file read whole at a time, the same numbers.
+        done = run_cli("report", *self.files, "--table", "ranks", "--format", "json", env=small)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("with bounded memory", done.stderr)
+        self.assertEqual(json.loads(done.stdout)["ranks"], report_json(self.files, "ranks"))
         # A table only the whole trace gives: refused at once, in one line.
-        done = run_cli("report", *self.files, "--table", "ranks", env=small)
+        done = run_cli("report", *self.files, "--table", "timeline", env=small)
         self.assertEqual(done.returncode, 1)
         self.assertEqual(done.stdout, "")
         self.assertEqual(done.stderr.count("\n"), 1, done.stderr)
-        self.assertIn("table 'ranks' is computed from the whole trace", done.stderr)
+        self.assertIn("table 'timeline' is computed from the whole trace", done.stderr)
         self.assertIn("--no-stream reads it whole anyway", done.stderr)
         # --no-stream reads it whole all the same.
         done = run_cli("report", *self.files, "--table", "ranks", "--format", "json",
                        "--no-stream", env=small)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(json.loads(done.stdout)["ranks"], report_json(self.files, "ranks"))
+        done = run_cli("report", *self.files, "--table", "timeline", "--format", "json",
+                       "--no-stream", env=small)
+        self.assertEqual(done.returncode, 0, done.stderr)
 
     def test_refuses_to_overwrite(self):
         done = run_cli("export", *self.files, "--format", "parquet", "-o", self.dataset)

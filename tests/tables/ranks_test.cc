@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "libtracer/analysis/reports/cross_rank.h"
 #include "libtracer/analysis/reports/phases.h"
@@ -225,6 +226,149 @@ TEST(SeveralRanks, ByRankSplitsGapsTopCategoriesAndGroupsPerProcess) {
     EXPECT_EQ(rows, 1);
   }
   std::remove(groups_file.c_str());
+}
+
+// One rank of the job the bounded ranks table is checked on: `steps` steps
+// named step_name(i), then `extra` top-level ranges named extra_name of
+// extra_ns each; nested: the steps sit inside a top-level "outer" range
+// instead of at top level.
+struct RankSpec {
+  int rank = 0, steps = 2;
+  uint64_t step_ns = 1000;
+  std::string (*step_name)(int) = [](int) { return std::string("step"); };
+  int extra = 0;
+  std::string extra_name = "eval";
+  uint64_t extra_ns = 0;
+  bool nested = false;
+};
+
+void AddRankOf(Trace* trace, const RankSpec& s) {
+  testing::TraceFixture f(trace, 100 + s.rank);
+  f.P().header.rank = s.rank;
+  uint64_t t = 0;
+  const uint64_t outer =
+      s.nested ? f.Range("outer", 0, static_cast<uint64_t>(s.steps) * 10 * s.step_ns) : 0;
+  for (int i = 0; i < s.steps; ++i) {
+    t = static_cast<uint64_t>(i) * 10 * s.step_ns;
+    const uint64_t step = f.Range(s.step_name(i), t, t + s.step_ns, outer);
+    const uint64_t fwd = f.Range("forward", t, t + s.step_ns / 2, step);
+    f.Kernel("k_fwd", t + 10, t + s.step_ns / 2, fwd, t + 1);
+    const uint64_t bwd = f.Range("backward", t + s.step_ns / 2, t + s.step_ns, step);
+    f.Kernel("k_bwd", t + s.step_ns / 2 + 5, t + s.step_ns - 1, bwd, t + s.step_ns / 2 + 1);
+  }
+  t += 10 * s.step_ns;
+  for (int i = 0; i < s.extra; ++i, t += 2 * s.extra_ns) {
+    const uint64_t e = f.Range(s.extra_name, t, t + s.extra_ns);
+    f.Kernel("k_eval", t + 3, t + s.extra_ns / 2, e, t + 1);
+  }
+}
+
+// The ranks table of the ranks read at once (CrossRankTable over one trace)
+// and one at a time (CrossRankBuilder over one trace per rank, as
+// `tracer report --table ranks` reads files too large to read at once).
+struct BothWays {
+  Table whole, bounded;
+  std::string inexact;
+};
+
+BothWays RanksBothWays(const std::vector<RankSpec>& ranks, const CrossRankOptions& o) {
+  BothWays out;
+  Trace all;
+  for (const RankSpec& s : ranks) AddRankOf(&all, s);
+  AnalyzedTrace analyzed(all, {});
+  ReportModel model(analyzed);
+  out.whole = CrossRankTable(analyzed, model, o);
+  CrossRankBuilder builder(o);
+  for (const RankSpec& s : ranks) {
+    Trace one;
+    AddRankOf(&one, s);
+    AnalyzedTrace a(one, {});
+    ReportModel m(a);
+    builder.Add(a, m);
+  }
+  out.bounded = builder.Finish(&out.inexact);
+  return out;
+}
+
+void ExpectSameTable(const Table& a, const Table& b) {
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  for (size_t i = 0; i < a.rows.size(); ++i) EXPECT_TRUE(a.rows[i] == b.rows[i]) << "row " << i;
+  EXPECT_EQ(a.notes, b.notes);
+  EXPECT_EQ(a.columns.size(), b.columns.size());
+}
+
+// Rank 2 alone would take "eval" as its step (two instances, more time than
+// its steps); over all ranks "step" covers more, as it must be for each.
+std::vector<RankSpec> MixedJob() {
+  std::vector<RankSpec> ranks(4);
+  ranks[0] = {.rank = 0, .steps = 2, .step_ns = 1000, .extra = 1, .extra_ns = 500};
+  ranks[1] = {.rank = 1, .steps = 3, .step_ns = 1500};
+  ranks[2] = {.rank = 2, .steps = 2, .step_ns = 1100, .extra = 2, .extra_ns = 3000};
+  ranks[3] = {.rank = 3, .steps = 2, .step_ns = 1200};
+  return ranks;
+}
+
+TEST(BoundedRanks, OneFileAtATimeEqualsAllAtOnce) {
+  const BothWays t = RanksBothWays(MixedJob(), {});
+  EXPECT_EQ(t.inexact, "");
+  ExpectSameTable(t.whole, t.bounded);
+  // Not vacuous: step rows of "step" (not rank 2's "eval"), range rows.
+  ASSERT_GE(t.bounded.rows.size(), 6u);
+  EXPECT_EQ(S(t.bounded.rows[0][1]), "step #0");
+  EXPECT_EQ(I(t.bounded.rows[0][Col(t.bounded, "ranks")]), 4);
+  EXPECT_EQ(S(t.bounded.rows[2][1]), "step #2");
+  EXPECT_EQ(I(t.bounded.rows[2][Col(t.bounded, "ranks")]), 1);
+}
+
+TEST(BoundedRanks, StepRangeFilterAndTopAsReadAtOnce) {
+  CrossRankOptions o;
+  o.step_range = "eval";
+  ExpectSameTable(RanksBothWays(MixedJob(), o).whole, RanksBothWays(MixedJob(), o).bounded);
+  o = {};
+  o.ranges.filter = "^(forward|eval)$";
+  o.ranges.top = 1;
+  const BothWays t = RanksBothWays(MixedJob(), o);
+  ExpectSameTable(t.whole, t.bounded);
+  o = {};
+  o.step_range = "nothing";  // no step rows, the same note
+  const BothWays none = RanksBothWays(MixedJob(), o);
+  ExpectSameTable(none.whole, none.bounded);
+  EXPECT_NE(none.bounded.notes[0].find("no range named 'nothing'"), std::string::npos);
+}
+
+TEST(BoundedRanks, NumberedStepNamesLineUpAcrossFiles) {
+  // ProfilerStep#<n>: rank 0 from step 5, rank 1 from step 6 (the program's
+  // numbers); --step-range ProfilerStep means ProfilerStep#*.
+  std::vector<RankSpec> ranks(2);
+  ranks[0] = {.rank = 0, .steps = 3, .step_ns = 1000, .step_name = [](int i) {
+                return "ProfilerStep#" + std::to_string(5 + i);
+              }};
+  ranks[1] = {.rank = 1, .steps = 3, .step_ns = 1300, .step_name = [](int i) {
+                return "ProfilerStep#" + std::to_string(6 + i);
+              }};
+  for (const std::string step_range : {"", "ProfilerStep"}) {
+    const BothWays t = RanksBothWays(ranks, {step_range, {}});
+    EXPECT_EQ(t.inexact, "");
+    ExpectSameTable(t.whole, t.bounded);
+    EXPECT_EQ(S(t.bounded.rows[0][1]), "ProfilerStep#* #5");
+    EXPECT_EQ(I(t.bounded.rows[1][Col(t.bounded, "ranks")]), 2);  // step 6 on both
+  }
+}
+
+TEST(BoundedRanks, StepsNestedInOneFileAreNotGuessed) {
+  // Rank 3's steps sit inside "outer": read at once they are steps of the
+  // chosen range "step"; one file at a time they were no candidate of
+  // rank 3's file, so the builder says it cannot give that table.
+  std::vector<RankSpec> ranks = MixedJob();
+  ranks[3].nested = true;
+  ranks[3].step_ns = 100;  // "outer" must not win over "step"
+  const BothWays t = RanksBothWays(ranks, {});
+  EXPECT_EQ(S(t.whole.rows[0][1]), "step #0");
+  EXPECT_NE(t.inexact.find("'step'"), std::string::npos) << t.inexact;
+  // --step-range names it: every file lists it, exact again.
+  const BothWays named = RanksBothWays(ranks, {"step", {}});
+  EXPECT_EQ(named.inexact, "");
+  ExpectSameTable(named.whole, named.bounded);
 }
 
 }  // namespace

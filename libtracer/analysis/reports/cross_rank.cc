@@ -4,8 +4,12 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/reports/steps.h"
@@ -60,14 +64,61 @@ void AddSpreadCells(std::vector<Cell>* row, const PerProcess& v,
   }
 }
 
-}  // namespace
+// One process's instances of the step range, in start order (Steps).
+struct ProcessSteps {
+  size_t process = 0;  // index in the report
+  std::vector<uint64_t> numbers;
+  std::vector<int64_t> cpu;
+  std::vector<std::optional<int64_t>> gpu;  // absent: no GPU work
+};
 
-Table CrossRankTable(const AnalyzedTrace& analyzed, const ReportModel& model,
-                     const CrossRankOptions& options) {
-  const size_t processes = analyzed.size();
-  std::vector<std::string> labels;
-  for (size_t p = 0; p < processes; ++p) labels.push_back(analyzed.ProcessLabel(p));
+// steps' instances as values, process indexes offset by `offset`.
+std::vector<ProcessSteps> StepValues(const ReportModel& model, const Steps& steps, size_t offset) {
+  std::vector<ProcessSteps> out;
+  const auto& ranges = model.ranges();
+  for (const auto& proc : steps.by_process) {
+    ProcessSteps& v = out.emplace_back();
+    v.process = proc.process + offset;
+    v.numbers = proc.numbers;
+    for (const uint32_t s : proc.instances) {
+      const RangeFact& f = ranges[s];
+      v.cpu.push_back(static_cast<int64_t>(f.cpu_ns()));
+      v.gpu.push_back(f.has_gpu ? std::optional<int64_t>(static_cast<int64_t>(f.gpu_span_ns()))
+                                : std::nullopt);
+    }
+  }
+  return out;
+}
 
+// Per range row (domain, name): each process's CPU and GPU totals.
+using RangeTotals = std::map<std::pair<std::string, std::string>,
+                             std::vector<std::tuple<size_t, int64_t, std::optional<int64_t>>>>;
+
+// The core tables' range rows per process (row_builder.h), so the numbers
+// are the ranges table's with --by-process; process indexes offset.
+void AddRangeTotals(const AnalyzedTrace& analyzed, const ReportOptions& options, size_t offset,
+                    RangeTotals* out) {
+  ReportOptions o = options;
+  o.by_process = true;
+  o.top = 0;
+  RowNeeds needs;
+  needs.range_cpu = needs.range_gpu = true;
+  TableRows rows = WholeTraceRows(analyzed, o, needs);
+  for (auto& [key, row] : rows.ranges) {
+    std::optional<int64_t> gpu;
+    if (row.proj.count() > 0) gpu = row.proj.total();
+    (*out)[{std::get<1>(key), std::get<2>(key)}].emplace_back(std::get<0>(key) + offset,
+                                                              row.cpu.total(), gpu);
+  }
+}
+
+// The table from the facts of every process (labels: one per process).
+// steps: the step range's name and instances; absent: no step rows, said
+// by step_note.
+Table RenderCrossRank(const std::vector<std::string>& labels, const std::string& step_name,
+                      const std::vector<ProcessSteps>* steps, const std::string& step_note,
+                      const RangeTotals& range_totals, const CrossRankOptions& options) {
+  const size_t processes = labels.size();
   Table t;
   t.name = "ranks";
   t.title = "Across processes (ranks): min / median / max per step and per range";
@@ -92,56 +143,40 @@ Table CrossRankTable(const AnalyzedTrace& analyzed, const ReportModel& model,
     t.rows.push_back(std::move(row));
   };
 
-  // Steps: iteration i of every process that has it.
-  std::string step_note;
-  try {
-    const Steps steps = FindSteps(model, options.step_range);
-    const auto& ranges = model.ranges();
+  if (steps != nullptr) {
     // Step number -> each process's instance of it (the program's numbers:
     // ranks captured from different steps line up by step).
-    std::map<uint64_t, std::vector<uint32_t>> by_number;
-    for (const auto& proc : steps.by_process) {
-      for (size_t i = 0; i < proc.instances.size(); ++i) {
-        by_number[proc.numbers[i]].push_back(proc.instances[i]);
+    std::map<uint64_t, std::vector<std::pair<const ProcessSteps*, size_t>>> by_number;
+    for (const ProcessSteps& proc : *steps) {
+      for (size_t i = 0; i < proc.numbers.size(); ++i) {
+        by_number[proc.numbers[i]].emplace_back(&proc, i);
       }
     }
     PerProcess all_cpu(processes), all_gpu(processes);
     for (const auto& [number, instances] : by_number) {
       PerProcess cpu(processes), gpu(processes);
-      for (const uint32_t s : instances) {
-        const RangeFact& f = ranges[s];
-        cpu[f.process] = static_cast<int64_t>(f.cpu_ns());
-        all_cpu[f.process] = all_cpu[f.process].value_or(0) + *cpu[f.process];
-        if (f.has_gpu) {
-          gpu[f.process] = static_cast<int64_t>(f.gpu_span_ns());
-          all_gpu[f.process] = all_gpu[f.process].value_or(0) + *gpu[f.process];
+      for (const auto& [proc, i] : instances) {
+        const size_t p = proc->process;
+        cpu[p] = proc->cpu[i];
+        all_cpu[p] = all_cpu[p].value_or(0) + *cpu[p];
+        if (proc->gpu[i]) {
+          gpu[p] = *proc->gpu[i];
+          all_gpu[p] = all_gpu[p].value_or(0) + *gpu[p];
         }
       }
-      add_row("step", steps.name + " #" + std::to_string(number), cpu, gpu);
+      add_row("step", step_name + " #" + std::to_string(number), cpu, gpu);
     }
-    add_row("steps", steps.name + " (all)", all_cpu, all_gpu);
-    step_note = "Steps: " + steps.how + "; step N of each process (the program's own numbers).";
-  } catch (const std::exception& e) {
-    step_note = std::string("No step rows: ") + e.what() + ".";
+    add_row("steps", step_name + " (all)", all_cpu, all_gpu);
   }
 
-  // Ranges: the core tables' rows per process (row_builder.h), so the
-  // numbers are the ranges table's with --by-process.
-  ReportOptions o = options.ranges;
-  o.by_process = true;
-  o.top = 0;
-  RowNeeds needs;
-  needs.range_cpu = needs.range_gpu = true;
-  TableRows rows = WholeTraceRows(analyzed, o, needs);
   std::map<std::pair<std::string, std::string>, std::pair<PerProcess, PerProcess>> by_name;
-  for (auto& [key, row] : rows.ranges) {
-    auto& [cpu, gpu] = by_name
-                           .try_emplace({std::get<1>(key), std::get<2>(key)}, PerProcess(processes),
-                                        PerProcess(processes))
-                           .first->second;
-    const size_t p = std::get<0>(key);
-    cpu[p] = row.cpu.total();
-    if (row.proj.count() > 0) gpu[p] = row.proj.total();
+  for (const auto& [key, values] : range_totals) {
+    auto& [cpu, gpu] =
+        by_name.try_emplace(key, PerProcess(processes), PerProcess(processes)).first->second;
+    for (const auto& [p, c, g] : values) {
+      cpu[p] = c;
+      if (g) gpu[p] = *g;
+    }
   }
   std::vector<std::tuple<int64_t, std::string, const PerProcess*, const PerProcess*>> order;
   for (const auto& [key, v] : by_name) {
@@ -168,6 +203,131 @@ Table CrossRankTable(const AnalyzedTrace& analyzed, const ReportModel& model,
                                                  : "") +
                  "."};
   return t;
+}
+
+std::string StepNote(const Steps& steps) {
+  return "Steps: " + steps.how + "; step N of each process (the program's own numbers).";
+}
+
+}  // namespace
+
+Table CrossRankTable(const AnalyzedTrace& analyzed, const ReportModel& model,
+                     const CrossRankOptions& options) {
+  std::vector<std::string> labels;
+  for (size_t p = 0; p < analyzed.size(); ++p) labels.push_back(analyzed.ProcessLabel(p));
+  // Steps: iteration i of every process that has it.
+  std::string step_note, step_name;
+  std::optional<std::vector<ProcessSteps>> steps;
+  try {
+    const Steps found = FindSteps(model, options.step_range);
+    steps = StepValues(model, found, 0);
+    step_name = found.name;
+    step_note = StepNote(found);
+  } catch (const std::exception& e) {
+    step_note = std::string("No step rows: ") + e.what() + ".";
+  }
+  RangeTotals ranges;
+  AddRangeTotals(analyzed, options.ranges, 0, &ranges);
+  return RenderCrossRank(labels, step_name, steps ? &*steps : nullptr, step_note, ranges, options);
+}
+
+struct CrossRankBuilder::State {
+  std::vector<std::string> labels;
+  RangeTotals ranges;
+  StepCandidates candidates;  // without --step-range
+  // --step-range NAME: some range is named NAME; the StepRangeKeys present.
+  bool has_name = false;
+  std::set<std::string> keys_present;
+  // (step range, exact) -> the instances of every trace's processes.
+  std::map<std::pair<std::string, bool>, std::vector<ProcessSteps>> lists;
+  // Keys some trace has ranges of but no list for: their steps are not
+  // known (a trace's lists are those of its own candidates).
+  std::set<std::string> unlisted;
+};
+
+CrossRankBuilder::CrossRankBuilder(CrossRankOptions options)
+    : options_(std::move(options)), state_(std::make_unique<State>()) {}
+CrossRankBuilder::~CrossRankBuilder() = default;
+
+void CrossRankBuilder::Add(const AnalyzedTrace& analyzed, const ReportModel& model) {
+  State& s = *state_;
+  const size_t offset = s.labels.size();
+  for (size_t p = 0; p < analyzed.size(); ++p) s.labels.push_back(analyzed.ProcessLabel(p));
+  AddRangeTotals(analyzed, options_.ranges, offset, &s.ranges);
+  std::set<uint32_t> ids;
+  for (const RangeFact& r : model.ranges()) ids.insert(r.name);
+  auto add_list = [&](const std::string& name, bool exact) {
+    std::vector<ProcessSteps> v = StepValues(model, StepsOf(model, {name, exact, ""}), offset);
+    auto& list = s.lists[{name, exact}];
+    for (ProcessSteps& p : v) list.push_back(std::move(p));
+  };
+  if (!options_.step_range.empty()) {
+    // Every name --step-range may turn out to mean, listed: which one it
+    // means depends on all traces.
+    const std::vector<std::string> keys = StepRangeKeys(options_.step_range);
+    bool has_name = false;
+    std::set<std::string> present;
+    for (uint32_t id : ids) {
+      const std::string_view name = model.Name(id);
+      has_name = has_name || name == options_.step_range;
+      const std::string key = StepKey(name);
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) present.insert(key);
+    }
+    if (has_name) add_list(options_.step_range, true);
+    for (const std::string& key : present) add_list(key, false);
+    s.has_name = s.has_name || has_name;
+    s.keys_present.insert(present.begin(), present.end());
+    return;
+  }
+  // Without --step-range: the lists of this trace's own candidates (the
+  // chosen key is one of some trace's candidates; in the traces where it is
+  // none, its instances are not listed, and Finish says so when there are).
+  const StepCandidates candidates = FindStepCandidates(model);
+  std::set<std::string> keys;
+  for (const auto& [name, c] : candidates) {
+    StepCandidate& merged = s.candidates[name];
+    merged.n += c.n;
+    merged.total += c.total;
+    merged.op = merged.op || c.op;
+    if (!c.op) keys.insert(StepKey(name));
+  }
+  for (const std::string& key : keys) add_list(key, false);
+  for (uint32_t id : ids) {
+    std::string key = StepKey(model.Name(id));
+    if (keys.count(key) == 0) s.unlisted.insert(std::move(key));
+  }
+}
+
+Table CrossRankBuilder::Finish(std::string* inexact) {
+  State& s = *state_;
+  inexact->clear();
+  std::string step_note, step_name;
+  const std::vector<ProcessSteps>* steps = nullptr;
+  try {
+    const StepChoice choice =
+        options_.step_range.empty()
+            ? ChooseStepRange(s.candidates)
+            : ResolveStepRange(options_.step_range, s.has_name, [&](const std::string& key) {
+                return s.keys_present.count(key) > 0;
+              });
+    if (options_.step_range.empty() && s.unlisted.count(choice.name) > 0) {
+      *inexact = "the step range '" + choice.name +
+                 "' has instances in a file where it is not a top-level range";
+    }
+    auto it = s.lists.find({choice.name, choice.exact});
+    std::vector<ProcessSteps>& list = it != s.lists.end() ? it->second : s.lists[{}];
+    std::stable_sort(list.begin(), list.end(), [](const ProcessSteps& a, const ProcessSteps& b) {
+      return a.process < b.process;
+    });
+    steps = &list;
+    step_name = choice.name;
+    Steps described;
+    described.how = choice.how;
+    step_note = StepNote(described);
+  } catch (const std::exception& e) {
+    step_note = std::string("No step rows: ") + e.what() + ".";
+  }
+  return RenderCrossRank(s.labels, step_name, steps, step_note, s.ranges, options_);
 }
 
 }  // namespace tracer::analysis::reports

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "libtracer/analysis/importers/range_names.h"
 
@@ -83,9 +85,120 @@ std::string StepKey(std::string_view name) {
   return std::string(name);
 }
 
+StepCandidates FindStepCandidates(const ReportModel& model) {
+  const auto& ranges = model.ranges();
+  // Operator ranges (Trace::op_range_names, IsBuiltinOpRangeName: aten::to,
+  // emit_nvtx's per-call names, ...) are never the step: they repeat
+  // at top level too, but a step is the program's own range.
+  const auto& op_names = model.trace().op_range_names;
+  std::unordered_map<uint32_t, StepCandidate*> by_id;
+  StepCandidates out;
+  const std::vector<bool> inside = InsideAnotherThreadsRange(ranges);
+  for (uint32_t i = 0; i < ranges.size(); ++i) {
+    const RangeFact& r = ranges[i];
+    if (r.parent >= 0 || !r.push_pop || inside[i]) continue;
+    auto it = by_id.find(r.name);
+    if (it == by_id.end()) {
+      StepCandidate& c = out[std::string(model.Name(r.name))];
+      c.op = c.op || op_names.count(r.name) > 0 || IsBuiltinOpRangeName(model.Name(r.name));
+      it = by_id.emplace(r.name, &c).first;
+    }
+    ++it->second->n;
+    it->second->total += r.cpu_ns();
+  }
+  return out;
+}
+
+StepChoice ChooseStepRange(const StepCandidates& candidates) {
+  struct Count {
+    size_t n = 0;
+    uint64_t total = 0;
+  };
+  std::map<std::string, Count> counts;
+  size_t op_ranges = 0;
+  for (const auto& [name, c] : candidates) {
+    if (c.op) {
+      op_ranges += c.n;
+      continue;
+    }
+    Count& k = counts[StepKey(name)];
+    k.n += c.n;
+    k.total += c.total;
+  }
+  StepChoice choice;
+  const Count* best = nullptr;
+  for (const auto& [key, c] : counts) {
+    const bool better = !best || (c.n >= 2) > (best->n >= 2) ||
+                        ((c.n >= 2) == (best->n >= 2) &&
+                         (c.total > best->total || (c.total == best->total && key < choice.name)));
+    if (better) {
+      best = &c;
+      choice.name = key;
+    }
+  }
+  if (!best && op_ranges > 0) {
+    throw std::runtime_error(
+        "no step range: every top-level range is an operator range (aten::, emit_nvtx "
+        "per-call names, ...); --step-range NAME picks one");
+  }
+  if (!best) throw std::runtime_error("the trace has no top-level range to use as a step");
+  choice.how = "step range '" + choice.name + "' (" +
+               (best->n >= 2 ? "the repeated top-level range covering the most time"
+                             : "no top-level range repeats; the one covering the most time") +
+               "; --step-range NAME picks another)";
+  return choice;
+}
+
+std::vector<std::string> StepRangeKeys(std::string_view step_range) {
+  const std::string base(step_range);
+  return {StepKey(step_range), base + "#*", base + "_*"};
+}
+
+StepChoice ResolveStepRange(std::string_view step_range, bool has_name,
+                            const std::function<bool(const std::string&)>& has_key) {
+  StepChoice choice;
+  choice.exact = has_name;
+  if (has_name) {
+    choice.name = std::string(step_range);
+  } else {
+    // "ProfilerStep" also names the numbered ProfilerStep#<n> ranges.
+    for (const std::string& candidate : StepRangeKeys(step_range)) {
+      if (has_key(candidate)) {
+        choice.name = candidate;
+        break;
+      }
+    }
+    if (choice.name.empty()) {
+      throw std::runtime_error("no range named '" + std::string(step_range) +
+                               "' in the trace (--step-range)");
+    }
+  }
+  choice.how = "step range '" + choice.name + "' (--step-range)";
+  return choice;
+}
+
 Steps FindSteps(const ReportModel& model, std::string_view step_range) {
+  if (step_range.empty()) return StepsOf(model, ChooseStepRange(FindStepCandidates(model)));
+  const auto& ranges = model.ranges();
+  bool has_name = false;
+  std::unordered_set<uint32_t> names;
+  for (const auto& r : ranges) names.insert(r.name);
+  for (uint32_t n : names) has_name = has_name || model.Name(n) == step_range;
+  auto has_key = [&](const std::string& key) {
+    for (uint32_t n : names) {
+      if (StepKey(model.Name(n)) == key) return true;
+    }
+    return false;
+  };
+  return StepsOf(model, ResolveStepRange(step_range, has_name, has_key));
+}
+
+Steps StepsOf(const ReportModel& model, const StepChoice& choice) {
   const auto& ranges = model.ranges();
   Steps steps;
+  steps.name = choice.name;
+  steps.how = choice.how;
+  const bool exact = choice.exact;
   // Key of each range name id, computed once.
   std::unordered_map<uint32_t, std::string> keys;
   auto key_of = [&](uint32_t name) -> const std::string& {
@@ -93,79 +206,6 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
     if (it == keys.end()) it = keys.emplace(name, StepKey(model.Name(name))).first;
     return it->second;
   };
-  bool exact = false;
-  if (!step_range.empty()) {
-    for (const auto& r : ranges) {
-      if (model.Name(r.name) == step_range) exact = true;
-    }
-    // "ProfilerStep" also names the numbered ProfilerStep#<n> ranges.
-    std::string wanted;
-    const std::string base(step_range);
-    for (const std::string& candidate : {StepKey(step_range), base + "#*", base + "_*"}) {
-      for (size_t r = 0; r < ranges.size() && wanted.empty() && !exact; ++r) {
-        if (key_of(ranges[r].name) == candidate) wanted = candidate;
-      }
-    }
-    const bool found = exact || !wanted.empty();
-    if (!found) {
-      throw std::runtime_error("no range named '" + std::string(step_range) +
-                               "' in the trace (--step-range)");
-    }
-    steps.name = exact ? std::string(step_range) : wanted;
-    steps.how = "step range '" + steps.name + "' (--step-range)";
-  } else {
-    struct Count {
-      size_t n = 0;
-      uint64_t total = 0;
-    };
-    std::unordered_map<std::string, Count> counts;
-    // Operator ranges (Trace::op_range_names, IsBuiltinOpRangeName: aten::to,
-    // emit_nvtx's per-call names, ...) are never the step: they repeat
-    // at top level too, but a step is the program's own range.
-    const auto& op_names = model.trace().op_range_names;
-    std::unordered_map<uint32_t, bool> is_op;
-    auto op = [&](uint32_t name) {
-      auto it = is_op.find(name);
-      if (it == is_op.end()) {
-        it = is_op.emplace(name, op_names.count(name) > 0 || IsBuiltinOpRangeName(model.Name(name)))
-                 .first;
-      }
-      return it->second;
-    };
-    size_t op_ranges = 0;
-    const std::vector<bool> inside = InsideAnotherThreadsRange(ranges);
-    for (uint32_t i = 0; i < ranges.size(); ++i) {
-      const RangeFact& r = ranges[i];
-      if (r.parent >= 0 || !r.push_pop || inside[i]) continue;
-      if (op(r.name)) {
-        ++op_ranges;
-        continue;
-      }
-      auto& c = counts[key_of(r.name)];
-      ++c.n;
-      c.total += r.cpu_ns();
-    }
-    const Count* best = nullptr;
-    for (const auto& [key, c] : counts) {
-      const bool better = !best || (c.n >= 2) > (best->n >= 2) ||
-                          ((c.n >= 2) == (best->n >= 2) &&
-                           (c.total > best->total || (c.total == best->total && key < steps.name)));
-      if (better) {
-        best = &c;
-        steps.name = key;
-      }
-    }
-    if (!best && op_ranges > 0) {
-      throw std::runtime_error(
-          "no step range: every top-level range is an operator range (aten::, emit_nvtx "
-          "per-call names, ...); --step-range NAME picks one");
-    }
-    if (!best) throw std::runtime_error("the trace has no top-level range to use as a step");
-    steps.how = "step range '" + steps.name + "' (" +
-                (best->n >= 2 ? "the repeated top-level range covering the most time"
-                              : "no top-level range repeats; the one covering the most time") +
-                "; --step-range NAME picks another)";
-  }
   auto is_step = [&](uint32_t name) {
     return exact ? model.Name(name) == steps.name : key_of(name) == steps.name;
   };

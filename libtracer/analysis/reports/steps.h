@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +52,43 @@ std::optional<uint64_t> StepNumberInName(std::string_view range_name);
 // (several ranks: each its own steps). Throws std::runtime_error when there
 // is none.
 Steps FindSteps(const ReportModel& model, std::string_view step_range);
+
+// FindSteps in parts, so that a report reading one file at a time (the
+// bounded ranks table, cross_rank.h) chooses the step range of all files
+// the way FindSteps chooses it for them read at once.
+//
+// The candidates for the step range without --step-range: per range name,
+// its top-level push/pop instances that lie inside no top-level range of
+// another thread (count, summed CPU time), and whether the name is an
+// operator range (never a step). Several traces' candidates merge by
+// summing n and total, op when any trace says so.
+struct StepCandidate {
+  size_t n = 0;
+  uint64_t total = 0;
+  bool op = false;
+};
+using StepCandidates = std::map<std::string, StepCandidate>;
+StepCandidates FindStepCandidates(const ReportModel& model);
+
+// The step range: a name (exact) or a StepKey, and how it was chosen.
+struct StepChoice {
+  std::string name;
+  bool exact = false;
+  std::string how;
+};
+// Without --step-range: the repeated top-level key covering the most time.
+// Throws std::runtime_error when there is none.
+StepChoice ChooseStepRange(const StepCandidates& candidates);
+// The keys --step-range NAME stands for when no range is named NAME, in
+// the order they are tried: StepKey(NAME), NAME#*, NAME_*.
+std::vector<std::string> StepRangeKeys(std::string_view step_range);
+// --step-range NAME: has_name: some range is named NAME; has_key(k): some
+// range's StepKey is k. Throws std::runtime_error when neither.
+StepChoice ResolveStepRange(std::string_view step_range, bool has_name,
+                            const std::function<bool(const std::string&)>& has_key);
+// The instances of the chosen step range and their numbers (FindSteps'
+// result for that choice).
+Steps StepsOf(const ReportModel& model, const StepChoice& choice);
 
 // The program's number of the first recorded instance of range `step_name`:
 // the occurrence the capture window recorded first, less one (the counter

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/importers/import_file.h"
@@ -424,8 +425,9 @@ std::vector<MemPoint> MemPoints(const ProcessTrace& p) {
 // allocated before the capture and rows nsys would never write (negative
 // bytes, an operation or memory kind outside the enums): running totals of
 // the bytes allocated per device, in time order, the rest counted. With the
-// export's enum tables (as nsys 2026.2 writes them) and without (the
-// documented values are the fallback), the same.
+// export's enum tables (as nsys 2026.2 writes them; those of a real export
+// when the shared data is there) and without (their values are the
+// fallback), the same.
 TEST(NsysImporterTest, CudaMemoryUsageIsTheRunningTotalPerDevice) {
   const std::string g = std::to_string((uint64_t{1} << 48) | (uint64_t{500} << 24));
   const std::string other = std::to_string((uint64_t{1} << 48) | (uint64_t{600} << 24));
@@ -450,11 +452,25 @@ TEST(NsysImporterTest, CudaMemoryUsageIsTheRunningTotalPerDevice) {
       {100, 0, 1048576, false}, {150, 1, 2097152, false}, {200, 0, 1052672, false},
       {250, -1, 65536, false},  {260, 0, 8192, true},     {280, 0, 1053184, false},
       {300, 0, 4608, false},    {400, 0, 512, false},     {500, 0, 0, true}};
-  for (const bool enums : {true, false}) {
-    SCOPED_TRACE(enums ? "with the enum tables" : "without the enum tables");
+  // The enum tables as written here, as nsys 2026.2 wrote them into a real
+  // export (copied from it, when the shared data is there), or none.
+  const std::string real = std::string(TRACER_SHARED_DATA_DIR) + "/nsys/h100_2gpu_mfu.sqlite";
+  std::vector<std::pair<std::string, std::string>> variants = {
+      {"with the enum tables", kNsysMemoryEnums}, {"without the enum tables", ""}};
+  if (std::ifstream(real).good()) {
+    variants.emplace_back("with the real export's enum tables",
+                          "ATTACH DATABASE '" + real +
+                              "' AS real;"
+                              "CREATE TABLE ENUM_CUDA_MEM_KIND AS SELECT * FROM "
+                              "real.ENUM_CUDA_MEM_KIND;"
+                              "CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER AS SELECT * FROM "
+                              "real.ENUM_CUDA_DEV_MEM_EVENT_OPER;"
+                              "DETACH DATABASE real;");
+  }
+  for (const auto& [what, enums] : variants) {
+    SCOPED_TRACE(what);
     TempFile f(".sqlite");
-    MakeDb(f.path(), std::string(kNsysSchema) + kNsysMemoryUsageTable +
-                         (enums ? kNsysMemoryEnums : "") + rows);
+    MakeDb(f.path(), std::string(kNsysSchema) + kNsysMemoryUsageTable + enums + rows);
     Trace trace;
     std::string error;
     ASSERT_TRUE(ImportNsysSqlite(f.path(), &trace, &error)) << error;

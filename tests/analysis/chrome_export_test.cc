@@ -4,6 +4,7 @@
 #include "libtracer/analysis/export/chrome_export.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "libtracer/analysis/read/reader.h"
 #include "tests/analysis/run_tracer.h"
 #include "tests/analysis/scenario.h"
+#include "tests/importers/nsys_test_schema.h"
 
 namespace tracer::analysis {
 namespace {
@@ -266,6 +268,62 @@ TEST(ChromeExportTest, MemoryCountersOfTheRealKinetoTrace) {
   // This file was recorded without profile_memory: it has no "[memory]"
   // events, so the export must have no memory counter.
   RecordProperty("memory_points_in_input", static_cast<int>(points));
+}
+
+// An nsys export with CUDA memory usage (`nsys profile
+// --cuda-memory-usage=true`; the tables as NVIDIA's SQLite schema reference
+// documents them, nsys_test_schema.h): the export draws the importer's
+// running totals, device memory on the GPU's pseudo process beside its
+// kernels, managed memory its own counter there, pinned host memory on the
+// process.
+TEST(ChromeExportTest, MemoryCountersOfAnNsysExport) {
+  const std::string path = testing::TraceFileBuilder::TempPath("memory.sqlite");
+  std::remove(path.c_str());
+  const std::string g = std::to_string((uint64_t{1} << 48) | (uint64_t{42} << 24));
+  auto row = [&](uint64_t start, int device, uint64_t address, int64_t bytes, int kind, int op) {
+    return "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, contextId, "
+           "address, pc, bytes, memKind, memoryOperationType) VALUES (" +
+           std::to_string(start) + ", " + g + ", " + std::to_string(device) + ", 1, " +
+           std::to_string(address) + ", 0, " + std::to_string(bytes) + ", " + std::to_string(kind) +
+           ", " + std::to_string(op) + ");";
+  };
+  const std::string sql =
+      std::string(importers::kNsysSchema) + importers::kNsysMemoryUsageTable +
+      importers::kNsysMemoryEnums +
+      "INSERT INTO StringIds VALUES (1, 'fill_kernel');"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, demangledName) VALUES (3000, 4000, 0, 1, 7, 1, " +
+      g + ", 1);" + row(1000, 0, 0x7000, 1024, 2, 0) + row(2500, 0, 0x8000, 4096, 2, 0) +
+      row(2000, 1, 0x9000, 512, 2, 0) + row(5000, 0, 0x7000, 1024, 2, 1) +
+      row(1500, 0, 0xa000, 64, 1, 0) + row(1600, 0, 0xb000, 256, 4, 0);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  const nlohmann::json chrome = ExportWithCli(path);
+  std::remove(path.c_str());
+  ASSERT_FALSE(chrome.is_discarded());
+  const MemorySeries got = ExportedMemory(chrome);
+  // ns -> us as the export writes timestamps.
+  const MemorySeries want = {{"GPU 0 allocated", {{1.0, 1024}, {2.5, 5120}, {5.0, 4096}}},
+                             {"GPU 1 allocated", {{2.0, 512}}},
+                             {"CPU allocated", {{1.5, 64}}}};
+  EXPECT_EQ(got, want);
+  int64_t kernel_pid = -1, counter_pid = -2, managed_pid = -3;
+  std::vector<int64_t> managed;
+  for (const auto& e : chrome["traceEvents"]) {
+    if (e["ph"] == "X" && e["name"] == "fill_kernel") kernel_pid = e["pid"];
+    if (e["ph"] == "C" && e["name"] == "GPU memory allocated" && e["args"]["bytes"] == 1024)
+      counter_pid = e["pid"];
+    if (e["ph"] == "C" && e["name"] == "GPU managed memory allocated") {
+      managed_pid = e["pid"];
+      managed.push_back(e["args"]["bytes"]);
+    }
+  }
+  EXPECT_EQ(kernel_pid, counter_pid);
+  EXPECT_EQ(managed_pid, kernel_pid);  // allocated on GPU 0
+  EXPECT_EQ(managed, std::vector<int64_t>{256});
 }
 
 }  // namespace

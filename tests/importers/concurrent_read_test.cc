@@ -22,6 +22,7 @@
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/prefetched_rows.h"
 #include "libtracer/analysis/model/parallel_for.h"
+#include "tests/importers/nsys_test_schema.h"
 
 namespace tracer::analysis::importers {
 namespace {
@@ -195,22 +196,20 @@ TEST(PrefetchedRowsTest, DroppedUnreadIsJoined) {
   }
 }
 
-// The schema of kNsysSchema in importers_unit_test.cc, the tables the
-// import reads.
-constexpr char kSchema[] = R"(
-CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
-  returnValue INTEGER NOT NULL);
-CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-  correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL);
-CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-  text TEXT, globalTid INTEGER, textId INTEGER, domainId INTEGER);
-INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'gemm');
-INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (10, 20, 0, 281474993487872, 1, 1, 0);
-INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (30, 40, 0, 1, 7, 1, 281474993487872, 2);
+// The synthetic export the tests import: the shared test schema
+// (nsys_test_schema.h), one runtime call and the kernel it launched, in
+// process 1 (globalPid / globalTid 281474993487872: VM id 1, pid 1, tid 0).
+std::string OneKernelExport() {
+  return std::string(kNsysSchema) + R"(
+INSERT INTO StringIds (id, value) VALUES (1, 'cudaLaunchKernel'), (2, 'gemm');
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME
+  (start, end, eventClass, globalTid, correlationId, nameId, returnValue)
+  VALUES (10, 20, 0, 281474993487872, 1, 1, 0);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL
+  (start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName)
+  VALUES (30, 40, 0, 1, 7, 1, 281474993487872, 2);
 )";
+}
 
 // n NVTX ranges named "op i" (distinct names, as emit_nvtx writes).
 std::string NvtxRows(int n) {
@@ -223,7 +222,7 @@ std::string NvtxRows(int n) {
 
 TEST(NsysConcurrentImportTest, EveryRowOfEveryTable) {
   const int n = 6000;  // several blocks of the NVTX reader
-  TempDb db(std::string(kSchema) + NvtxRows(n));
+  TempDb db(OneKernelExport() + NvtxRows(n));
   Trace trace;
   std::string error;
   ASSERT_TRUE(ImportNsysSqlite(db.path(), &trace, &error)) << error;
@@ -284,7 +283,7 @@ TEST(NsysConcurrentImportTest, TheFirstSchemaErrorInTableOrderIsReported) {
 // them) while the other tables read fine: one line naming the file and the
 // table, no process half imported.
 TEST(NsysConcurrentImportTest, DamagedNvtxPagesAreOneClearError) {
-  TempDb good(std::string(kSchema) + NvtxRows(20000));
+  TempDb good(OneKernelExport() + NvtxRows(20000));
   std::ifstream in(good.path(), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   in.close();

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "libtracer/analysis/importers/import_file.h"
 #include "libtracer/analysis/importers/kineto_event.h"
@@ -23,6 +25,7 @@
 #include "libtracer/analysis/importers/range_nesting.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
 #include "libtracer/analysis/importers/stream_writer.h"
+#include "tests/importers/nsys_test_schema.h"
 
 namespace tracer::analysis::importers {
 namespace {
@@ -163,23 +166,8 @@ TEST(StreamWriterTest, OutputPathPerProcess) {
 
 // --- nsys ------------------------------------------------------------------
 
-// The smallest schema-3.x-shaped export the importer accepts: what `nsys
-// export` writes, reduced to the tables and columns the importer reads.
-constexpr char kNsysSchema[] = R"(
-CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
-  returnValue INTEGER NOT NULL);
-CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
-  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-  correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
-  gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,
-  staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, registersPerThread INTEGER);
-CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
-  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
-  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
-CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
-)";
+// Synthetic exports are written with kNsysSchema (nsys_test_schema.h): what
+// `nsys export` writes, reduced to the tables and columns the importer reads.
 
 // globalTid of pid p, tid t (VM id 1 in the high bits, as in real exports).
 std::string Gid(uint64_t pid, uint64_t tid) {
@@ -398,6 +386,187 @@ TEST(NsysImporterTest, SqliteWithoutNsysTablesIsRejected) {
   EXPECT_FALSE(ImportNsysSqlite(g.path(), &trace, &error));
   EXPECT_NE(error.find("none of the tables"), std::string::npos) << error;
   EXPECT_TRUE(trace.processes.empty());
+}
+
+// --- nsys CUDA memory usage (--cuda-memory-usage=true) ---------------------
+
+// One CUDA_GPU_MEMORY_USAGE_EVENTS row (the documented columns; contextId,
+// pc, correlationId and the pool columns as nsys fills them for a plain
+// cudaMalloc / cudaFree).
+std::string MemRow(uint64_t start, const std::string& global_pid, int device, uint64_t address,
+                   int64_t bytes, int kind, int operation) {
+  return "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS (start, globalPid, deviceId, contextId, "
+         "address, pc, bytes, memKind, memoryOperationType, name, correlationId, streamId) "
+         "VALUES (" +
+         std::to_string(start) + ", " + global_pid + ", " + std::to_string(device) + ", 1, " +
+         std::to_string(address) + ", 0, " + std::to_string(bytes) + ", " + std::to_string(kind) +
+         ", " + std::to_string(operation) + ", NULL, " + std::to_string(start) + ", NULL);";
+}
+
+struct MemPoint {
+  uint64_t ts;
+  int64_t device;
+  int64_t allocated;
+  bool managed;
+  bool operator==(const MemPoint&) const = default;
+};
+
+std::vector<MemPoint> MemPoints(const ProcessTrace& p) {
+  std::vector<MemPoint> points;
+  for (const MemoryUsageSample& m : p.memory_usage) {
+    EXPECT_EQ(m.reserved, -1);  // nsys records allocations only
+    points.push_back({m.ts_ns, m.device, m.allocated, m.managed});
+  }
+  return points;
+}
+
+// Allocations and frees of device, array, device-static, managed and pinned
+// host memory on two devices, rows out of time order, a free of memory
+// allocated before the capture and rows nsys would never write (negative
+// bytes, an operation or memory kind outside the enums): running totals of
+// the bytes allocated per device, in time order, the rest counted. With the
+// export's enum tables (as nsys 2026.2 writes them; those of a real export
+// when the shared data is there) and without (their values are the
+// fallback), the same.
+TEST(NsysImporterTest, CudaMemoryUsageIsTheRunningTotalPerDevice) {
+  const std::string g = std::to_string((uint64_t{1} << 48) | (uint64_t{500} << 24));
+  const std::string other = std::to_string((uint64_t{1} << 48) | (uint64_t{600} << 24));
+  constexpr uint64_t a = 0x7f0000000000, b = 0x7f0000100000, c = 0x7f1000000000, d = 0x7f2000000000,
+                     e = 0x7f3000000000, s = 0x7f4000000000;
+  const std::string rows =
+      MemRow(100, g, 0, a, 1048576, 2, 0) +    // device, GPU 0
+      MemRow(200, g, 0, b, 4096, 2, 0) +       // device, GPU 0
+      MemRow(150, g, 1, c, 2097152, 3, 0) +    // array, GPU 1 (out of order)
+      MemRow(250, g, 0, d, 65536, 1, 0) +      // pinned host
+      MemRow(260, g, 0, e, 8192, 4, 0) +       // managed
+      MemRow(270, g, 0, 0x1000, 4096, 2, 1) +  // freed, allocated before the capture
+      MemRow(280, g, 0, s, 512, 5, 0) +        // device static
+      MemRow(300, g, 0, a, 1048576, 2, 1) +    // free of a
+      MemRow(400, g, 0, b, 4096, 2, 1) +       // free of b
+      MemRow(500, g, 0, e, 8192, 4, 1) +       // free of the managed one
+      MemRow(310, g, 0, 0x2000, -5, 2, 0) +    // negative bytes
+      MemRow(320, g, 0, 0x3000, 64, 2, 9) +    // no such operation
+      MemRow(330, g, 0, 0x4000, 64, 7, 0) +    // memory kind Unknown
+      MemRow(120, other, 0, a, 777, 2, 0);     // another process, same address
+  const std::vector<MemPoint> want = {
+      {100, 0, 1048576, false}, {150, 1, 2097152, false}, {200, 0, 1052672, false},
+      {250, -1, 65536, false},  {260, 0, 8192, true},     {280, 0, 1053184, false},
+      {300, 0, 4608, false},    {400, 0, 512, false},     {500, 0, 0, true}};
+  // The enum tables as written here, as nsys 2026.2 wrote them into a real
+  // export (copied from it, when the shared data is there), or none.
+  const std::string real = std::string(TRACER_SHARED_DATA_DIR) + "/nsys/h100_2gpu_mfu.sqlite";
+  std::vector<std::pair<std::string, std::string>> variants = {
+      {"with the enum tables", kNsysMemoryEnums}, {"without the enum tables", ""}};
+  if (std::ifstream(real).good()) {
+    variants.emplace_back("with the real export's enum tables",
+                          "ATTACH DATABASE '" + real +
+                              "' AS real;"
+                              "CREATE TABLE ENUM_CUDA_MEM_KIND AS SELECT * FROM "
+                              "real.ENUM_CUDA_MEM_KIND;"
+                              "CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER AS SELECT * FROM "
+                              "real.ENUM_CUDA_DEV_MEM_EVENT_OPER;"
+                              "DETACH DATABASE real;");
+  }
+  for (const auto& [what, enums] : variants) {
+    SCOPED_TRACE(what);
+    TempFile f(".sqlite");
+    MakeDb(f.path(), std::string(kNsysSchema) + kNsysMemoryUsageTable + enums + rows);
+    Trace trace;
+    std::string error;
+    ASSERT_TRUE(ImportNsysSqlite(f.path(), &trace, &error)) << error;
+    EXPECT_TRUE(trace.warnings.empty());
+    ASSERT_EQ(trace.processes.size(), 2u);
+    const ProcessTrace& p = trace.processes[0];
+    EXPECT_EQ(p.header.pid, 500u);
+    EXPECT_EQ(MemPoints(p), want);
+    EXPECT_EQ(p.counters.at("import_memory_frees_unmatched"), 1u);
+    EXPECT_EQ(p.counters.at("import_memory_events_skipped_negative_bytes"), 1u);
+    EXPECT_EQ(p.counters.at("import_memory_events_skipped_operation"), 1u);
+    EXPECT_EQ(p.counters.at("import_memory_events_skipped_memory_kind"), 1u);
+    EXPECT_EQ(MemPoints(trace.processes[1]), (std::vector<MemPoint>{{120, 0, 777, false}}));
+  }
+}
+
+// The enum values are looked up by their symbol names in the export's own
+// ENUM tables: an export whose numbering differs (standing for a later nsys
+// renumbering them) still reads right.
+TEST(NsysImporterTest, CudaMemoryEnumsAreReadByName) {
+  const std::string g = std::to_string((uint64_t{1} << 48) | (uint64_t{500} << 24));
+  TempFile f(".sqlite");
+  MakeDb(f.path(),
+         std::string(kNsysSchema) + kNsysMemoryUsageTable +
+             "CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, "
+             "label TEXT);"
+             "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (2, 'CUDA_MEMOPR_MEMORY_KIND_PINNED', "
+             "'Pinned'), (12, 'CUDA_MEMOPR_MEMORY_KIND_DEVICE', 'Device');"
+             "CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER (id INTEGER NOT NULL PRIMARY KEY, "
+             "name TEXT, label TEXT);"
+             "INSERT INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES (4, "
+             "'CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION', 'Deallocation'), (5, "
+             "'CUDA_DEV_MEM_EVENT_OPR_ALLOCATION', 'Allocation');" +
+             MemRow(10, g, 3, 0x1000, 100, 2, 5) + MemRow(20, g, 3, 0x2000, 300, 12, 5) +
+             MemRow(30, g, 3, 0x2000, 300, 12, 4) + MemRow(40, g, 3, 0x3000, 1, 0, 5));
+  Trace trace;
+  std::string error;
+  ASSERT_TRUE(ImportNsysSqlite(f.path(), &trace, &error)) << error;
+  ASSERT_EQ(trace.processes.size(), 1u);
+  EXPECT_EQ(MemPoints(trace.processes[0]),
+            (std::vector<MemPoint>{{10, -1, 100, false}, {20, 3, 300, false}, {30, 3, 0, false}}));
+  // Kind 0 is not in this export's table: unknown, not "pageable".
+  EXPECT_EQ(trace.processes[0].counters.at("import_memory_events_skipped_memory_kind"), 1u);
+}
+
+// The table is optional and never fails the import: without a column the
+// importer needs it says so in one warning; rows with NULLs (a looser table
+// than nsys declares) are counted.
+TEST(NsysImporterTest, UnusableCudaMemoryUsageIsAWarningOrACount) {
+  const std::string g = std::to_string((uint64_t{1} << 48) | (uint64_t{500} << 24));
+  const std::string kernel =
+      "INSERT INTO StringIds VALUES (1, 'k');"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, demangledName) VALUES (1, 2, 0, 1, 7, 1, " +
+      g + ", 1);";
+  {
+    TempFile f(".sqlite");
+    MakeDb(f.path(), std::string(kNsysSchema) + kernel +
+                         "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid "
+                         "INTEGER, deviceId INTEGER, address INTEGER, bytes INTEGER, memKind "
+                         "INTEGER);"
+                         "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (5, " +
+                         g + ", 0, 4096, 64, 2);");
+    Trace trace;
+    std::string error;
+    ASSERT_TRUE(ImportNsysSqlite(f.path(), &trace, &error)) << error;
+    ASSERT_EQ(trace.processes.size(), 1u);
+    EXPECT_EQ(trace.processes[0].kernels.size(), 1u);
+    EXPECT_TRUE(trace.processes[0].memory_usage.empty());
+    EXPECT_EQ(trace.warnings,
+              std::vector<std::string>{f.path() +
+                                       ": table CUDA_GPU_MEMORY_USAGE_EVENTS has no column "
+                                       "'memoryOperationType': CUDA memory usage not imported"});
+  }
+  {
+    TempFile f(".sqlite");
+    MakeDb(f.path(), std::string(kNsysSchema) + kernel +
+                         "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid "
+                         "INTEGER, deviceId INTEGER, address INTEGER, bytes INTEGER, memKind "
+                         "INTEGER, memoryOperationType INTEGER);"
+                         "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (5, " +
+                         g +
+                         ", 0, NULL, 64, 2, 0), (6, NULL, 0, 8192, 64, 2, 0), "
+                         "(7, " +
+                         g + ", NULL, 8192, 64, 2, 0), (8, " + g + ", 0, 8192, 64, 2, 0);");
+    Trace trace;
+    std::string error;
+    ASSERT_TRUE(ImportNsysSqlite(f.path(), &trace, &error)) << error;
+    EXPECT_TRUE(trace.warnings.empty());
+    ASSERT_EQ(trace.processes.size(), 1u);
+    const ProcessTrace& p = trace.processes[0];
+    EXPECT_EQ(MemPoints(p), (std::vector<MemPoint>{{8, 0, 64, false}}));
+    EXPECT_EQ(p.counters.at("import_memory_events_skipped_null"), 1u);
+    EXPECT_EQ(p.counters.at("import_memory_events_skipped_no_device"), 1u);
+    EXPECT_EQ(p.counters.at("import_memory_events_skipped_no_pid"), 1u);
+  }
 }
 
 // --- Kineto ----------------------------------------------------------------

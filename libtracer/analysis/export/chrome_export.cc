@@ -397,12 +397,13 @@ void ProcessEvents::WritePmSamples() {
 }
 
 // The allocator's totals as counters per device ("GPU memory allocated" /
-// "GPU memory reserved" on the device's pseudo process, "CPU memory ..." on
-// the process), args {"bytes": n}: Perfetto and chrome://tracing draw each
-// as a step line over time. Two counters, not two series of one, because
+// "GPU memory reserved" on the device's pseudo process, "GPU managed memory
+// allocated" there too for CUDA managed memory, "CPU memory ..." on the
+// process), args {"bytes": n}: Perfetto and chrome://tracing draw each as a
+// step line over time. Two counters, not two series of one, because
 // chrome://tracing stacks the series of one counter (reserved would read as
-// allocated + reserved). A total the input did not record is left out
-// (the line holds its last value).
+// allocated + reserved). A total the input did not record is left out (the
+// line holds its last value).
 void ProcessEvents::WriteMemoryUsage() {
   std::vector<const MemoryUsageSample*> order;
   order.reserve(p_.memory_usage.size());
@@ -416,7 +417,10 @@ void ProcessEvents::WriteMemoryUsage() {
          {std::pair{"allocated", m->allocated}, std::pair{"reserved", m->reserved}}) {
       if (bytes < 0) continue;
       w_.Begin("C", pid, 0);
-      w_.Name(std::string(gpu ? "GPU memory " : "CPU memory ") + what);
+      w_.Name(std::string(!gpu         ? "CPU memory "
+                          : m->managed ? "GPU managed memory "
+                                       : "GPU memory ") +
+              what);
       w_.Raw(",\"cat\":\"memory\"");
       w_.Ts("ts", m->ts_ns);
       w_.Raw(",\"args\":{\"bytes\":" + std::to_string(bytes) + "}");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libtracer/analysis/importers/nsys_global_id.h"
+#include "libtracer/analysis/importers/nsys_memory_usage.h"
 #include "libtracer/analysis/importers/nsys_schema.h"
 #include "libtracer/analysis/importers/prefetched_rows.h"
 #include "libtracer/analysis/importers/process_builder.h"
@@ -88,6 +89,7 @@ class NsysImporter : public NsysSchema {
   bool ImportNvtx(std::string* error);
   RangeRecord NvtxRange(const PrefetchedRows& st, const NvtxColumns& c, int64_t type,
                         ProcessState& p);
+  void ImportMemoryUsage();
   void ImportThreadNames();
   void ImportProcessNames();
   void ImportSessionStart();
@@ -479,6 +481,29 @@ bool NsysImporter::ImportNvtx(std::string* error) {
   return true;
 }
 
+void NsysImporter::ImportMemoryUsage() {
+  NsysMemoryUsage usage = ReadNsysMemoryUsage(this);
+  for (auto& [pid, samples] : usage.samples) {
+    Process(pid).process.memory_usage = std::move(samples);
+  }
+  for (const auto& [pid, counters] : usage.counters) {
+    ProcessTrace& p = Process(pid).process;
+    for (const auto& [name, n] : counters) p.counters[name] += n;
+  }
+  if (usage.rows_without_pid != 0) {
+    // As ProcessOf: counted in the only process when there is one.
+    if (processes_.size() == 1) {
+      processes_.begin()->second->process.counters["import_memory_events_skipped_no_pid"] +=
+          usage.rows_without_pid;
+    } else {
+      trace_->warnings.push_back(db_.path() + ": " + std::to_string(usage.rows_without_pid) +
+                                 " rows of CUDA_GPU_MEMORY_USAGE_EVENTS without globalPid "
+                                 "skipped");
+    }
+  }
+  if (!usage.warning.empty()) trace_->warnings.push_back(usage.warning);
+}
+
 void NsysImporter::ImportThreadNames() {
   if (!db_.HasColumn("ThreadNames", "nameId") || !db_.HasColumn("ThreadNames", "globalTid")) {
     return;
@@ -580,6 +605,7 @@ bool NsysImporter::Run(const std::string& path, std::string* error) {
       !ImportMemset(error) || !ImportSync(error) || !ImportNvtx(error)) {
     return false;
   }
+  ImportMemoryUsage();
   ImportThreadNames();
   ImportProcessNames();
   ImportSessionStart();

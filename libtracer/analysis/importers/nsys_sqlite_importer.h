@@ -18,6 +18,8 @@
 //     -> category names. Push/pop parents are recovered by time per thread.
 //     Ranges without an end are unclosed (flag) and end at the last
 //     timestamp of the export.
+//   * CUDA_GPU_MEMORY_USAGE_EVENTS (--cuda-memory-usage=true) -> memory_usage,
+//     running totals of the bytes allocated per device (nsys_memory_usage.h).
 //   * ThreadNames -> thread names; thread ids are assigned per process.
 //   * PROCESSES.name -> header.command_line (the model has no process name);
 //     TARGET_INFO_SESSION_START_TIME.utcEpochNs -> session_start_wall_ns.

@@ -127,16 +127,22 @@ struct StreamInfo {
   uint64_t stream = 0;
 };
 
-// Memory held by the process's allocator on one device, as the input
-// recorded it after an allocation or free: a PyTorch profiler trace's
-// "[memory]" events (profile_memory=True) carry the caching allocator's
-// "Total Allocated" and "Total Reserved" bytes. Only the Chrome export
-// draws them (counter tracks); the stream format has no such record.
+// Memory held by the process on one device after an allocation or free, as
+// the input recorded it: a PyTorch profiler trace's "[memory]" events
+// (profile_memory=True) carry the caching allocator's "Total Allocated" and
+// "Total Reserved" bytes; an nsys export's CUDA_GPU_MEMORY_USAGE_EVENTS
+// (`nsys profile --cuda-memory-usage=true`) are summed by the importer into
+// the bytes of the CUDA allocations recorded and not yet freed. Only the
+// Chrome export draws them (counter tracks); the stream format has no such
+// record.
 struct MemoryUsageSample {
   uint64_t ts_ns = 0;
   int64_t device = -1;     // CUDA device ordinal; -1 = host (CPU) memory
   int64_t allocated = -1;  // bytes in live allocations; -1 = not recorded
   int64_t reserved = -1;   // bytes the allocator holds (cached included); -1 = not recorded
+  // CUDA managed (unified) memory allocated on device: it may reside on the
+  // host or the device, so it is its own counter, not device memory.
+  bool managed = false;
 };
 
 struct ProcessTrace {

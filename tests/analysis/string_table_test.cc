@@ -70,5 +70,19 @@ TEST(StringTableTest, IdsAndViewsSurviveChunksCopiesAndMoves) {
   EXPECT_EQ(to.Get(1), "a");
 }
 
+// Views are C strings too: the replay of an imported trace hands kernel names
+// to CUPTI's C structs through data(), which must stop at the name's end.
+TEST(StringTableTest, EveryViewIsNulTerminated) {
+  const std::vector<std::string> names = Names(3000);
+  StringTable t;
+  for (const std::string& s : names) t.Intern(s);
+  for (uint32_t id = 0; id < t.size(); ++id) {
+    const std::string_view v = t.Get(id);
+    ASSERT_NE(v.data(), nullptr) << id;
+    ASSERT_EQ(v.data()[v.size()], '\0') << id;
+    ASSERT_EQ(std::string(v.data()), std::string(v)) << id;
+  }
+}
+
 }  // namespace
 }  // namespace tracer::analysis

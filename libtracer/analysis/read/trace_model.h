@@ -81,14 +81,19 @@ class StringTable {
   // export interns tens of thousands of distinct range names, and an
   // allocation per string was a tenth of its import.
   static constexpr size_t kChunkBytes = 64 * 1024;
+  // Each string is followed by a NUL, so a view's data() is also a C string
+  // (the replay test hands names to a C API).
   std::string_view Store(std::string_view s) {
-    if (s.empty()) return std::string_view();
-    if (s.size() > left_) {
+    if (s.empty()) return std::string_view("", 0);
+    const size_t need = s.size() + 1;
+    if (need > left_) {
       // A long string gets a chunk of its own; the current one stays open.
-      if (s.size() > kChunkBytes / 4) {
-        chunks_.push_back(std::make_unique<char[]>(s.size()));
-        std::copy(s.begin(), s.end(), chunks_.back().get());
-        return std::string_view(chunks_.back().get(), s.size());
+      if (need > kChunkBytes / 4) {
+        chunks_.push_back(std::make_unique<char[]>(need));
+        char* own = chunks_.back().get();
+        std::copy(s.begin(), s.end(), own);
+        own[s.size()] = '\0';
+        return std::string_view(own, s.size());
       }
       chunks_.push_back(std::make_unique<char[]>(kChunkBytes));
       next_ = chunks_.back().get();
@@ -96,8 +101,9 @@ class StringTable {
     }
     char* at = next_;
     std::copy(s.begin(), s.end(), at);
-    next_ += s.size();
-    left_ -= s.size();
+    at[s.size()] = '\0';
+    next_ += need;
+    left_ -= need;
     return std::string_view(at, s.size());
   }
   void CopyFrom(const StringTable& other) {

@@ -206,7 +206,7 @@ bool BuildPlan(const Trace& trace, const ProcessTrace& p, const std::string& cup
     r.start = k.start_ns;
     r.end = k.end_ns;
     r.completed = k.end_ns;
-    r.name = trace.strings.Get(k.name).data();  // deque-backed: stable and terminated
+    r.name = trace.strings.Get(k.name).data();  // chunk-backed: stable and NUL-terminated
     SetPlace(p, k.stream, k.correlation_id, &r);
     if (k.launch_config != 0 && k.launch_config < p.launch_configs.size()) {
       const LaunchConfigRecord& c = p.launch_configs[k.launch_config];

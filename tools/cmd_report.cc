@@ -248,10 +248,11 @@ int WriteReport(const std::vector<Table>& tables, analysis::OutputFormat format,
   if (!BuildRenderOptions("report", args.view, tables, &render)) return 1;
   if (CsvDirectory(args, format, explicit_tables))
     return WriteCsvDirectory(tables, args.output, render);
-  // One table to a CSV file: the plain table (no "# name" line), as each
-  // file of a directory.
-  const bool plain_csv = format == analysis::OutputFormat::kCsv && tables.size() == 1 &&
-                         !args.output.empty() && args.output != "-";
+  // One table in CSV, to a file or stdout: the plain table (no "# name"
+  // line), so `... --format csv | pandas.read_csv` gets the header first.
+  // Several tables to one stream keep their "# name" separators: there is no
+  // other way to tell them apart, and -o DIR gives one plain file each.
+  const bool plain_csv = format == analysis::OutputFormat::kCsv && tables.size() == 1;
   const std::string text = plain_csv ? analysis::RenderTable(tables.front(), format, render)
                                      : analysis::RenderTables(tables, format, render);
   if (!WriteOutput(text, args.output)) return Fail(args.output + ": cannot write");
@@ -779,7 +780,9 @@ const Registrar kReport{Command{
                      "memory are streamed whatever this says");
       sub.add_option("--output,-o", args->output,
                      "Write to this file instead of stdout; with --format csv and several tables "
-                     "(all, a list, or the default set) a directory with one <table>.csv each. "
+                     "(all, a list, or the default set) a directory with one <table>.csv each "
+                     "(to stdout, several CSV tables are separated by a '# <table>' line and a "
+                     "blank line; one table is plain CSV, header first). "
                      "An existing file or directory is refused unless --force-overwrite");
       AddForceOverwrite(sub, &args->force_overwrite);
       sub.add_option("--flame-step", args->flame_step,

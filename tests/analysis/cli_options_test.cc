@@ -184,6 +184,20 @@ TEST_F(CliOptionsTest, CsvOfSeveralTablesIsOneFilePerTable) {
 }
 
 // --top: every table keeps N rows (the top table: N kernels per range).
+// One table in CSV to stdout is plain CSV, header first, so
+// `tracer report ... --format csv | pandas.read_csv` reads it; several
+// tables on one stream keep their "# <table>" separators.
+TEST_F(CliOptionsTest, OneCsvTableToStdoutIsPlainCsv) {
+  CliRun one = Tracer("report " + trace_ + " --table kernels --format csv");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.rfind("kernel,", 0), 0u) << one.out;
+  EXPECT_EQ(one.out.find("# "), std::string::npos) << one.out;
+  CliRun two = Tracer("report " + trace_ + " --table kernels,ranges --format csv");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out.rfind("# kernels", 0), 0u) << two.out;
+  EXPECT_NE(two.out.find("\n# ranges"), std::string::npos) << two.out;
+}
+
 TEST_F(CliOptionsTest, TopAppliesToTimelineCategoriesAndGaps) {
   const std::string base = "report " + trace_;
   for (const auto& [table, name] :

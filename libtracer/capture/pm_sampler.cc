@@ -73,6 +73,21 @@ bool PmSampler::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (started_) return true;
   try {
+    // Load the profiler host library (libnvperf_host, which libcupti opens
+    // on its first host call) here, on the starting thread, and not first on
+    // the sampler thread: a library loaded later has its exit-time teardown
+    // run before the session's shutdown (exit runs them in reverse order of
+    // registration), so a short program's exit tore libnvperf_host down
+    // under a sampler thread still building its configuration (SIGSEGV, seen
+    // on a real H100 and with the fake driver). The caller registers the
+    // session's shutdown again after this (cupti_capture.cc).
+    std::vector<std::string> chips;
+    std::string ignored;
+    PmHost::SupportedChips(api_, &chips, &ignored);
+  } catch (...) {
+    // Out of memory: the sampler thread loads it as before.
+  }
+  try {
     // Detached: a thread stuck inside CUPTI must never hold up exit; Stop
     // waits for it a bounded time.
     std::thread([this] { Loop(); }).detach();

@@ -319,8 +319,8 @@ Result RunChild(const char* self, const char* lib, const char* buffer_size,
     close(fds[0]);
     unsetenv("NVTX_INJECTION64_PATH");
     unsetenv("LD_PRELOAD");
-    for (const char* v :
-         {"TRACER_BUFFER_SIZE", "TRACER_BUFFER_LIMIT", "TRACER_FLUSH_INTERVAL_MS"}) {
+    for (const char* v : {"TRACER_BUFFER_SIZE", "TRACER_BUFFER_LIMIT", "TRACER_BUFFER_FULL",
+                          "TRACER_FLUSH_INTERVAL_MS"}) {
       unsetenv(v);
     }
     if (lib) setenv("NVTX_INJECTION64_PATH", lib, 1);

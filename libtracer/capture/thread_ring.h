@@ -17,7 +17,7 @@
 // so rings fill and events drop however cheap the writer is (4 threads
 // flat out on 2 shared cores dropped about 25 % with the writer at 6 % of
 // a core). A thread past the mark runs at the writer's pace instead.
-// Never a wait: when the writer has not advanced the ring for
+// Never a wait: when the writer has handed no ring any room for
 // kYieldWithoutProgressNs (blocked on a full disk, say), the producer stops
 // yielding and drops as before until the writer moves again.
 #pragma once
@@ -47,6 +47,11 @@ void RingPassedFillMark() noexcept;
 // TRACER_BUFFER_FULL: true (yield, the default) = a producer past the yield
 // mark yields its core to the writer; false (drop) = it only drops when full.
 inline std::atomic<bool> g_ring_yield_when_nearly_full{true};
+// Bumped by the consumer each time it hands room back to a producer, in any
+// ring: a producer yields only while this moves (the writer works through
+// the rings one after the other, so one ring's tail may rest for a long
+// while when the writer is starved but busy).
+inline std::atomic<uint64_t> g_ring_writer_progress{0};
 
 class ThreadRing {
  public:
@@ -93,7 +98,7 @@ class ThreadRing {
     prefaulted_to_ = 0;
     head_at_prefault_ = 0;
     released_to_ = 0;
-    tail_at_progress_ = ~uint64_t{0};
+    progress_seen_ = ~uint64_t{0};
     progress_ns_ = 0;
     yields_ = 0;
   }
@@ -174,6 +179,7 @@ class ThreadRing {
         }
         tail_.store(publish, std::memory_order_release);
         tail = publish;
+        g_ring_writer_progress.fetch_add(1, std::memory_order_relaxed);
       }
     }
     return n;
@@ -278,16 +284,17 @@ class ThreadRing {
   }
 
  private:
-  // Past the yield mark: one sched_yield, unless the writer has not moved
-  // the tail for kYieldWithoutProgressNs (then it is not draining: yielding
-  // would only slow the thread down).
+  // Past the yield mark: one sched_yield, unless the writer has handed no
+  // ring any room for kYieldWithoutProgressNs (then it is not draining:
+  // yielding would only slow the thread down).
   __attribute__((noinline)) void YieldToWriter() noexcept {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // vDSO, no syscall
     const uint64_t now =
         static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-    if (cached_tail_ != tail_at_progress_) {
-      tail_at_progress_ = cached_tail_;
+    const uint64_t progress = g_ring_writer_progress.load(std::memory_order_relaxed);
+    if (progress != progress_seen_) {
+      progress_seen_ = progress;
       progress_ns_ = now;
     }
     if (now - progress_ns_ >= kYieldWithoutProgressNs) return;
@@ -339,8 +346,8 @@ class ThreadRing {
   // Producer-owned line.
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t cached_tail_ = 0;
-  uint64_t tail_at_progress_ = ~uint64_t{0};  // YieldToWriter: the tail last seen moving
-  uint64_t progress_ns_ = 0;                  // and when
+  uint64_t progress_seen_ = ~uint64_t{0};  // YieldToWriter: g_ring_writer_progress seen
+  uint64_t progress_ns_ = 0;               // when it last moved
   uint64_t yields_ = 0;
   // Consumer-owned line.
   alignas(64) std::atomic<uint64_t> tail_{0};

@@ -34,7 +34,10 @@
 // with emit_nvtx names and nesting, plus 6 threads at 2 k ranges/s, for
 // --steps steps back to back (no GPU wait: a CPU-bound step, the worst
 // case). The flat-out cases push and pop one name as fast as the threads
-// can, which no real program does: drops are then bounded by the ring only.
+// can, which no real program does: with TRACER_BUFFER_FULL=drop (or a
+// build before it existed, --base-lib) drops are then bounded by the ring
+// and the writer's CPU share only; at the default (yield) a thread past
+// three quarters full runs at the writer's pace, and Mrange/s shows it.
 //
 // Each traced case also prints the CPU the tracer's writer thread got
 // during the workload (the process's CPU minus its recording threads'),

@@ -32,6 +32,7 @@ struct RunArgs {
   std::string output;
   std::string buffer_size;
   std::string buffer_limit;
+  std::string buffer_full;
   std::string flush_interval;
   std::string domains_include;
   std::string domains_exclude;
@@ -257,6 +258,7 @@ int RunCommand(const RunArgs& args) {
   SetIf("TRACER_OUTPUT", args.output);
   SetIf("TRACER_BUFFER_SIZE", args.buffer_size);
   SetIf("TRACER_BUFFER_LIMIT", args.buffer_limit);
+  SetIf("TRACER_BUFFER_FULL", args.buffer_full);
   SetIf("TRACER_FLUSH_INTERVAL_MS", args.flush_interval);
   SetIf("TRACER_DOMAINS_INCLUDE", args.domains_include);
   SetIf("TRACER_DOMAINS_EXCLUDE", args.domains_exclude);
@@ -409,6 +411,14 @@ const Registrar kRun{Command{
                      "registering past it get 4K buffers (their overflow is dropped and "
                      "counted), so the tracer's buffers never exceed it by more than 4K per "
                      "such thread");
+      sub.add_option("--buffer-full", args->buffer_full,
+                     "what a thread does when its buffer is past three quarters full: yield "
+                     "(default) gives its core to the writer once per event while the writer "
+                     "is draining (never a wait: a writer stalled for 100 ms is not waited "
+                     "for), so threads recording flat out on busy cores run at the writer's "
+                     "pace instead of losing events; drop only drops when full "
+                     "(TRACER_BUFFER_FULL)")
+          ->check(CLI::IsMember({"yield", "drop"}));
       sub.add_option("--flush-interval", args->flush_interval,
                      "ms between writer drains (TRACER_FLUSH_INTERVAL_MS, default 200)");
       sub.add_option("--domains-include", args->domains_include,

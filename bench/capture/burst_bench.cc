@@ -34,11 +34,29 @@
 // with emit_nvtx names and nesting, plus 6 threads at 2 k ranges/s, for
 // --steps steps back to back (no GPU wait: a CPU-bound step, the worst
 // case). The flat-out cases push and pop one name as fast as the threads
-// can, which no real program does: drops are then bounded by the ring only.
+// can, which no real program does: with TRACER_BUFFER_FULL=drop (or a
+// build before it existed, --base-lib) drops are then bounded by the ring
+// and the writer's CPU share only; at the default (yield) a thread past
+// three quarters full runs at the writer's pace, and Mrange/s shows it.
+//
+// Each traced case also prints the CPU the tracer's writer thread got
+// during the workload (the process's CPU minus its recording threads'),
+// as a share of the workload's wall time: on a machine whose cores are
+// shared, flat-out producers take the cores and the writer drains only
+// what its share allows, so drops there say as much about the share as
+// about the writer.
 //
 // usage: burst_bench [--steps N] [--flat N] [--repeats R]
 //                    [--cases burst,llama,flat1,flat4]
+//                    [--threads 1,2,4,8] [--base-lib libtracer.so]
+// --threads: the flat-out case at each of these thread counts (cases
+//   flatT), N ranges in all split among them; the llama case with this
+//   many threads at the 2x rate each (cases llamaT, 6 light threads too);
+//   with --cases flat (or llama) only those.
+// --base-lib: another build of the tracer at its defaults, run alternately
+//   with this one (in place of the old-1M column), to compare.
 #include <nvtx3/nvToolsExt.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +99,34 @@ long PeakRssKb() {
   }
   fclose(f);
   return kb;
+}
+
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+int64_t ProcessCpuNs() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ll +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll;
+}
+
+// The CPU of the threads the workload started (each adds its own at its
+// end), to tell the writer's CPU from the process's.
+std::atomic<int64_t> g_recording_cpu_ns{0};
+
+// The child's result line: ranges issued, wall ns, peak RSS, the CPU the
+// recording threads used and what the rest of the process used (the tracer's
+// writer: the main thread only waits), both during the workload.
+void PrintChildResult(uint64_t ranges, int64_t ns) {
+  const int64_t rec = g_recording_cpu_ns.load() + ThreadCpuNs();  // + the main thread
+  const int64_t other = std::max<int64_t>(0, ProcessCpuNs() - rec);
+  std::printf("ranges=%llu ns=%lld hwm=%ld pcpu=%lld wcpu=%lld\n",
+              static_cast<unsigned long long>(ranges), static_cast<long long>(ns), PeakRssKb(),
+              static_cast<long long>(rec), static_cast<long long>(other));
 }
 
 // ---- Child workloads ----
@@ -202,6 +248,7 @@ int ChildLlama(int heavy, int steps, int64_t ns, int light) {
       Pace(start);
       for (int s = 0; s < steps; ++s) e.Step(s);
       total += e.ranges;
+      g_recording_cpu_ns += ThreadCpuNs();
     });
   }
   std::vector<std::thread> lights;
@@ -215,6 +262,7 @@ int ChildLlama(int heavy, int steps, int64_t ns, int light) {
         usleep(500);
       }
       total += n;
+      g_recording_cpu_ns += ThreadCpuNs();
     });
   }
   (void)ready;
@@ -222,8 +270,7 @@ int ChildLlama(int heavy, int steps, int64_t ns, int light) {
   const int64_t end = NowNs();
   done = true;
   for (auto& th : lights) th.join();
-  std::printf("ranges=%llu ns=%lld hwm=%ld\n", static_cast<unsigned long long>(total.load()),
-              static_cast<long long>(end - start), PeakRssKb());
+  PrintChildResult(total.load(), end - start);
   return 0;
 }
 
@@ -241,13 +288,13 @@ int ChildFlat(int threads, long n) {
         nvtxRangePushA("q");
         nvtxRangePop();
       }
+      g_recording_cpu_ns += ThreadCpuNs();
     });
   }
   start = NowNs();
   for (auto& th : pool) th.join();
   const int64_t ns = NowNs() - start;
-  std::printf("ranges=%llu ns=%lld hwm=%ld\n", static_cast<unsigned long long>(threads) * n,
-              static_cast<long long>(ns), PeakRssKb());
+  PrintChildResult(static_cast<uint64_t>(threads) * n, ns);
   return 0;
 }
 
@@ -260,6 +307,8 @@ struct Result {
   uint64_t ranges_written = 0;
   uint64_t dropped = 0;  // events (footer: nvtx_ring_full)
   long maxrss_kb = 0;    // the child's VmHWM at the end of its workload
+  int64_t recording_cpu_ns = 0;
+  int64_t writer_cpu_ns = 0;  // the process's CPU but the recording threads'
 };
 
 Result RunChild(const char* self, const char* lib, const char* buffer_size,
@@ -273,8 +322,8 @@ Result RunChild(const char* self, const char* lib, const char* buffer_size,
     close(fds[0]);
     unsetenv("NVTX_INJECTION64_PATH");
     unsetenv("LD_PRELOAD");
-    for (const char* v :
-         {"TRACER_BUFFER_SIZE", "TRACER_BUFFER_LIMIT", "TRACER_FLUSH_INTERVAL_MS"}) {
+    for (const char* v : {"TRACER_BUFFER_SIZE", "TRACER_BUFFER_LIMIT", "TRACER_BUFFER_FULL",
+                          "TRACER_FLUSH_INTERVAL_MS"}) {
       unsetenv(v);
     }
     if (lib) setenv("NVTX_INJECTION64_PATH", lib, 1);
@@ -289,7 +338,7 @@ Result RunChild(const char* self, const char* lib, const char* buffer_size,
     _exit(127);
   }
   close(fds[1]);
-  char buf[128] = {0};
+  char buf[256] = {0};
   size_t got = 0;
   ssize_t n;
   while (got < sizeof(buf) - 1 && (n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0) {
@@ -302,7 +351,13 @@ Result RunChild(const char* self, const char* lib, const char* buffer_size,
   unsigned long long issued = 0;
   long long ns = 0;
   long hwm = 0;
-  if (sscanf(buf, "ranges=%llu ns=%lld hwm=%ld", &issued, &ns, &hwm) != 3) return res;
+  long long pcpu = 0, wcpu = 0;
+  if (sscanf(buf, "ranges=%llu ns=%lld hwm=%ld pcpu=%lld wcpu=%lld", &issued, &ns, &hwm, &pcpu,
+             &wcpu) != 5) {
+    return res;
+  }
+  res.recording_cpu_ns = pcpu;
+  res.writer_cpu_ns = wcpu;
   res.ranges_issued = issued;
   res.ns = ns;
   res.maxrss_kb = hwm;
@@ -334,11 +389,19 @@ int main(int argc, char** argv) {
   long flat = 2000000;
   int repeats = 1;
   std::string only = "burst,llama,flat1,flat4";
+  std::string thread_list;
+  bool cases_given = false;
+  const char* base_lib = nullptr;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--cases")) only = std::string(argv[i + 1]);
+    if (!strcmp(argv[i], "--cases")) {
+      only = std::string(argv[i + 1]);
+      cases_given = true;
+    }
     if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
     if (!strcmp(argv[i], "--flat")) flat = atol(argv[i + 1]);
     if (!strcmp(argv[i], "--repeats")) repeats = std::max(1, atoi(argv[i + 1]));
+    if (!strcmp(argv[i], "--threads")) thread_list = argv[i + 1];
+    if (!strcmp(argv[i], "--base-lib")) base_lib = argv[i + 1];
   }
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -361,27 +424,78 @@ int main(int argc, char** argv) {
       {"flat1", "flat out, 1 thread", {"flat", "1", std::to_string(flat)}},
       {"flat4", "flat out, 4 threads", {"flat", "4", std::to_string(flat / 4)}},
   };
+  if (!thread_list.empty()) {
+    const std::string given = only;
+    only.clear();
+    for (size_t at = 0; at < thread_list.size();) {
+      size_t comma = thread_list.find(',', at);
+      if (comma == std::string::npos) comma = thread_list.size();
+      const int t = std::max(1, atoi(thread_list.substr(at, comma - at).c_str()));
+      const std::string ts = std::to_string(t);
+      cases.push_back({"llama" + ts,
+                       "llama-7B 2x rate, " + ts + "+6 thr",
+                       {"llama", ts, std::to_string(steps), "500", "6"}});
+      cases.push_back({"flat" + ts,
+                       "flat out, " + ts + " thread" + (t > 1 ? "s" : ""),
+                       {"flat", ts, std::to_string(flat / t)}});
+      only += (only.empty() ? "" : ",") + std::string("llama") + ts + ",flat" + ts;
+      at = comma + 1;
+    }
+    // With --cases too: only its kinds (llama, flat) at these counts.
+    if (cases_given) {
+      std::string kept;
+      for (const char* kind : {"llama", "flat"}) {
+        if (("," + given + ",").find(std::string(",") + kind + ",") == std::string::npos) continue;
+        for (size_t at = 0; at < only.size();) {
+          size_t comma = only.find(',', at);
+          if (comma == std::string::npos) comma = only.size();
+          const std::string key = only.substr(at, comma - at);
+          if (key.rfind(kind, 0) == 0) kept += (kept.empty() ? "" : ",") + key;
+          at = comma + 1;
+        }
+      }
+      only = kept;
+    }
+  }
   const std::string wanted = "," + only + ",";
   cases.erase(std::remove_if(cases.begin(), cases.end(),
                              [&](const Case& c) {
                                return wanted.find("," + c.key + ",") == std::string::npos;
                              }),
               cases.end());
+  // Duplicates (flat1 both as a fixed case and from --threads): the first.
+  for (size_t i = 0; i < cases.size(); ++i) {
+    for (size_t j = i + 1; j < cases.size();) {
+      if (cases[j].key == cases[i].key) {
+        cases.erase(cases.begin() + static_cast<long>(j));
+      } else {
+        ++j;
+      }
+    }
+  }
+  const char* other = base_lib ? "base" : "1M";
   std::printf(
-      "NVTX bursts at the default settings (32M ring, fill-mark wake-up) vs the old default "
-      "(TRACER_BUFFER_SIZE=1M), same run; best of %d.\n"
+      "NVTX bursts at the default settings (32M ring, fill-mark wake-up) vs %s, same run, "
+      "alternating; best of %d.\n"
       "dropped = NVTX events lost (footer nvtx_ring_full) / events issued; +MiB = peak RSS "
-      "(VmHWM at the end of the workload) over the untraced run.\n",
-      repeats);
-  std::printf("%-38s %10s %9s %11s %11s %8s %8s %12s\n", "case", "ranges", "Mrange/s", "drop now",
-              "drop 1M", "+MiB now", "+MiB 1M", "kept now/1M");
+      "(VmHWM at the end of the workload) over the untraced run;\n"
+      "wcpu = CPU the writer got during the workload / its wall time (rcpu: the recording "
+      "threads').\n",
+      base_lib ? base_lib : "the old default (TRACER_BUFFER_SIZE=1M)", repeats);
+  std::printf("%-34s %9s %8s %9s %9s %7s %7s %7s %7s %6s %9s\n", "case", "ranges", "Mrange/s",
+              "drop now", (std::string("drop ") + other).c_str(), "+MiB", "+MiB", "wcpu", "wcpu",
+              "rcpu", "kept");
+  std::printf("%-34s %9s %8s %9s %9s %7s %7s %7s %7s %6s %9s\n", "", "", "", "", "", "now", other,
+              "now", other, "now", "now/oth");
   int status = 0;
   for (const Case& c : cases) {
-    Result best[3];  // untraced, default, old 1M
+    Result best[3];  // untraced, default, old 1M or the base library
     for (int r = 0; r < repeats; ++r) {
-      const char* sizes[3] = {nullptr, nullptr, "1M"};
-      const char* libs[3] = {nullptr, TRACER_LIB, TRACER_LIB};
-      for (int m = 0; m < 3; ++m) {
+      const char* sizes[3] = {nullptr, nullptr, base_lib ? nullptr : "1M"};
+      const char* libs[3] = {nullptr, TRACER_LIB, base_lib ? base_lib : TRACER_LIB};
+      for (int m0 = 0; m0 < 3; ++m0) {
+        // Alternating which traced build runs first.
+        const int m = (r % 2 == 1 && m0 > 0) ? 3 - m0 : m0;
         Result x = RunChild(self, libs[m], sizes[m], c.args, trace);
         if (!x.ok) {
           std::fprintf(stderr, "burst_bench: child run failed (%s)\n", c.label.c_str());
@@ -397,18 +511,23 @@ int main(int argc, char** argv) {
     const double events = 2.0 * static_cast<double>(best[1].ranges_issued);
     const double rate = best[1].ns > 0 ? best[1].ranges_issued * 1e3 / best[1].ns : 0;
     const double drop_now = 100.0 * best[1].dropped / events;
-    const double drop_old = 100.0 * best[2].dropped / events;
+    const double drop_old = 100.0 * best[2].dropped / (2.0 * best[2].ranges_issued);
     const double mib_now = (best[1].maxrss_kb - best[0].maxrss_kb) / 1024.0;
     const double mib_old = (best[2].maxrss_kb - best[0].maxrss_kb) / 1024.0;
+    auto share = [](const Result& x, int64_t cpu) {
+      return x.ns > 0 ? 100.0 * static_cast<double>(cpu) / static_cast<double>(x.ns) : 0.0;
+    };
     const double kept = best[2].ranges_written > 0
                             ? static_cast<double>(best[1].ranges_written) / best[2].ranges_written
                             : 0;
-    std::printf("%-38s %10llu %9.2f %10.2f%% %10.2f%% %8.1f %8.1f %11.2fx\n", c.label.c_str(),
-                static_cast<unsigned long long>(best[1].ranges_issued), rate, drop_now, drop_old,
-                mib_now, mib_old, kept);
+    std::printf("%-34s %9llu %8.2f %8.2f%% %8.2f%% %7.1f %7.1f %6.0f%% %6.0f%% %5.0f%% %8.2fx\n",
+                c.label.c_str(), static_cast<unsigned long long>(best[1].ranges_issued), rate,
+                drop_now, drop_old, mib_now, mib_old, share(best[1], best[1].writer_cpu_ns),
+                share(best[2], best[2].writer_cpu_ns), share(best[1], best[1].recording_cpu_ns),
+                kept);
     std::fflush(stdout);
     // The defaults must hold the burst and the realistic rate whole.
-    if (c.key == "llama" || c.key == "burst") {
+    if (c.key == "burst" || c.key == "llama" || c.key == "llama1" || c.key == "llama2") {
       if (best[1].dropped != 0) status = 1;
     }
   }

@@ -2,15 +2,28 @@
 // background writer encodes every thread's events). The writer must keep up
 // with a thread that pushes and pops as fast as it can (about 55 ns per pair
 // on the machines here, nvtx_push_pop_bench), or rings fill and events drop.
-// Times, in one run, on the same generated ranges:
-//   baseline: copying the records (the least any writer does with them),
-//   encode:   ChunkBuilder::AddRange for each + FinishFrame whenever the
-//             frame reaches the writer's size (kWriterFrameBytes, or
-//             --frame-bytes) (RangeBatch columns with per-thread deltas,
-//             framing, CRC-32),
-// (thread CPU time, best of R) and prints ns per range, encode / baseline and bytes per range in
-// the frames (on disk). Format version 1 wrote one Range message per record: 45.9 bytes and 42-71
-// ns per range here (issue 13); target <= 10 ns.
+//
+// The input is what the writer reads: the application threads' ring events
+// (capture/event.h, 32 bytes each, a push and a pop per range: 64 bytes a
+// range), nested up to 8 deep, 300 names, some domains and colours. The
+// writer decodes a pair into one RangeRecord on its thread's open-range
+// stack (EventDecoder, in cache) and encodes it from there, so the encoder
+// never reads a record from memory; only the events come from memory.
+// Times, in one run, on the same events (thread CPU time, best of R):
+//   baseline: copying the events (the least any writer does with them),
+//   encode:   ChunkBuilder::AddRange of records in cache (the decoded
+//             batch of 4096 ranges, as the decoder hands them over) +
+//             FinishFrame whenever the frame reaches the writer's size
+//             (kWriterFrameBytes, or --frame-bytes) (RangeBatch columns with
+//             per-thread deltas, framing, CRC-32),
+//   decode+encode: EventDecoder::Consume of each event straight into
+//             AddRange, one pass as the writer drains a ring,
+// and prints ns per range, encode / baseline and bytes per range in the
+// frames (on disk). Format version 1 wrote one Range message per record:
+// 45.9 bytes and 42-71 ns per range here (issue 13); target <= 10 ns.
+// Until this input was the 32-byte events, the bench fed AddRange from an
+// array of 96-byte RangeRecords, which at 2 M ranges (192 MB) timed memory
+// reads the writer never does.
 //
 //   range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]
 #include <algorithm>
@@ -20,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "libtracer/capture/event.h"
+#include "libtracer/capture/event_decoder.h"
 #include "libtracer/core/chunk_builder.h"
 
 namespace {
@@ -32,25 +47,73 @@ double ThreadCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-std::vector<tracer::RangeRecord> MakeRanges(size_t n) {
-  std::vector<tracer::RangeRecord> v(n);
+// The ring events of n ranges on one thread, as the NVTX handler writes
+// them: a push (name, domain, time, instance id, category | color << 32)
+// and later its pop (time, instance id), nested 1 to 8 deep.
+std::vector<tracer::Event> MakeEvents(size_t n) {
+  std::vector<tracer::Event> v;
+  v.reserve(2 * n);
   uint64_t t = 1'700'000'000'000'000'000ull;  // trace clock values are large
-  for (size_t i = 0; i < n; ++i) {
-    tracer::RangeRecord& r = v[i];
-    r.id = (uint64_t{3} << 40) | (i + 1);  // per-thread id space
-    r.parent_id = i % 8 == 0 ? 0 : r.id - 1;
-    r.thread = 3;
-    r.name = 1 + static_cast<uint32_t>(i % 300);
-    r.domain = i % 5 == 0 ? 2 : 0;
-    r.start_ns = t;
-    r.end_ns = t + 2'000 + (i % 97) * 31;
-    r.depth = static_cast<uint32_t>(i % 8);
-    r.end_thread = 3;
-    r.color = i % 3 == 0 ? 0xff00ff00u : 0;
-    t += 3'000;
+  std::vector<uint64_t> open;
+  size_t made = 0;
+  while (made < n) {
+    const size_t depth = std::min<size_t>(1 + made % 8, n - made);
+    for (size_t d = 0; d < depth; ++d) {
+      const size_t i = made + d;
+      tracer::Event e;
+      e.type = tracer::EventType::kPush;
+      e.name = 1 + static_cast<uint32_t>(i % 300);
+      e.domain = i % 5 == 0 ? 2 : 0;
+      e.a = (uint64_t{3} << 40) | (i + 1);  // per-thread id space
+      e.b = uint64_t{i % 3 == 0 ? 0xff00ff00u : 0u} << 32;
+      e.time = t += 1'000 + (i % 97) * 31;
+      v.push_back(e);
+      open.push_back(e.a);
+    }
+    for (size_t d = 0; d < depth; ++d) {
+      tracer::Event e;
+      e.type = tracer::EventType::kPop;
+      e.a = open.back();
+      open.pop_back();
+      e.time = t += 700 + (d % 13) * 17;
+      v.push_back(e);
+    }
+    made += depth;
   }
   return v;
 }
+
+// Decoder output straight into the builder (the writer's Range() also
+// defines names and threads on first use: writer_drain_bench times that).
+class ToBuilder : public tracer::EventDecoder::Output {
+ public:
+  explicit ToBuilder(tracer::ChunkBuilder* b) : b_(b) {}
+  void Range(const tracer::RangeRecord& r) override {
+    b_->AddRange(r);
+    ++ranges;
+  }
+  void Mark(const tracer::MarkRecord&) override {}
+  void Launch(const tracer::LaunchRecord&) override {}
+  void GraphNode(const tracer::GraphNodeSnapshotRecord&) override {}
+  void ThreadName(uint32_t, uint32_t) override {}
+  void Count(std::string_view, uint64_t) override {}
+  uint64_t ranges = 0;
+
+ private:
+  tracer::ChunkBuilder* b_;
+};
+
+// Decoder output kept in a batch (copied out of the open-range stack).
+class ToBatch : public tracer::EventDecoder::Output {
+ public:
+  void Range(const tracer::RangeRecord& r) override { batch.push_back(r); }
+  void Mark(const tracer::MarkRecord&) override {}
+  void Launch(const tracer::LaunchRecord&) override {}
+  void GraphNode(const tracer::GraphNodeSnapshotRecord&) override {}
+  void ThreadName(uint32_t, uint32_t) override {}
+  void Count(std::string_view, uint64_t) override {}
+  std::vector<tracer::RangeRecord> batch;
+};
 
 }  // namespace
 
@@ -67,50 +130,92 @@ int main(int argc, char** argv) {
     } else if (a == "--repeats" && i + 1 < argc) {
       repeats = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]\n");
+      std::fprintf(stderr,
+                   "usage: range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]\n");
       return 2;
     }
   }
-  const std::vector<tracer::RangeRecord> ranges = MakeRanges(n);
-  double best_copy = 1e30, best_encode = 1e30;
+  const std::vector<tracer::Event> events = MakeEvents(n);
+  double best_copy = 1e30, best_encode = 1e30, best_both = 1e30;
   size_t bytes = 0;
   uint64_t sink = 0;
   // One builder for every repeat, as the writer thread keeps one: its
   // buffers reach their steady-state size in the first repeat.
   tracer::ChunkBuilder b;
   std::string out;
+  auto add_checked = [&](size_t i) {
+    // Checked every 2048 ranges, as the writer checks every 4096 events.
+    if (i % 2048 == 2047 && b.ApproximateBytes() >= frame_bytes) {
+      b.FinishFrame(&out);
+      bytes += out.size();
+      out.clear();
+    }
+  };
+  std::vector<tracer::Event> copy(64 * 1024);
   for (int rep = 0; rep < repeats; ++rep) {
+    // Baseline: the events copied, 64 k at a time.
     const double t0 = ThreadCpuSeconds();
-    std::vector<tracer::RangeRecord> copy;
-    copy.reserve(64 * 1024);
-    for (size_t i = 0; i < n; ++i) {
-      copy.push_back(ranges[i]);
-      if (copy.size() == 64 * 1024) {
-        sink += copy.back().end_ns;
-        copy.clear();
-      }
+    for (size_t at = 0; at < events.size(); at += copy.size()) {
+      const size_t m = std::min(copy.size(), events.size() - at);
+      std::copy(events.begin() + static_cast<long>(at), events.begin() + static_cast<long>(at + m),
+                copy.begin());
+      sink += copy[m - 1].time;
     }
     const double t1 = ThreadCpuSeconds();
-    for (size_t i = 0; i < n; ++i) {
-      b.AddRange(ranges[i]);
-      // Checked every 2048 ranges, as the writer checks every 4096 events.
-      if (i % 2048 == 2047 && b.ApproximateBytes() >= frame_bytes) {
-        b.FinishFrame(&out);
-        bytes += out.size();
-        out.clear();
+    best_copy = std::min(best_copy, t1 - t0);
+
+    // Encode alone: decode 4096 ranges into a batch (not timed), encode it.
+    {
+      ToBatch batcher;
+      tracer::EventDecoder decoder(&batcher);
+      double encode = 0;
+      size_t i = 0, e = 0;
+      while (e < events.size()) {
+        batcher.batch.clear();
+        while (e < events.size() && batcher.batch.size() < 4096) decoder.Consume(3, events[e++]);
+        const double s0 = ThreadCpuSeconds();
+        for (const tracer::RangeRecord& r : batcher.batch) {
+          b.AddRange(r);
+          add_checked(i++);
+        }
+        encode += ThreadCpuSeconds() - s0;
+      }
+      const double s0 = ThreadCpuSeconds();
+      b.FinishFrame(&out);
+      encode += ThreadCpuSeconds() - s0;
+      out.clear();
+      best_encode = std::min(best_encode, encode);
+    }
+
+    // Decode + encode, one pass over the events as a drain makes it.
+    {
+      bytes = 0;
+      ToBuilder to(&b);
+      tracer::EventDecoder decoder(&to);
+      const double s0 = ThreadCpuSeconds();
+      for (size_t e = 0; e < events.size(); ++e) {
+        decoder.Consume(3, events[e]);
+        if (e % 4096 == 4095) add_checked(2047);
+      }
+      b.FinishFrame(&out);
+      bytes += out.size();
+      out.clear();
+      best_both = std::min(best_both, ThreadCpuSeconds() - s0);
+      if (to.ranges != n) {
+        std::fprintf(stderr, "range_encode_bench: decoded %llu ranges of %zu\n",
+                     static_cast<unsigned long long>(to.ranges), n);
+        return 1;
       }
     }
-    b.FinishFrame(&out);
-    bytes += out.size();
-    out.clear();
-    const double t2 = ThreadCpuSeconds();
-    best_copy = std::min(best_copy, t1 - t0);
-    best_encode = std::min(best_encode, t2 - t1);
   }
-  std::printf("range_encode_bench: %zu ranges, best of %d, %.1f bytes/range\n", n, repeats,
-              static_cast<double>(bytes) / repeats / n);
-  std::printf("  baseline copy:  %6.1f ns/range\n", best_copy * 1e9 / n);
-  std::printf("  encode+frame:   %6.1f ns/range  %5.1fx baseline\n", best_encode * 1e9 / n,
-              best_encode / best_copy);
+  std::printf(
+      "range_encode_bench: %zu ranges (%zu MB of 32-byte ring events), best of %d, %.1f "
+      "bytes/range\n",
+      n, events.size() * sizeof(tracer::Event) >> 20, repeats, static_cast<double>(bytes) / n);
+  std::printf("  baseline copy of the events: %6.1f ns/range\n", best_copy * 1e9 / n);
+  std::printf("  encode+frame (records in cache): %6.1f ns/range  %5.1fx baseline\n",
+              best_encode * 1e9 / n, best_encode / best_copy);
+  std::printf("  decode+encode+frame from events: %6.1f ns/range  %5.1fx baseline\n",
+              best_both * 1e9 / n, best_both / best_copy);
   return sink == 42 ? 3 : 0;
 }

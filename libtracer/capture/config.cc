@@ -270,6 +270,16 @@ Status ParseOutputAndBuffers(const GetEnvFn& get, Config* c) {
       return Status::Error(Bad("TRACER_BUFFER_SIZE", v, "is out of range (4K to 1G per thread)"));
     }
   }
+  if (const char* v = get("TRACER_BUFFER_FULL")) {
+    const std::string mode(v);
+    if (mode == "yield") {
+      c->buffer_full_yield = true;
+    } else if (mode == "drop") {
+      c->buffer_full_yield = false;
+    } else {
+      return Status::Error(Bad("TRACER_BUFFER_FULL", v, "is not yield or drop"));
+    }
+  }
   if (const char* v = get("TRACER_FLUSH_INTERVAL_MS")) {
     uint64_t ms = 0;
     if (!ParseUint(v, &ms) || ms < 1 || ms > 600000) {
@@ -492,6 +502,7 @@ std::vector<std::pair<std::string, std::string>> EffectiveSettings(const Config&
       {"TRACER_OUTPUT", c.output_template},
       {"TRACER_BUFFER_SIZE", std::to_string(c.buffer_size)},
       {"TRACER_BUFFER_LIMIT", std::to_string(c.buffer_limit)},
+      {"TRACER_BUFFER_FULL", c.buffer_full_yield ? "yield" : "drop"},
       {"TRACER_FLUSH_INTERVAL_MS", std::to_string(c.flush_interval_ms)},
       {"TRACER_DOMAINS_INCLUDE", JoinList(c.domains_include)},
       {"TRACER_DOMAINS_EXCLUDE", JoinList(c.domains_exclude)},

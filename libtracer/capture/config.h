@@ -69,6 +69,9 @@ struct Config {
   // TRACER_BUFFER_LIMIT: all threads' rings together (ring_budget.h); by
   // default kDefaultBufferLimit, or half the machine's memory when less.
   uint64_t buffer_limit = kDefaultBufferLimit;
+  // TRACER_BUFFER_FULL: yield (true) | drop. A thread whose buffer is past
+  // three quarters full yields its core to the writer (capture/thread_ring.h).
+  bool buffer_full_yield = true;
   uint32_t flush_interval_ms = 200;          // TRACER_FLUSH_INTERVAL_MS
   std::vector<std::string> domains_include;  // TRACER_DOMAINS_INCLUDE; empty = all
   std::vector<std::string> domains_exclude;  // TRACER_DOMAINS_EXCLUDE

@@ -44,9 +44,10 @@ TEST(ConfigTest, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(c.cupti_buffer_size, 8u << 20);
   EXPECT_EQ(c.cupti_buffer_count, 64u);
   EXPECT_TRUE(c.cuda);
+  EXPECT_TRUE(c.buffer_full_yield);
   EXPECT_TRUE(c.DomainEnabled("default"));
   // Every variable is listed in the header's effective configuration.
-  EXPECT_EQ(c.effective.size(), 21u);
+  EXPECT_EQ(c.effective.size(), 22u);
   EXPECT_TRUE(c.pm_metrics.empty());  // PM sampling off
   EXPECT_EQ(c.pm_interval_ns, 1000000u);
   EXPECT_EQ(EffectiveValue(c, "TRACER_PM_HW_BUFFER_SIZE"), "134217728");
@@ -80,6 +81,7 @@ TEST(ConfigTest, ParsesEveryVariable) {
   FakeEnv env;
   env.vars = {{"TRACER_OUTPUT", "/tmp/x-%p-%h.trace"},
               {"TRACER_BUFFER_SIZE", "4M"},
+              {"TRACER_BUFFER_FULL", "drop"},
               {"TRACER_FLUSH_INTERVAL_MS", "50"},
               {"TRACER_DOMAINS_INCLUDE", "a, b ,default"},
               {"TRACER_DOMAINS_EXCLUDE", "b"},
@@ -101,6 +103,7 @@ TEST(ConfigTest, ParsesEveryVariable) {
   const Config& c = r.config;
   EXPECT_EQ(c.output_template, "/tmp/x-%p-%h.trace");
   EXPECT_EQ(c.buffer_size, 4u << 20);
+  EXPECT_FALSE(c.buffer_full_yield);
   EXPECT_EQ(c.flush_interval_ms, 50u);
   EXPECT_EQ(c.domains_include, (std::vector<std::string>{"a", "b", "default"}));
   EXPECT_TRUE(c.DomainEnabled("a"));
@@ -188,6 +191,7 @@ TEST(ConfigTest, EveryBadValueNamesTheVariableAndValue) {
       {"TRACER_BUFFER_LIMIT", "lots", {}},
       {"TRACER_BUFFER_LIMIT", "1K", {}},
       {"TRACER_BUFFER_LIMIT", "100G", {}},
+      {"TRACER_BUFFER_FULL", "block", {}},
       {"TRACER_FLUSH_INTERVAL_MS", "0", {}},
       {"TRACER_FLUSH_INTERVAL_MS", "fast", {}},
       {"TRACER_CAPTURE_START", "0", {{"TRACER_CAPTURE_RANGE", "step"}}},

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 
 namespace tracer {
 namespace {
@@ -141,6 +143,43 @@ TEST(ThreadRingLapsTest, LongDrainGivesRoomBackAsItGoes) {
   EXPECT_TRUE(room_midway);
   EXPECT_EQ(expected, next);
   EXPECT_TRUE(ring.HasRoom(cap - kEventsPerPage, 0));
+}
+
+// Past three quarters full the producer yields once per event while the
+// writer drains, never below the mark, not when switched off (drop), and
+// not while the writer has left the ring alone for 100 ms (stuck, not
+// starved): yielding then would only slow the thread down.
+TEST(ThreadRingYieldTest, YieldsPastThreeQuartersOnlyWhileTheWriterMoves) {
+  ASSERT_TRUE(g_ring_yield_when_nearly_full.load());
+  ThreadRing ring(1 << 16);  // 2048 events
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0;
+  ASSERT_TRUE(PushNumbered(ring, cap * 3 / 4, &next));
+  EXPECT_EQ(ring.yields(), 0u);
+  ASSERT_TRUE(PushNumbered(ring, 100, &next));
+  EXPECT_EQ(ring.yields(), 100u);  // one per event past the mark
+
+  // The writer stays away: after 100 ms without progress, no more yields.
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  ASSERT_TRUE(PushNumbered(ring, 10, &next));
+  EXPECT_EQ(ring.yields(), 100u);
+
+  // It drains again: yields resume once the ring is past the mark again.
+  DrainChecking(ring, &expected);
+  ASSERT_TRUE(PushNumbered(ring, cap * 3 / 4, &next));
+  const uint64_t before = ring.yields();
+  ASSERT_TRUE(PushNumbered(ring, 50, &next));
+  EXPECT_EQ(ring.yields(), before + 50);
+
+  // Switched off (TRACER_BUFFER_FULL=drop): full means dropped, no yield.
+  g_ring_yield_when_nearly_full.store(false);
+  const uint64_t off = ring.yields();
+  while (PushNumbered(ring, 1, &next)) {
+  }
+  EXPECT_EQ(ring.yields(), off);
+  g_ring_yield_when_nearly_full.store(true);
+  DrainChecking(ring, &expected);
+  EXPECT_EQ(expected, next);
 }
 
 }  // namespace

@@ -27,33 +27,34 @@ process load the tracer before DataLoader workers fork.
 
 Cost (a shared, heavily loaded 2-core CPU, CPU time): bench/torch/bench_step.py
 --procs 2 --rounds 6 --steps 2, on the LoRA sample's model with 4 layers of
-hidden size 512 (284 annotated modules, about 0.72 s of CPU per step),
-measures the hooks at +5.9 % per step (95 % interval +4.1 to +7.8 %) and
-libtracer.so recording their ranges at +0.6 % (-1.4 to +2.6 %); the hooks
-before the output edges were limited to outermost calls measured +7.5 %
-(+5.8 to +9.2 %) in the same rounds, -1.4 % (-2.9 to +0.1 %) against them
-directly, -2.6 % (-4.8 to -0.3 %) traced. On small tensors (4-wide Linear
-layers, timeit) a module call costs about 3-4 us for the forward hooks and
-ranges, and the backward machinery in the forward: the end marker's
-autograd Function 2.3 us, a pre-hook on the output's node 1.9 us (the
-identity Function it replaces, 2.9 us), plus the backward's own Python
-calls. `backward=False`, `include`, `exclude` and `max_depth` trim it.
+hidden size 512 (284 annotated modules, about 0.67 s of CPU per step),
+measures the hooks at +3.9 % per step (95 % interval +2.2 to +5.6 %) and
+libtracer.so recording their ranges at -0.6 % (-2.3 to +1.2 %: not told
+apart from nothing); the previous hooks (an output edge for outermost calls
+only, pre-hooks on output nodes inside) measured +4.3 % (+2.9 to +5.8 %) in
+the same rounds, these -0.4 % (-1.9 to +1.0 %) against them. Almost all of
+it is the two autograd Functions per call (end marker, output edge), and
+most of that is cold caches, not the Python code: on small tensors
+(timeit) a marker costs 2.6 us, after a 2 MB tensor op 14 us, in the
+model 28 us per call (thread CPU time); per-module hooks that only push and
+pop cost nothing measurable (+0.0 %, +/- 1.6 %). `backward=False`,
+`include`, `exclude` and `max_depth` trim it.
 
 Backward ranges: a module call's range is popped when the call's own
 backward nodes, and the accumulation of the parameter gradients they make,
 are done: an end node made in the forward pre-hook, before the module's own
 ops, which the autograd engine (highest sequence number first) runs only
 after every node made after it, once it holds its placeholder gradient.
-An outermost call passes its outputs through an identity autograd Function
-whose backward pushes its range and hands that gradient to its own end node
-and to those of the calls inside it; these push theirs from a pre-hook on
-the autograd node of their outputs (after the first step: the first call of
-each module, before it is known whether the enclosing module returns
-tensors, gets an identity of its own). So a layer's range covers its
-backward work whenever anything inside it gets gradients, also when its
-input needs no gradient and its only trainable weights are LoRA adapters
-deep inside it (the first decoder layer of a LoRA model), and the ranges of
-the modules inside it nest in it at their depth. Nothing is put on a
+Each call passes the outputs it made through an identity autograd Function
+(its output edge) whose backward pushes its range and hands that gradient
+to its end node; the edges of the calls inside it were made before its own,
+so they run after it and their ranges nest in it. The same two nodes on
+every call and every step: the first step gives the ranges of later ones.
+So a layer's range covers its backward work whenever anything inside it
+gets gradients, also when its input needs no gradient and its only
+trainable weights are LoRA adapters deep inside it (the first decoder
+layer of a LoRA model), and the ranges of the modules inside it nest in it
+at their depth. Nothing is put on a
 module's inputs: an identity there (what torch's full backward hooks
 insert) sums the gradients of the module's uses of an input before adding
 them to the others' and changes their rounding; with these hooks losses and

@@ -25,36 +25,40 @@ that, e.g. to trace with another NVTX tool that attaches differently. An
 active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
-Cost (a shared, heavily loaded 2-core CPU, CPU time): bench/torch/bench_step.py
---procs 2 --rounds 6 --steps 2, on the LoRA sample's model with 4 layers of
-hidden size 512 (284 annotated modules, about 0.67 s of CPU per step),
-measures the hooks at +3.9 % per step (95 % interval +2.2 to +5.6 %) and
-libtracer.so recording their ranges at -0.6 % (-2.3 to +1.2 %: not told
-apart from nothing); the previous hooks (an output edge for outermost calls
-only, pre-hooks on output nodes inside) measured +4.3 % (+2.9 to +5.8 %) in
-the same rounds, these -0.4 % (-1.9 to +1.0 %) against them. Almost all of
-it is the two autograd Functions per call (end marker, output edge), and
-most of that is cold caches, not the Python code: on small tensors
-(timeit) a marker costs 2.6 us, after a 2 MB tensor op 14 us, in the
-model 28 us per call (thread CPU time); per-module hooks that only push and
-pop cost nothing measurable (+0.0 %, +/- 1.6 %). `backward=False`,
-`include`, `exclude` and `max_depth` trim it.
+Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py --procs 2
+--rounds 8 --steps 2, on the LoRA sample's model with 4 layers of hidden
+size 512 (284 annotated modules, about 0.62 s of CPU per step), measures
+the hooks at +3.2 % per step (95 % interval +1.2 to +5.2 %; +4.3 %, +2.9
+to +5.8 %, in a run on a more loaded machine) and libtracer.so recording
+their ranges at -0.9 % (-2.4 to +0.8 %: not told apart from nothing). An
+output edge per call instead (one code path on every step) measured +1.5 %
+(-0.0 to +3.1 %) against these hooks in the same rounds (-0.4 %, -1.9 to
++1.0 %, in the other run) and was left out. The cost is the Python work
+per call, and mostly the caches the model's own tensors leave cold for
+it: bench_hooks.py (100 Linear layers) measures 3.6 us per call for the
+forward ranges and 26 us for forward and backward on small tensors, 22 us
+and 86 us with 2 MB of activations per layer (--width 16 --batch 32768
+--steps 4); an end marker alone takes 2.6 us (timeit), 14 us after a 2 MB
+tensor op, 12-28 us per call in the model (thread CPU time, depending on
+the machine's load). Hooks with empty bodies (the hook calls themselves)
+measured +0.0 % (+/- 1.6 %) on the model. `backward=False`, `include`,
+`exclude` and `max_depth` trim it.
 
 Backward ranges: a module call's range is popped when the call's own
 backward nodes, and the accumulation of the parameter gradients they make,
 are done: an end node made in the forward pre-hook, before the module's own
 ops, which the autograd engine (highest sequence number first) runs only
 after every node made after it, once it holds its placeholder gradient.
-Each call passes the outputs it made through an identity autograd Function
-(its output edge) whose backward pushes its range and hands that gradient
-to its end node; the edges of the calls inside it were made before its own,
-so they run after it and their ranges nest in it. The same two nodes on
-every call and every step: the first step gives the ranges of later ones.
-So a layer's range covers its backward work whenever anything inside it
-gets gradients, also when its input needs no gradient and its only
-trainable weights are LoRA adapters deep inside it (the first decoder
-layer of a LoRA model), and the ranges of the modules inside it nest in it
-at their depth. Nothing is put on a
+An outermost call passes its outputs through an identity autograd Function
+whose backward pushes its range and hands that gradient to its own end node
+and to those of the calls inside it; these push theirs from a pre-hook on
+the autograd node of their outputs (after the first step: the first call of
+each module, before it is known whether the enclosing module returns
+tensors, gets an identity of its own). So a layer's range covers its
+backward work whenever anything inside it gets gradients, also when its
+input needs no gradient and its only trainable weights are LoRA adapters
+deep inside it (the first decoder layer of a LoRA model), and the ranges of
+the modules inside it nest in it at their depth. Nothing is put on a
 module's inputs: an identity there (what torch's full backward hooks
 insert) sums the gradients of the module's uses of an input before adding
 them to the others' and changes their rounding; with these hooks losses and
@@ -367,72 +371,113 @@ def _runs(node) -> bool:
 
 
 class _End(torch.autograd.Function):
-    """The end of one module call's backward: pops its range. Made in the
-    forward pre-hook, before any of the call's own autograd nodes, so it has
-    a lower sequence number than all of them. The engine runs ready nodes
-    highest sequence number first (AccumulateGrad first of all), and while
-    any node made after this one is still to run, one of those is ready
-    (gradients flow from later nodes to earlier ones only, so the latest of
-    them waits for nothing). So once this node holds its placeholder
-    gradient it runs only when every node made after it is done: the call's
-    own nodes and the accumulation of every parameter gradient they produce,
-    also when no input needs a gradient (a frozen LoRA base layer) and
-    whichever parameter is the last to get one. The gradient comes from the
-    call's output edge (_Start), which runs before the call's backward can
-    start. It sits off the data path: it hands its inputs no gradient (None
-    adds nothing). Those inputs are the anchor, so that it is in the graph
-    at all, and the call's inputs that need a gradient, so that it is run
-    wherever they lead to a tensor torch.autograd.grad asks for. The node
-    (the ctx) holds the pop and whether its _Start pushed."""
+    """The end of one module call's backward. Made in the forward pre-hook,
+    before any of the call's own autograd nodes, so it has a lower sequence
+    number than all of them. The engine runs ready nodes highest sequence
+    number first (AccumulateGrad first of all), and while any node made
+    after this one is still to run, one of those is ready (gradients flow
+    from later nodes to earlier ones only, so the latest of them waits for
+    nothing). So once this node holds its placeholder gradient it runs only
+    when every node made after it is done: the call's own nodes and the
+    accumulation of every parameter gradient they produce, also when no
+    input needs a gradient (a frozen LoRA base layer) and whichever
+    parameter is the last to get one. The gradient comes from the output
+    edge (_Start) of the call itself or of a call enclosing it, which runs
+    before this call's backward can start. It sits off the data path: it
+    hands its inputs no gradient (None adds nothing). Those inputs are the
+    anchor, so that it is in the graph at all, and the call's inputs that
+    need a gradient, so that it is run wherever they lead to a tensor
+    torch.autograd.grad asks for."""
 
     @staticmethod
-    def forward(ctx, pop, anchor, *inputs):
-        ctx.pop, ctx.open = pop, False
-        ctx.set_materialize_grads(False)  # no zero tensor when not fed
+    def forward(ctx, call, anchor, *inputs):
+        ctx.call = call
         # An alias, no new memory: under use_deterministic_algorithms torch
         # fills new memory, a kernel per call on a GPU.
         return anchor.detach()
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.open:
-            ctx.open = False
-            ctx.pop()
+        ctx.call.end()
         return (None,) * len(ctx.needs_input_grad)
 
 
 class _Start(torch.autograd.Function):
-    """Identity over the outputs a module call made (its output edge): its
-    backward pushes the call's backward range once the gradients of all of
-    them are ready, and hands the call's _End marker its placeholder
-    gradient. The outputs' gradients are summed here exactly as the call's
-    last nodes would sum them, so the model's gradients are bit for bit
-    those without it. Every call gets its own (one code path, the same
-    ranges on every step): an edge made inside an enclosing call's forward
-    runs after the enclosing call's edge, so ranges nest by themselves."""
+    """Identity over the outputs of an outermost module call (or of one whose
+    enclosing module did not return tensors last time): its backward pushes
+    the call's backward range once the gradients of all of them are ready,
+    and hands the _End markers of the call and of the calls inside it their
+    placeholder gradients. The outputs' gradients are summed here exactly
+    as the call's last nodes would sum them, so the model's gradients are
+    bit for bit those without it."""
 
     @staticmethod
-    def forward(ctx, marker, push, token_grad, token, *outputs):
-        ctx.marker, ctx.push, ctx.token_grad = marker, push, token_grad
+    def forward(ctx, call, marker, token_grads, *tokens_and_tensors):
+        ctx.call, ctx.marker, ctx.token_grads = call, marker, token_grads
         ctx.set_materialize_grads(False)  # no zero tensors for unused outputs
-        return outputs
+        return tokens_and_tensors[len(token_grads):]
 
     @staticmethod
     def backward(ctx, *grads):
         # With no gradient at all the engine runs this node on the CPU queue,
-        # not the outputs' device thread where the end node will run: no
-        # range, and the marker gets nothing (it then pops nothing).
-        marker = ctx.marker
+        # not the outputs' device thread where the end node will run.
+        if _runs(ctx.marker) and any(g is not None for g in grads):
+            ctx.call.start()
+        return (None, None, None) + ctx.token_grads + grads
+
+
+class _Starter:
+    """A pre-hook on an autograd node that torch made for a module call's
+    output: pushes the backward ranges of the calls returning that output,
+    outermost first, when the engine is about to run the node. Far cheaper
+    than an identity node of ours over the outputs, which only calls that
+    feed end markers keep (_Start)."""
+
+    __slots__ = ("calls", "markers")
+
+    def __init__(self, call: "_Call", marker) -> None:
+        self.calls, self.markers = [call], [marker]
+
+    def add_outer(self, call: "_Call", marker) -> None:
+        if call not in self.calls:
+            self.calls.insert(0, call)  # an enclosing call returns later
+            self.markers.insert(0, marker)
+
+    def __call__(self, grads):
         for g in grads:
             if g is not None:
                 break
         else:
-            return (None, None, None, None) + grads
-        if not _runs(marker):
-            return (None, None, None, None) + grads
-        marker.open = True
-        ctx.push()
-        return (None, None, None, ctx.token_grad) + grads
+            return None  # no gradient: no work, no range
+        for call, marker in zip(self.calls, self.markers):
+            if not call.open and _runs(marker):
+                call.start()
+        return None
+
+
+class _Call:
+    """The backward range of one forward call of a module. `token`: the
+    output of its _End marker until an output edge takes it (the marker
+    node holds the call: no reference back once the token is dropped, so no
+    cycle for the garbage collector); `grad`: the marker's placeholder
+    gradient; `pending`: the calls (this one, and calls inside it that
+    handed theirs up) whose markers wait for an output edge."""
+
+    __slots__ = ("hooks", "token", "grad", "open", "pending")
+
+    def __init__(self, hooks: "_ModuleHooks", grad) -> None:
+        self.hooks, self.grad, self.open = hooks, grad, False
+        self.token = None
+        self.pending = [self]
+
+    def start(self) -> None:
+        self.open = True
+        self.hooks.push_b()
+
+    def end(self) -> None:
+        if self.open:
+            self.open = False
+            self.hooks.pop()
 
 
 def _first_device(args, kwargs):
@@ -452,20 +497,24 @@ def _needing_grad(args, kwargs) -> list:
     return out
 
 
-class _Frames(threading.local):
-    """Per thread, one entry per annotated module call in progress that
-    times its backward: its _End marker's output (None when the call has no
-    backward work), so that a forward hook finds what its pre-hook made."""
+class _Stacks(threading.local):
+    """Per thread: `frames`, one entry per annotated module call in progress
+    (its _Call or None), so that a forward hook finds what its pre-hook made;
+    `calls`, the _Calls among them; `starters`, output node -> its _Starter
+    while the outermost call is in progress."""
 
     def __init__(self) -> None:
-        self.stack: list = []
+        self.frames: list = []
+        self.calls: list = []
+        self.starters: dict = {}
 
 
-_frames = _Frames()
+_stacks = _Stacks()
 
 
 def _forward_only(push, pop):
-    """The hooks of a module without a backward range: a push and a pop."""
+    """The hooks of a module without a backward range: a push and a pop,
+    nothing kept per call."""
 
     def pre(module, args, kwargs):
         push()
@@ -481,14 +530,19 @@ class _ModuleHooks:
 
     Forward: push in the forward pre-hook, pop in the forward hook (called
     even when forward raises). Backward: the pre-hook makes the call's _End
-    marker (before the module's own ops); the forward hook passes the
-    outputs the call made through a _Start, whose backward pushes the range
-    and feeds the marker. Neither touches the inputs: an identity node there
-    would sum the gradients of the module's uses of an input before adding
-    them to the others, another rounding than without it (a loss changed in
-    the 7th digit)."""
+    marker (before the module's own ops). The forward hook then either
+    hands the marker up to the enclosing call and puts a _Starter pre-hook
+    on the autograd nodes of the outputs, which pushes the range (when the
+    enclosing module's last call returned tensors, so that it has an output
+    edge to feed the marker), or passes the outputs through a _Start whose
+    backward pushes and feeds the markers (the outermost call, and the first
+    call of each module, before the enclosing one is known). Both run on the
+    thread that the engine runs the outputs' device on. Neither touches the
+    inputs: an identity node there would sum the gradients of the module's
+    uses of an input before adding them to the others, another rounding than
+    without it (a loss changed in the 7th digit)."""
 
-    __slots__ = ("push_f", "pop_f", "push_b", "pop", "trainable", "params")
+    __slots__ = ("push_f", "pop_f", "push_b", "pop", "trainable", "params", "wraps")
 
     def __init__(self, push_f, push_b, pop, forward: bool, trainable: bool,
                  params: Callable[[], Iterable[torch.Tensor]]):
@@ -496,61 +550,98 @@ class _ModuleHooks:
         self.pop_f = pop if forward else _nothing
         self.push_b, self.pop = push_b, pop
         self.trainable, self.params = trainable, params
+        # Whether the last call got an output edge: only then do the calls
+        # inside hand their markers up to it.
+        self.wraps = False
 
     def pre(self, module, args, kwargs):
         self.push_f()
-        stack = _frames.stack
+        frames = _stacks.frames
         if not torch.is_grad_enabled():
-            stack.append(None)
+            frames.append(None)
             return None
         if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):
             # The common case, kept short: this runs per call.
             a = args[0]
-            device = a.device
-            if a.requires_grad:
-                stack.append(_End.apply(self.pop, _anchor(device), a))
-                return None
-            inputs = ()
+            inputs, device = ((a,) if a.requires_grad else ()), a.device
         else:
             inputs, device = _needing_grad(args, kwargs), _first_device(args, kwargs)
         if not (inputs or self.trainable):
             # Nothing in or under the module needs a gradient: no backward.
-            stack.append(None)
+            frames.append(None)
             return None
         if device is None:
             p = next(iter(self.params()), None)
             device = p.device if p is not None else torch.device("cpu")
-        stack.append(_End.apply(self.pop, _anchor(device), *inputs))
+        call = _Call(self, _token_grad(device))
+        call.token = _End.apply(call, _anchor(device), *inputs)
+        frames.append(call)
+        _stacks.calls.append(call)
         return None
 
     def post(self, module, args, output):
         self.pop_f()
-        stack = _frames.stack
-        token = stack.pop() if stack else None
-        if token is None:
+        stacks = _stacks
+        call = stacks.frames.pop() if stacks.frames else None
+        if call is None:
             return None
+        calls = stacks.calls
+        if calls and calls[-1] is call:
+            calls.pop()
+        token = call.token
         marker = token.grad_fn
         device, seq = token.device, marker._sequence_nr()
         # The outputs this call made (not an input passed through) on the
-        # device of its marker (the engine thread that pops); with none the
-        # marker is dropped here, unfed: no range for this call.
+        # device of its marker (the engine thread that pops).
         if isinstance(output, torch.Tensor):
+            single = True
             node = output.grad_fn
-            if node is None or node._sequence_nr() <= seq or output.device != device:
-                return None
-            return _Start.apply(marker, self.push_b, _token_grad(device), token, output)[0]
-        if not isinstance(output, (tuple, list)):
-            return None  # dicts, dataclasses: no backward range for this call
-        timed = [
-            i for i, o in enumerate(output)
-            if isinstance(o, torch.Tensor) and o.grad_fn is not None and o.device == device
-            and o.grad_fn._sequence_nr() > seq
-        ]
-        if not timed:
+            timed = (
+                (0,) if node is not None and output.device == device and node._sequence_nr() > seq
+                else ()
+            )
+            outs = (output,)
+        elif isinstance(output, (tuple, list)):
+            single, outs = False, output
+            timed = [
+                i for i, o in enumerate(output)
+                if isinstance(o, torch.Tensor) and o.grad_fn is not None and o.device == device
+                and o.grad_fn._sequence_nr() > seq
+            ]
+        else:
+            timed = ()  # dicts, dataclasses: no backward range for this call
+        self.wraps = bool(timed)
+        parent = calls[-1] if calls else None
+        if parent is not None and parent.hooks.wraps:
+            parent.pending += call.pending
+            call.pending = None
+            starters = stacks.starters
+            for i in timed:
+                node = outs[i].grad_fn
+                starter = starters.get(node)
+                if starter is None:
+                    starter = starters[node] = _Starter(call, marker)
+                    node.register_prehook(starter)
+                else:
+                    starter.add_outer(call, marker)
             return None
+        if not calls:
+            stacks.starters.clear()
+        pending, call.pending = call.pending, None
+        if not timed:
+            # Nothing to time here: the markers get no gradient, their calls
+            # no range (the engine will not run their markers).
+            for c in pending:
+                c.token = None
+            return None
+        tokens = [c.token for c in pending]
+        grads = tuple(c.grad for c in pending)
+        for c in pending:
+            c.token = None
+        if single:
+            return _Start.apply(call, marker, grads, *tokens, output)[0]
         new = list(output)
-        wrapped = _Start.apply(marker, self.push_b, _token_grad(device), token,
-                               *[output[i] for i in timed])
+        wrapped = _Start.apply(call, marker, grads, *tokens, *[output[i] for i in timed])
         for i, t in zip(timed, wrapped):
             new[i] = t
         return type(output)(new) if isinstance(output, list) else tuple(new)

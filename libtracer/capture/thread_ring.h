@@ -44,9 +44,6 @@ namespace tracer {
 // Never blocks, never throws.
 void RingPassedFillMark() noexcept;
 
-// TRACER_BUFFER_FULL: true (yield, the default) = a producer past the yield
-// mark yields its core to the writer; false (drop) = it only drops when full.
-inline std::atomic<bool> g_ring_yield_when_nearly_full{true};
 // Bumped by the consumer each time it hands room back to a producer, in any
 // ring: a producer yields only while this moves (the writer works through
 // the rings one after the other, so one ring's tail may rest for a long
@@ -56,8 +53,13 @@ inline std::atomic<uint64_t> g_ring_writer_progress{0};
 class ThreadRing {
  public:
   // Capacity in events: ring_bytes / sizeof(Event) rounded down to a power of
-  // two, at least 16.
-  explicit ThreadRing(uint64_t ring_bytes) {
+  // two, at least 16. yield_when_nearly_full: TRACER_BUFFER_FULL, true
+  // (yield, the default) = the producer past the yield mark yields its core
+  // to the writer; false (drop) = it only drops when full. Given per ring,
+  // at construction: a session's setting, not a process-wide global that
+  // another session (a forked child's, a test's) would overwrite.
+  explicit ThreadRing(uint64_t ring_bytes, bool yield_when_nearly_full = true)
+      : yield_when_nearly_full_(yield_when_nearly_full) {
     uint64_t want = ring_bytes / sizeof(Event);
     size_t cap = 16;
     while (cap * 2 <= want && cap < (size_t{1} << 30)) cap *= 2;
@@ -253,7 +255,7 @@ class ThreadRing {
     const uint64_t fill = end - cached_tail_;
     if (fill <= fill_mark_) return true;
     RingPassedFillMark();
-    if (fill > yield_mark_ && g_ring_yield_when_nearly_full.load(std::memory_order_relaxed)) {
+    if (fill > yield_mark_ && yield_when_nearly_full_) {
       YieldToWriter();
     }
     return fill <= capacity_;
@@ -343,6 +345,7 @@ class ThreadRing {
   uint64_t yield_mark_ = 0;  // capacity_ * 3 / 4
   uint64_t events_per_page_ = 128;
   bool release_consumed_ = false;
+  const bool yield_when_nearly_full_;
   // Producer-owned line.
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t cached_tail_ = 0;

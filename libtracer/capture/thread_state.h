@@ -70,8 +70,10 @@ class ThreadState {
   // slot: the state's index in its registry, for instance ids (1..2^22-1);
   // id: the thread's ThreadDef id in the stream.
   // cache: a pooled intern cache, or nullptr for a new one.
+  // yield_when_nearly_full: the ring's policy past its yield mark (ThreadRing).
   ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id,
-              std::unique_ptr<InternCacheBlock> cache = nullptr);
+              std::unique_ptr<InternCacheBlock> cache = nullptr,
+              bool yield_when_nearly_full = true);
   ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id)
       : ThreadState(id, id, ring_bytes, os_tid, pthread_id) {}
   ThreadState(const ThreadState&) = delete;

@@ -150,8 +150,7 @@ TEST(ThreadRingLapsTest, LongDrainGivesRoomBackAsItGoes) {
 // not while the writer has left the ring alone for 100 ms (stuck, not
 // starved): yielding then would only slow the thread down.
 TEST(ThreadRingYieldTest, YieldsPastThreeQuartersOnlyWhileTheWriterMoves) {
-  ASSERT_TRUE(g_ring_yield_when_nearly_full.load());
-  ThreadRing ring(1 << 16);  // 2048 events
+  ThreadRing ring(1 << 16);  // 2048 events, yield by default
   const uint64_t cap = ring.capacity();
   uint64_t next = 0, expected = 0;
   ASSERT_TRUE(PushNumbered(ring, cap * 3 / 4, &next));
@@ -171,15 +170,22 @@ TEST(ThreadRingYieldTest, YieldsPastThreeQuartersOnlyWhileTheWriterMoves) {
   ASSERT_TRUE(PushNumbered(ring, 50, &next));
   EXPECT_EQ(ring.yields(), before + 50);
 
-  // Switched off (TRACER_BUFFER_FULL=drop): full means dropped, no yield.
-  g_ring_yield_when_nearly_full.store(false);
-  const uint64_t off = ring.yields();
-  while (PushNumbered(ring, 1, &next)) {
-  }
-  EXPECT_EQ(ring.yields(), off);
-  g_ring_yield_when_nearly_full.store(true);
   DrainChecking(ring, &expected);
   EXPECT_EQ(expected, next);
+
+  // Switched off (TRACER_BUFFER_FULL=drop), for this ring only: full means
+  // dropped, no yield; a ring made beside it with the default still yields.
+  ThreadRing drop(1 << 16, /*yield_when_nearly_full=*/false);
+  ThreadRing yield(1 << 16);
+  uint64_t next_drop = 0, next_yield = 0, expected_drop = 0;
+  while (PushNumbered(drop, 1, &next_drop)) {
+  }
+  EXPECT_EQ(drop.yields(), 0u);
+  EXPECT_EQ(next_drop, drop.capacity());
+  ASSERT_TRUE(PushNumbered(yield, cap * 3 / 4 + 10, &next_yield));
+  EXPECT_EQ(yield.yields(), 10u);
+  DrainChecking(drop, &expected_drop);
+  EXPECT_EQ(expected_drop, next_drop);
 }
 
 }  // namespace

@@ -114,11 +114,14 @@ class ThreadState {
     ThreadCounters::Bump(counters_.ring_full);
     return nullptr;
   }
+  // The pop of a recorded range writes to the slot its push reserved (the
+  // push checked room for itself and every open range's pop): no room check.
   Event* BeginPop() noexcept {
-    if (reserved_pops_ > 0) --reserved_pops_;
-    if (__builtin_expect(ring_.HasRoom(1, reserved_pops_), 1)) return ring_.SlotAfterHead(0);
-    ThreadCounters::Bump(counters_.ring_full);
-    return nullptr;
+    if (__builtin_expect(reserved_pops_ > 0, 1)) {
+      --reserved_pops_;
+      return ring_.SlotAfterHead(0);
+    }
+    return BeginAppend();  // no reservation (cannot happen): checked
   }
   // In-place Append of one event (launch path): nullptr when full (counted).
   Event* BeginAppend() noexcept {

@@ -4,6 +4,7 @@
 #include "libtracer/capture/thread_ring.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -90,6 +91,36 @@ TEST(ThreadRingLapsTest, ResidentMemoryFollowsWhatTheRingHoldsNotItsCapacity) {
   ASSERT_TRUE(PushNumbered(full, full.capacity(), &next));
   full.Drain([](const Event&) {});
   EXPECT_EQ(full.ResidentBytes(), uint64_t{4} << 20);
+}
+
+// With no writer running ahead of it (more producers than cores), a
+// producer faults its first lap in itself, 64 KiB at a time (one
+// MADV_POPULATE_WRITE instead of a page fault every 128 events): resident
+// memory is what it wrote plus at most that batch, never the ring's size.
+TEST(ThreadRingLapsTest, ProducerFaultsItsFirstLapInInBoundedBatches) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  constexpr uint64_t kBatch = 64 << 10, kPage = 4096;
+  {
+    void* probe = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(probe, MAP_FAILED);
+    const bool populate = madvise(probe, kPage, MADV_POPULATE_WRITE) == 0;
+    munmap(probe, kPage);
+    if (!populate) GTEST_SKIP() << "no MADV_POPULATE_WRITE (kernel before 5.14)";
+  }
+  ThreadRing ring(32 << 20);
+  EXPECT_EQ(ring.ResidentBytes(), 0u);
+  uint64_t next = 0, expected = 0;
+  ASSERT_TRUE(PushNumbered(ring, 1, &next));
+  EXPECT_EQ(ring.ResidentBytes(), kPage + kBatch);
+  for (uint64_t target : {1000u, 5000u, 33333u, 100000u, 400000u}) {
+    ASSERT_TRUE(PushNumbered(ring, target - next, &next));
+    const uint64_t written = (next * sizeof(Event) + kPage - 1) / kPage * kPage;
+    const uint64_t resident = ring.ResidentBytes();
+    EXPECT_GE(resident, written) << target;
+    EXPECT_LE(resident, written + kBatch) << target;
+  }
+  DrainChecking(ring, &expected);
+  EXPECT_EQ(expected, next);
 }
 
 // A busy ring (drains that each read an eighth of it or more: a thread

@@ -1,7 +1,8 @@
 // The floor of docs/design.md section 7: the least any NVTX tool can do for a
 // push+pop, i.e. read the (same) trace clock twice and store to a
-// thread-local ring. Same clock means the same source too: it chooses it from
-// TRACER_CLOCK as the tracer does (the TSC on this kind of machine), so the
+// thread-local ring. The read is NowTicks, as in the tracer: a bare rdtsc
+// where the TSC is used (no conversion to ns on either side). Same clock means the same source too:
+// it chooses it from TRACER_CLOCK as the tracer does (the TSC on this kind of machine), so the
 // ratio never credits or charges the tracer for its clock. Built as an NVTX injection library so it
 // is called exactly like libtracer.so. For a like-for-like memory footprint its slots are 32 bytes
 // (the tracer's Event size) and its ring has the tracer's TRACER_BUFFER_SIZE bytes, so the ratio
@@ -66,7 +67,9 @@ __attribute__((noinline)) Ring* NewRing() {
 inline void Store(uint64_t what) {
   Ring* r = t_ring;
   if (__builtin_expect(r == nullptr, 0)) r = NewRing();
-  uint64_t t = tracer::NowNs();
+  // The tracer's hot-path read: raw TSC ticks (converted to ns by its
+  // writer, off the measured path), or clock_gettime ns without the TSC.
+  uint64_t t = tracer::NowTicks();
   // Field by field into the slot (as the tracer does): no staging copy.
   Slot* slot = &r->slots[r->next++ & r->mask];
   slot->time = t;

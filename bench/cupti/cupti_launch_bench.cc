@@ -45,7 +45,7 @@ void CUPTIAPI FloorCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, 
   tracer::Event& e = r->events[r->next++ & 4095];
   e.type = tracer::EventType::kLaunch;
   e.name = cbid;
-  e.time = tracer::NowNs();
+  e.time = tracer::NowTicks();  // the read the tracer makes (raw ticks)
   e.a = d->correlationId;
   e.b = 0;
 }

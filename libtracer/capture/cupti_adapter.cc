@@ -303,7 +303,7 @@ __attribute__((always_inline)) inline bool CuptiAdapter::RecordLaunch(
   e->flags = static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver
                                                                        : ApiDomain::kRuntime);
   e->name = cbid;
-  e->time = NowNs();
+  e->time = NowTicks();
   e->a = data.correlationId;
   e->b = range;
   ts->Publish1();
@@ -357,7 +357,7 @@ void CuptiAdapter::HandleApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
       e.flags = static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver
                                                                           : ApiDomain::kRuntime);
       e.name = cbid;
-      e.time = NowNs();
+      e.time = NowTicks();
       e.a = data.correlationId;
       e.b = ts->innermost_range_id();
       ts->Append(e);
@@ -443,7 +443,7 @@ void CuptiAdapter::Snapshot(uint64_t graph_id, uint64_t node_id, uint64_t range_
   if (ts == nullptr) return;
   Event events[2];
   events[0].type = EventType::kGraphNode;
-  events[0].time = NowNs();
+  events[0].time = NowTicks();
   events[0].a = graph_id;
   events[0].b = range_id;
   events[1].type = EventType::kPayload;

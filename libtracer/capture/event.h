@@ -1,6 +1,7 @@
 // The packed POD event that application threads append to their own ring
 // (capture/thread_ring.h) and the writer thread turns into stream records.
-// Keep it 32 bytes: the hot path is one clock read and one 32-byte store.
+// Keep it 32 bytes: the hot path is one clock read (raw ticks, converted to
+// ns by the writer) and one 32-byte store.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +32,7 @@ struct alignas(32) Event {
   uint8_t flags = 0;
   uint16_t domain = 0;
   uint32_t name = 0;
-  uint64_t time = 0;
+  uint64_t time = 0;  // trace clock ticks (NowTicks, clock.h): ns once decoded
   uint64_t a = 0;
   uint64_t b = 0;
 };

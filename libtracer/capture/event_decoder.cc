@@ -49,7 +49,7 @@ RangeRecord EventDecoder::OpenedRange(uint32_t thread, const ThreadStack& ts, co
   r.domain = e.domain;
   r.category = static_cast<uint32_t>(e.b);
   r.color = static_cast<uint32_t>(e.b >> 32);
-  r.start_ns = e.time;
+  r.start_ns = ticks_.ToNs(e.time);
   r.kind = kind;
   SetPayload(&r.payload, payload);
   return r;
@@ -68,7 +68,7 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
       for (size_t i = ts.open.size(); i-- > 0;) {
         if (ts.open[i].id == e.a) {
           RangeRecord r = ts.open[i];
-          r.end_ns = e.time;
+          r.end_ns = ticks_.ToNs(e.time);
           ts.open.erase(i);
           out_->Range(r);
           return;
@@ -95,11 +95,11 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
       if (it != open_starts_.end()) {
         RangeRecord r = it->second;
         open_starts_.erase(it);
-        r.end_ns = e.time;
+        r.end_ns = ticks_.ToNs(e.time);
         r.end_thread = thread;
         out_->Range(r);
       } else if (early_ends_.size() < kMaxEarlyEnds) {
-        early_ends_[e.a] = PendingEnd{e.time, thread};
+        early_ends_[e.a] = PendingEnd{ticks_.ToNs(e.time), thread};
       } else {
         // Ends of ids no start will match (made up by the application) must
         // not grow memory without bound.
@@ -109,7 +109,7 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
     }
     case EventType::kMark: {
       MarkRecord m;
-      m.time_ns = e.time;
+      m.time_ns = ticks_.ToNs(e.time);
       m.thread = thread;
       m.name = e.name;
       m.domain = e.domain;
@@ -122,7 +122,7 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
     case EventType::kLaunch: {
       LaunchRecord l;
       l.correlation_id = e.a;
-      l.time_ns = e.time;
+      l.time_ns = ticks_.ToNs(e.time);
       l.thread = thread;
       l.range_id = e.b;
       l.cbid = e.name;
@@ -136,7 +136,7 @@ void EventDecoder::Process(uint32_t thread, ThreadStack& ts, const Event& e, con
       g.graph_node_id = payload ? payload->a : 0;
       g.range_id = e.b;
       g.thread = thread;
-      g.time_ns = e.time;
+      g.time_ns = ticks_.ToNs(e.time);
       out_->GraphNode(g);
       break;
     }

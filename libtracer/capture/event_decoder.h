@@ -1,8 +1,11 @@
 // Turns the events of every thread's ring into stream records: pairs push/pop
 // per thread with a stack (parent id, depth), start/end by instance id across
 // threads (an end may be drained before its start), attaches payloads and
-// emits marks, launches, graph-node snapshots and thread names. A pure
-// function of the event sequence, so it is tested without threads or files.
+// emits marks, launches, graph-node snapshots and thread names. Event times
+// are trace clock ticks (NowTicks): records get them in ns through
+// tick_map(), which the writer keeps up to date with the clock's calibration
+// (RefreshTickMap) before each ring it drains. A pure function of the event
+// sequence and the map, so it is tested without threads or files.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +15,7 @@
 
 #include "libtracer/capture/event.h"
 #include "libtracer/core/records.h"
+#include "libtracer/core/tick_map.h"
 
 namespace tracer {
 
@@ -34,6 +38,9 @@ class EventDecoder {
 
   explicit EventDecoder(Output* out) : out_(out) {}
 
+  // Ticks -> ns for every event time; the identity until set.
+  TickMap* tick_map() { return &ticks_; }
+
   // Events of one thread must arrive in that thread's ring order; threads
   // may interleave arbitrarily.
   //
@@ -50,7 +57,7 @@ class EventDecoder {
       if (e.type == EventType::kPop) {
         if (!ts.open.empty() && ts.open.back().id == e.a) {
           RangeRecord& r = ts.open.back();
-          r.end_ns = e.time;
+          r.end_ns = ticks_.ToNs(e.time);
           out_->Range(r);
           ts.open.pop_back();
           return;
@@ -69,7 +76,7 @@ class EventDecoder {
         r.name = e.name;
         r.domain = e.domain;
         r.category = static_cast<uint32_t>(e.b);
-        r.start_ns = e.time;
+        r.start_ns = ticks_.ToNs(e.time);
         r.end_ns = 0;
         r.kind = RangeKind::kPushPop;
         r.depth = depth;
@@ -146,10 +153,11 @@ class EventDecoder {
   void Process(uint32_t thread, ThreadStack& ts, const Event& e, const Event* payload);
   static void SetPayload(PayloadValue* p, const Event* payload);
   // The range a push or start event e opens on thread (stack ts), end not set.
-  static RangeRecord OpenedRange(uint32_t thread, const ThreadStack& ts, const Event& e,
-                                 const Event* payload, RangeKind kind);
+  RangeRecord OpenedRange(uint32_t thread, const ThreadStack& ts, const Event& e,
+                          const Event* payload, RangeKind kind);
 
   Output* out_;
+  TickMap ticks_;
   std::unordered_map<uint32_t, ThreadStack> threads_;  // node-based: pointers stay valid
   uint32_t last_thread_ = 0;
   ThreadStack* last_stack_ = nullptr;

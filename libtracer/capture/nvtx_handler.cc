@@ -201,7 +201,7 @@ inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* doma
       ev[0].a = id;
       ev[0].b = attr->category_color;
       ev[1] = attr->payload;
-      ev[0].time = NowNs();
+      ev[0].time = NowTicks();
       if (ts->AppendPush(ev, 2)) flags |= ThreadState::kRecorded;
     } else if (Event* e = ts->BeginPush()) {
       // Written in place, field by field: no staging copy (store-forwarding
@@ -212,7 +212,7 @@ inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* doma
       e->name = name;
       e->a = id;
       e->b = attr ? attr->category_color : 0;
-      e->time = NowNs();
+      e->time = NowTicks();
       ts->Publish1();
       flags |= ThreadState::kRecorded;
     }
@@ -255,7 +255,7 @@ inline __attribute__((always_inline)) int PushPlain(ThreadState* ts, NvtxDomain*
     SetHead(e, EventType::kPush, domain_id, name);
     e->a = id;
     e->b = 0;
-    e->time = NowNs();
+    e->time = NowTicks();
     ts->Publish1();
     return ts->PushOpen(id, domain_id, ThreadState::kRecorded);
   }
@@ -264,7 +264,7 @@ inline __attribute__((always_inline)) int PushPlain(ThreadState* ts, NvtxDomain*
 
 // Never throws: in a forked child a top-level pop only wakes the writer.
 inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domain) noexcept {
-  const uint64_t now = NowNs();
+  const uint64_t now = NowTicks();
   const uint16_t domain_id = domain->id;
   const ThreadState::OpenRange* open = ts->PopOpen(domain_id);
   if (!open) return -1;
@@ -345,7 +345,7 @@ nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const At
     Event ev[2];
     const int n = FillAttrEvent(EventType::kStart, domain, name, attr, ev);
     ev[0].a = id & kRangeIdMask;
-    ev[0].time = NowNs();
+    ev[0].time = NowTicks();
     if (ts->Append(ev, n)) return id;
   } else {
     CountIfSessionEnded(ts, domain, s);
@@ -354,7 +354,7 @@ nvtxRangeId_t Start(ThreadState* ts, NvtxDomain* domain, uint32_t name, const At
 }
 
 void End(nvtxRangeId_t id) {
-  uint64_t now = NowNs();
+  uint64_t now = NowTicks();
   // 0 and the bare kRangeIdNotRecorded come from starts made while nothing
   // was traced: nothing to end.
   if (id == 0 || id == kRangeIdNotRecorded) return;
@@ -384,7 +384,7 @@ void Mark(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) 
   if (!domain->enabled || !s->window().active()) return CountIfSessionEnded(ts, domain, s);
   Event ev[2];
   const int n = FillAttrEvent(EventType::kMark, domain, name, attr, ev);
-  ev[0].time = NowNs();
+  ev[0].time = NowTicks();
   ts->Append(ev, n);
 }
 

@@ -173,9 +173,9 @@ Session::Session(Config config, std::string output_path, uint32_t parent_pid)
       output_path_(std::move(output_path)),
       parent_pid_(parent_pid),
       window_(!config_.capture_range.empty(), config_.capture_start, config_.capture_stop),
-      threads_(std::make_unique<ThreadRegistry>(config_.buffer_size, config_.buffer_limit)),
+      threads_(std::make_unique<ThreadRegistry>(config_.buffer_size, config_.buffer_limit,
+                                                config_.buffer_full_yield)),
       writer_(std::make_unique<Writer>(threads_.get(), config_.flush_interval_ms)) {
-  g_ring_yield_when_nearly_full.store(config_.buffer_full_yield, std::memory_order_relaxed);
   if (!config_.capture_range.empty()) {
     capture_range_name_ = GlobalStrings().Intern(config_.capture_range).id;
     writer_->WatchCaptureWindow(&window_);

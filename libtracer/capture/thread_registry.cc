@@ -83,7 +83,8 @@ ThreadState* ThreadRegistry::Register(uint64_t os_tid, uint64_t pthread_id) {
   const uint64_t ring_bytes = budget_.Acquire(ring_bytes_);
   std::unique_ptr<ThreadState> fresh;
   try {
-    fresh = std::make_unique<ThreadState>(slot, id, ring_bytes, os_tid, pthread_id, PooledCache());
+    fresh = std::make_unique<ThreadState>(slot, id, ring_bytes, os_tid, pthread_id, PooledCache(),
+                                          yield_when_nearly_full_);
   } catch (...) {
     budget_.Release(ring_bytes);
     throw;

@@ -27,8 +27,12 @@ class ThreadRegistry {
 
   // ring_limit bounds all rings together (ring_budget.h): a new state's ring
   // is sized by what is left of it; a recycled state keeps its ring.
-  explicit ThreadRegistry(uint64_t ring_bytes, uint64_t ring_limit = UINT64_MAX)
-      : ring_bytes_(ring_bytes), budget_(ring_limit) {}
+  // yield_when_nearly_full: TRACER_BUFFER_FULL, for every ring (ThreadRing).
+  explicit ThreadRegistry(uint64_t ring_bytes, uint64_t ring_limit = UINT64_MAX,
+                          bool yield_when_nearly_full = true)
+      : ring_bytes_(ring_bytes),
+        yield_when_nearly_full_(yield_when_nearly_full),
+        budget_(ring_limit) {}
   ~ThreadRegistry();
   ThreadRegistry(const ThreadRegistry&) = delete;
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
@@ -72,6 +76,7 @@ class ThreadRegistry {
   std::unique_ptr<InternCacheBlock> PooledCache() noexcept;
 
   const uint64_t ring_bytes_;
+  const bool yield_when_nearly_full_;
   RingBudget budget_;
   std::atomic<ThreadState*> all_{nullptr};
   std::atomic<uint32_t> next_id_{1};

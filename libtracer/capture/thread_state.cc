@@ -10,13 +10,14 @@
 namespace tracer {
 
 ThreadState::ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid,
-                         uint64_t pthread_id, std::unique_ptr<InternCacheBlock> cache)
+                         uint64_t pthread_id, std::unique_ptr<InternCacheBlock> cache,
+                         bool yield_when_nearly_full)
     : slot_(slot),
       id_(id),
       os_tid_(os_tid),
       pthread_id_(pthread_id),
       cache_(cache ? std::move(cache) : std::make_unique<InternCacheBlock>()),
-      ring_(ring_bytes) {}
+      ring_(ring_bytes, yield_when_nearly_full) {}
 
 void ThreadState::Reuse(uint32_t id, uint64_t os_tid, uint64_t pthread_id) noexcept {
   id_ = id;

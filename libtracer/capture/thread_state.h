@@ -70,8 +70,10 @@ class ThreadState {
   // slot: the state's index in its registry, for instance ids (1..2^22-1);
   // id: the thread's ThreadDef id in the stream.
   // cache: a pooled intern cache, or nullptr for a new one.
+  // yield_when_nearly_full: the ring's policy past its yield mark (ThreadRing).
   ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id,
-              std::unique_ptr<InternCacheBlock> cache = nullptr);
+              std::unique_ptr<InternCacheBlock> cache = nullptr,
+              bool yield_when_nearly_full = true);
   ThreadState(uint32_t id, uint64_t ring_bytes, uint64_t os_tid, uint64_t pthread_id)
       : ThreadState(id, id, ring_bytes, os_tid, pthread_id) {}
   ThreadState(const ThreadState&) = delete;
@@ -112,11 +114,14 @@ class ThreadState {
     ThreadCounters::Bump(counters_.ring_full);
     return nullptr;
   }
+  // The pop of a recorded range writes to the slot its push reserved (the
+  // push checked room for itself and every open range's pop): no room check.
   Event* BeginPop() noexcept {
-    if (reserved_pops_ > 0) --reserved_pops_;
-    if (__builtin_expect(ring_.HasRoom(1, reserved_pops_), 1)) return ring_.SlotAfterHead(0);
-    ThreadCounters::Bump(counters_.ring_full);
-    return nullptr;
+    if (__builtin_expect(reserved_pops_ > 0, 1)) {
+      --reserved_pops_;
+      return ring_.SlotAfterHead(0);
+    }
+    return BeginAppend();  // no reservation (cannot happen): checked
   }
   // In-place Append of one event (launch path): nullptr when full (counted).
   Event* BeginAppend() noexcept {

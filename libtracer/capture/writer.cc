@@ -294,6 +294,9 @@ void Writer::DrainThread(ThreadState* t) {
     info.pthread_id = t->pthread_id();
     if (info.name == 0) info.name = GlobalDefinitions().OsThreadName(info.os_tid);
   }
+  // Ring events hold clock ticks: converted with the calibration of the
+  // time they were read (a re-calibration since is in the map's history).
+  RefreshTickMap(decoder_.tick_map(), &tick_map_generation_);
   size_t n = 0;
   t->ring().Drain(
       [&](const Event& e) {

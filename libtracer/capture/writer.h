@@ -192,6 +192,7 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   bool force_overwrite_ = false;  // set_force_overwrite
   ChunkBuilder builder_;
   EventDecoder decoder_;
+  uint64_t tick_map_generation_ = 0;  // of decoder_.tick_map() (RefreshTickMap)
   std::string frame_;
 
   std::mutex drain_mu_;  // one DrainOnce at a time

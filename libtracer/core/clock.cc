@@ -65,11 +65,19 @@ Published g_pub;
 std::atomic<bool> g_use_tsc{false};
 
 inline uint64_t Apply(uint64_t start, uint64_t base, uint64_t mult, uint64_t t) noexcept {
-  if (__builtin_expect(t >= start, 1)) {
-    return base + static_cast<uint64_t>((static_cast<unsigned __int128>(t - start) * mult) >> 32);
-  }
-  return base - static_cast<uint64_t>((static_cast<unsigned __int128>(start - t) * mult) >> 32);
+  return ApplyPiece(start, base, mult, t);
 }
+
+// Every piece published since InitTraceClock (the latest TickMap::kMaxPieces),
+// for the writer's conversion of ring ticks (RefreshTickMap); written under
+// g_pub.seq with the current piece. `generation` moves with every change, so
+// a reader that is up to date reads one word.
+struct History {
+  std::atomic<uint64_t> generation{0};
+  std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> pieces[TickMap::kMaxPieces][3];
+};
+History g_hist;
 
 #if defined(__x86_64__)
 inline uint64_t ReadTsc() noexcept { return __rdtsc(); }
@@ -184,7 +192,13 @@ void Publish(uint64_t start, uint64_t base, uint64_t mult) noexcept {
   g_pub.start.store(start, std::memory_order_relaxed);
   g_pub.base.store(base, std::memory_order_relaxed);
   g_pub.mult.store(mult, std::memory_order_relaxed);
+  const uint64_t k = g_hist.count.load(std::memory_order_relaxed);
+  g_hist.pieces[k % TickMap::kMaxPieces][0].store(start, std::memory_order_relaxed);
+  g_hist.pieces[k % TickMap::kMaxPieces][1].store(base, std::memory_order_relaxed);
+  g_hist.pieces[k % TickMap::kMaxPieces][2].store(mult, std::memory_order_relaxed);
+  g_hist.count.store(k + 1, std::memory_order_relaxed);
   g_pub.seq.store(s + 2, std::memory_order_release);
+  g_hist.generation.fetch_add(1, std::memory_order_release);
   g_cal.start = start;
   g_cal.base = base;
   g_cal.mult = mult;
@@ -232,6 +246,53 @@ void InstallForkHandlersOnce() {
 
 }  // namespace
 
+namespace internal {
+constinit std::atomic<bool> g_ticks_are_tsc{false};
+
+uint64_t NowTicksSlow() noexcept {
+#ifdef TRACER_TEST_HOOKS
+  if (g_test_clock) return g_test_clock_ns.load(std::memory_order_relaxed);
+#endif
+  if (g_use_tsc.load(std::memory_order_relaxed)) return ReadTsc();
+  return MonotonicNs();
+}
+}  // namespace internal
+
+bool RefreshTickMap(TickMap* map, uint64_t* generation) noexcept {
+  const uint64_t g = g_hist.generation.load(std::memory_order_acquire);
+  if (g == *generation) return false;
+  // NowTicks reads ns (clock_gettime, the test replay clock): nothing to do.
+  if (!internal::g_ticks_are_tsc.load(std::memory_order_acquire)) {
+    map->Clear();
+    *generation = g;
+    return true;
+  }
+  while (true) {
+    const uint64_t s = g_pub.seq.load(std::memory_order_acquire);
+    if (s & 1) continue;
+    map->Clear();
+    const uint64_t count = g_hist.count.load(std::memory_order_relaxed);
+    const uint64_t first = count > TickMap::kMaxPieces ? count - TickMap::kMaxPieces : 0;
+    for (uint64_t k = first; k < count; ++k) {
+      const auto& p = g_hist.pieces[k % TickMap::kMaxPieces];
+      map->Add(ClockPiece{p[0].load(std::memory_order_relaxed),
+                          p[1].load(std::memory_order_relaxed),
+                          p[2].load(std::memory_order_relaxed)});
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (g_pub.seq.load(std::memory_order_relaxed) == s) break;
+  }
+  *generation = g;
+  return true;
+}
+
+uint64_t TicksToNs(uint64_t ticks) noexcept {
+  TickMap map;
+  uint64_t generation = 0;
+  RefreshTickMap(&map, &generation);
+  return map.ToNs(ticks);
+}
+
 uint64_t NowNs() noexcept {
 #ifdef TRACER_TEST_HOOKS
   if (__builtin_expect(g_test_clock, false)) {
@@ -248,6 +309,15 @@ bool InitTraceClock(ClockMode mode, std::string* note) noexcept {
     InstallForkHandlersOnce();
     std::lock_guard<std::mutex> lock(g_cal_mu);
     g_use_tsc.store(false, std::memory_order_release);
+    internal::g_ticks_are_tsc.store(false, std::memory_order_release);
+    // A new clock, a new history: ticks read before this call are not
+    // converted any more (the session chooses before it records).
+    const uint64_t seq = g_pub.seq.load(std::memory_order_relaxed);
+    g_pub.seq.store(seq + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    g_hist.count.store(0, std::memory_order_relaxed);
+    g_pub.seq.store(seq + 2, std::memory_order_release);
+    g_hist.generation.fetch_add(1, std::memory_order_release);
     if (mode == ClockMode::kMonotonic) return false;
     if (!TscInvariant()) {
       *note = "the CPU does not report an invariant TSC";
@@ -255,6 +325,13 @@ bool InitTraceClock(ClockMode mode, std::string* note) noexcept {
       *note = "the kernel does not keep time with the TSC (clocksource is not tsc)";
     } else if (CalibrateInitial(note)) {
       g_use_tsc.store(true, std::memory_order_release);
+#ifdef TRACER_TEST_HOOKS
+      // The replay clock's values are ns: NowTicks returns them as they are.
+      internal::g_ticks_are_tsc.store(!g_test_clock, std::memory_order_release);
+#else
+      internal::g_ticks_are_tsc.store(true, std::memory_order_release);
+#endif
+      g_hist.generation.fetch_add(1, std::memory_order_release);
       return true;
     }
     *note += "; the trace clock reads clock_gettime";

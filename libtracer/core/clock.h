@@ -12,8 +12,11 @@
 // traces of different processes on one host stay comparable.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+
+#include "libtracer/core/tick_map.h"
 
 namespace tracer {
 
@@ -26,6 +29,37 @@ enum class ClockMode : uint8_t { kAuto, kTsc, kMonotonic };
 // Nanoseconds on the trace clock. Monotonic per thread, cheap (no syscall,
 // no lock), safe to call from any thread and from signal-free C callbacks.
 uint64_t NowNs() noexcept;
+
+namespace internal {
+// True while NowTicks reads the TSC (InitTraceClock); else it calls
+// NowTicksSlow (clock_gettime, or the test build's replay clock).
+extern std::atomic<bool> g_ticks_are_tsc;
+uint64_t NowTicksSlow() noexcept;
+}  // namespace internal
+
+// The hot path's read (NVTX push/pop, launch callbacks): the trace clock in
+// raw ticks, TSC ticks where NowNs reads the TSC, else ns. Ring events store
+// these; the writer converts them to ns off the hot path (RefreshTickMap,
+// tick_map.h), to exactly what NowNs would have returned at the read. One
+// rdtsc inline: no seqlock, multiply or shift per event.
+inline uint64_t NowTicks() noexcept {
+#if defined(__x86_64__)
+  if (__builtin_expect(internal::g_ticks_are_tsc.load(std::memory_order_relaxed), 1)) {
+    return __builtin_ia32_rdtsc();
+  }
+#endif
+  return internal::NowTicksSlow();
+}
+
+// Brings *map up to the published ticks -> ns conversion when it changed
+// since *generation (0: never copied); true when it copied. Cheap when
+// nothing changed (one relaxed load): the writer calls it before each ring
+// it drains. Ticks must be converted with a map refreshed after the
+// InitTraceClock that chose the clock they were read with.
+bool RefreshTickMap(TickMap* map, uint64_t* generation) noexcept;
+
+// One tick converted with the conversion published now (tests, one-offs).
+uint64_t TicksToNs(uint64_t ticks) noexcept;
 
 // Chooses what NowNs reads and, for the TSC, calibrates it (about 2 ms of
 // spinning, once). Called by the session before it records anything; until

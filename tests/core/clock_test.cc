@@ -154,5 +154,102 @@ TEST(ClockTest, DriftIsSteeredOutWithoutSteps) {
   EXPECT_LT(std::abs(after), kAgreementNs) << "drifted to " << drifted << " ns, then " << after;
 }
 
+// The hot path stores NowTicks; the writer converts them later. A tick
+// converted with a map refreshed long after it was read, across skews and
+// re-calibrations, gives what NowNs gave around the read (the same pieces,
+// the same arithmetic), and converted ticks never run backwards.
+TEST(ClockTest, TicksConvertLaterToWhatNowNsGaveAtTheRead) {
+  if (!StartTsc()) GTEST_SKIP() << "no invariant TSC here";
+  struct Read {
+    uint64_t before, ticks, after;
+  };
+  std::vector<Read> reads;
+  TickMap map;
+  uint64_t generation = 0;
+  ASSERT_TRUE(RefreshTickMap(&map, &generation));
+  const size_t pieces_at_start = map.size();
+  EXPECT_FALSE(RefreshTickMap(&map, &generation));  // nothing changed
+  const uint64_t end = Mono() + 600'000'000ull;
+  double skew = 2e-4;
+  while (Mono() < end) {
+    for (int i = 0; i < 1000; ++i) {
+      Read r;
+      r.before = NowNs();
+      r.ticks = NowTicks();
+      r.after = NowNs();
+      reads.push_back(r);
+    }
+    // New pieces: a bent rate now and then, re-calibration steering it out.
+    if (reads.size() % 50'000 == 0) {
+      SkewTraceClockRateForTest(skew);
+      skew = -skew;
+    }
+    RecalibrateTraceClock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(RefreshTickMap(&map, &generation));
+  EXPECT_GT(map.size(), pieces_at_start + 3) << "no re-calibration: the test could not fail";
+  // rdtsc is not serializing: a read may land a few cycles outside the
+  // NowNs bracket around it.
+  constexpr uint64_t kSlackNs = 50;
+  uint64_t prev = 0, outside = 0, backwards = 0;
+  for (const Read& r : reads) {
+    const uint64_t ns = map.ToNs(r.ticks);
+    outside += ns + kSlackNs < r.before || ns > r.after + kSlackNs;
+    backwards += ns < prev;
+    prev = ns;
+  }
+  EXPECT_EQ(outside, 0u) << "of " << reads.size();
+  EXPECT_EQ(backwards, 0u);
+  EXPECT_EQ(TicksToNs(reads.back().ticks), map.ToNs(reads.back().ticks));
+}
+
+// Without the TSC the ticks are clock_gettime ns, and the map the identity.
+TEST(ClockTest, TicksAreNsWhenForcedMonotonic) {
+  std::string note;
+  ASSERT_FALSE(InitTraceClock(ClockMode::kMonotonic, &note));
+  TickMap map;
+  map.Add(ClockPiece{1, 2, 3});  // stale: refreshed away
+  uint64_t generation = 0;
+  ASSERT_TRUE(RefreshTickMap(&map, &generation));
+  EXPECT_TRUE(map.identity());
+  const uint64_t a = Mono();
+  const uint64_t t = NowTicks();
+  const uint64_t b = Mono();
+  EXPECT_LE(a, t);
+  EXPECT_LE(t, b);
+  EXPECT_EQ(map.ToNs(t), t);
+}
+
+// The map itself: each tick by the piece covering it, pieces continuous, the
+// oldest extended backwards, at most kMaxPieces kept.
+TEST(TickMapTest, PicksThePieceCoveringEachTick) {
+  TickMap map;
+  EXPECT_EQ(map.ToNs(42), 42u);                       // empty: identity
+  map.Add(ClockPiece{100, 1000, uint64_t{1} << 32});  // 1 ns a tick
+  map.Add(ClockPiece{200, 1100, uint64_t{3} << 31});  // 1.5 ns a tick
+  EXPECT_EQ(map.ToNs(150), 1050u);
+  EXPECT_EQ(map.ToNs(200), 1100u);
+  EXPECT_EQ(map.ToNs(300), 1250u);
+  EXPECT_EQ(map.ToNs(50), 950u);
+  // Past kMaxPieces the oldest go: a tick before every kept piece converts
+  // with the oldest kept one.
+  TickMap many;
+  uint64_t base = 0;
+  for (uint64_t k = 0; k < TickMap::kMaxPieces + 10; ++k) {
+    many.Add(ClockPiece{k * 1000, base, uint64_t{1} << 32});
+    base += 1000 + (k % 2);  // alternate pieces 1 ns apart at their joints
+  }
+  EXPECT_EQ(many.size(), TickMap::kMaxPieces);
+  uint64_t prev = 0;
+  for (uint64_t t = 10'000; t < (TickMap::kMaxPieces + 10) * 1000; t += 7) {
+    const uint64_t ns = many.ToNs(t);
+    EXPECT_GE(ns, prev) << t;
+    prev = ns;
+  }
+  EXPECT_EQ(many.ToNs(10'500), many.ToNs(10'000) + 500);  // piece 10, the oldest kept
+  EXPECT_EQ(many.ToNs(9'000), many.ToNs(10'000) - 1000);  // extended back
+}
+
 }  // namespace
 }  // namespace tracer

@@ -296,5 +296,53 @@ TEST(EventDecoderTest, DeepStacksKeepParentsAndCloseInnermostFirst) {
   }
 }
 
+// Event times are clock ticks; records get ns through the decoder's tick map,
+// piece by piece: a range that opened before a re-calibration and closed
+// after it converts each end with the piece in force when it was read, and
+// every kind of event (marks, launches, graph nodes, early ends) is
+// converted, on the fast path and the general one alike.
+TEST(EventDecoderTest, ConvertsTicksToNsAcrossARecalibration) {
+  Collector out;
+  EventDecoder d(&out);
+  // 0.5 ns a tick from tick 1,000 (ns 10,000), then from tick 3,000 a
+  // re-calibrated rate of 0.25 ns a tick, continuing where the first ends
+  // (ns 11,000).
+  d.tick_map()->Add(ClockPiece{1000, 10000, uint64_t{1} << 31});
+  d.tick_map()->Add(ClockPiece{3000, 11000, uint64_t{1} << 30});
+  d.Consume(1, MakeEvent(EventType::kPush, 2000, 100, 1));  // fast path
+  d.Consume(1, MakeEvent(EventType::kMark, 2200, 0, 2));
+  d.Consume(1, MakeEvent(EventType::kPop, 3400, 100));  // after the re-calibration
+  d.Consume(2, MakeEvent(EventType::kPush, 2600, 200, 1, 0, 0, kEventHasPayload));  // slow path
+  d.Consume(2, Payload(PayloadValue::Type::kU64, 5));
+  d.Consume(2, MakeEvent(EventType::kLaunch, 2800, 77, 3, 200));
+  d.Consume(2, MakeEvent(EventType::kPop, 5000, 200));
+  d.Consume(3, MakeEvent(EventType::kEnd, 4000, 300));      // drained before its start
+  d.Consume(3, MakeEvent(EventType::kStart, 900, 300, 4));  // before the first piece
+  ASSERT_EQ(out.ranges.size(), 3u);
+  EXPECT_EQ(out.Find(100)->start_ns, 10500u);
+  EXPECT_EQ(out.Find(100)->end_ns, 11100u);
+  EXPECT_EQ(out.Find(200)->start_ns, 10800u);
+  EXPECT_EQ(out.Find(200)->end_ns, 11500u);
+  EXPECT_EQ(out.Find(300)->start_ns, 9950u);  // the oldest piece, extended back
+  EXPECT_EQ(out.Find(300)->end_ns, 11250u);
+  ASSERT_EQ(out.marks.size(), 1u);
+  EXPECT_EQ(out.marks[0].time_ns, 10600u);
+  ASSERT_EQ(out.launches.size(), 1u);
+  EXPECT_EQ(out.launches[0].time_ns, 10900u);
+}
+
+// With no calibration (the clock_gettime fallback, TRACER_CLOCK=monotonic)
+// ticks are ns already.
+TEST(EventDecoderTest, TicksAreNsWithAnEmptyTickMap) {
+  Collector out;
+  EventDecoder d(&out);
+  EXPECT_TRUE(d.tick_map()->identity());
+  d.Consume(1, MakeEvent(EventType::kPush, 123456789, 100, 1));
+  d.Consume(1, MakeEvent(EventType::kPop, 123456999, 100));
+  ASSERT_EQ(out.ranges.size(), 1u);
+  EXPECT_EQ(out.ranges[0].start_ns, 123456789u);
+  EXPECT_EQ(out.ranges[0].end_ns, 123456999u);
+}
+
 }  // namespace
 }  // namespace tracer

@@ -4,6 +4,7 @@
 #include "libtracer/capture/thread_ring.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -92,6 +93,36 @@ TEST(ThreadRingLapsTest, ResidentMemoryFollowsWhatTheRingHoldsNotItsCapacity) {
   EXPECT_EQ(full.ResidentBytes(), uint64_t{4} << 20);
 }
 
+// With no writer running ahead of it (more producers than cores), a
+// producer faults its first lap in itself, 64 KiB at a time (one
+// MADV_POPULATE_WRITE instead of a page fault every 128 events): resident
+// memory is what it wrote plus at most that batch, never the ring's size.
+TEST(ThreadRingLapsTest, ProducerFaultsItsFirstLapInInBoundedBatches) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  constexpr uint64_t kBatch = 64 << 10, kPage = 4096;
+  {
+    void* probe = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(probe, MAP_FAILED);
+    const bool populate = madvise(probe, kPage, MADV_POPULATE_WRITE) == 0;
+    munmap(probe, kPage);
+    if (!populate) GTEST_SKIP() << "no MADV_POPULATE_WRITE (kernel before 5.14)";
+  }
+  ThreadRing ring(32 << 20);
+  EXPECT_EQ(ring.ResidentBytes(), 0u);
+  uint64_t next = 0, expected = 0;
+  ASSERT_TRUE(PushNumbered(ring, 1, &next));
+  EXPECT_EQ(ring.ResidentBytes(), kPage + kBatch);
+  for (uint64_t target : {1000u, 5000u, 33333u, 100000u, 400000u}) {
+    ASSERT_TRUE(PushNumbered(ring, target - next, &next));
+    const uint64_t written = (next * sizeof(Event) + kPage - 1) / kPage * kPage;
+    const uint64_t resident = ring.ResidentBytes();
+    EXPECT_GE(resident, written) << target;
+    EXPECT_LE(resident, written + kBatch) << target;
+  }
+  DrainChecking(ring, &expected);
+  EXPECT_EQ(expected, next);
+}
+
 // A busy ring (drains that each read an eighth of it or more: a thread
 // pushing flat out) keeps the pages it cycles through, so the writer does
 // not fault them in again every lap; once drains read less, a lap hands
@@ -150,8 +181,7 @@ TEST(ThreadRingLapsTest, LongDrainGivesRoomBackAsItGoes) {
 // not while the writer has left the ring alone for 100 ms (stuck, not
 // starved): yielding then would only slow the thread down.
 TEST(ThreadRingYieldTest, YieldsPastThreeQuartersOnlyWhileTheWriterMoves) {
-  ASSERT_TRUE(g_ring_yield_when_nearly_full.load());
-  ThreadRing ring(1 << 16);  // 2048 events
+  ThreadRing ring(1 << 16);  // 2048 events, yield by default
   const uint64_t cap = ring.capacity();
   uint64_t next = 0, expected = 0;
   ASSERT_TRUE(PushNumbered(ring, cap * 3 / 4, &next));
@@ -171,15 +201,22 @@ TEST(ThreadRingYieldTest, YieldsPastThreeQuartersOnlyWhileTheWriterMoves) {
   ASSERT_TRUE(PushNumbered(ring, 50, &next));
   EXPECT_EQ(ring.yields(), before + 50);
 
-  // Switched off (TRACER_BUFFER_FULL=drop): full means dropped, no yield.
-  g_ring_yield_when_nearly_full.store(false);
-  const uint64_t off = ring.yields();
-  while (PushNumbered(ring, 1, &next)) {
-  }
-  EXPECT_EQ(ring.yields(), off);
-  g_ring_yield_when_nearly_full.store(true);
   DrainChecking(ring, &expected);
   EXPECT_EQ(expected, next);
+
+  // Switched off (TRACER_BUFFER_FULL=drop), for this ring only: full means
+  // dropped, no yield; a ring made beside it with the default still yields.
+  ThreadRing drop(1 << 16, /*yield_when_nearly_full=*/false);
+  ThreadRing yield(1 << 16);
+  uint64_t next_drop = 0, next_yield = 0, expected_drop = 0;
+  while (PushNumbered(drop, 1, &next_drop)) {
+  }
+  EXPECT_EQ(drop.yields(), 0u);
+  EXPECT_EQ(next_drop, drop.capacity());
+  ASSERT_TRUE(PushNumbered(yield, cap * 3 / 4 + 10, &next_yield));
+  EXPECT_EQ(yield.yields(), 10u);
+  DrainChecking(drop, &expected_drop);
+  EXPECT_EQ(expected_drop, next_drop);
 }
 
 }  // namespace

@@ -427,6 +427,17 @@ bool NsysImporter::ImportNvtx(std::string* error) {
   if (rows == nullptr) return false;
   PrefetchedRows& st = *rows;
   const NvtxColumns c(st);
+  if (!processes_.empty()) {
+    // Most NVTX rows are ranges, about evenly spread over the processes
+    // that ran work: one allocation each instead of a doubling series (its
+    // copies and the page faults of memory touched once). A process with
+    // more grows as before.
+    const int64_t rows = RowsAtMost(t);
+    if (rows != std::numeric_limits<int64_t>::max() && rows > 0) {
+      const size_t each = static_cast<size_t>(rows) / processes_.size();
+      for (auto& [pid, state] : processes_) state->process.ranges.reserve(each + each / 8);
+    }
+  }
   while (st.Step()) {
     const int64_t type = st.Int(c.type);
     ProcessState& p = ProcessOf(st, c.tid, "import_nvtx_without_tid");

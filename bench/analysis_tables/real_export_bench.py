@@ -12,8 +12,9 @@ distorts less.
 
 With --floor (bench/analysis_tables/nsys_read_floor), also the floor: a bare
 program stepping the rows the report needs and building nothing; and that
-program stepping every column the importer reads (most NULL in most exports,
-each read costing SQLite about as much as a value). With
+program stepping every column `tracer import` reads (most NULL in most exports,
+each read costing SQLite about as much as a value; the report's import leaves
+out those no table reads). With
 --baseline OTHER_TRACER_CLI (say, a build of the main branch), also that
 program's report, its runs interleaved with TRACER_CLI's so that both meet
 the same machine load.
@@ -112,7 +113,7 @@ def bench(tracer_cli, export, sql, repeats, work, floor_cli, baseline_cli=None):
                  ("baseline report --table range-kernels:", times[4])]
     if floor:
         rows.append(("floor (stepping the needed rows, no report):", floor))
-        rows.append(("floor, every column the import reads:", import_floor))
+        rows.append(("floor, every column `tracer import` reads:", import_floor))
     for label, t in rows:
         print("%-47s %9.1f %10.2fx %9.1f %10.2fx" %
               (label, 1e3 * t[0], sql_t[0] / t[0], 1e3 * t[1], sql_t[1] / t[1]))

@@ -45,9 +45,10 @@ void PrintWarnings(std::string_view command, const std::vector<std::string>& war
 
 // Appends every file to trace (analysis::LoadInput), printing
 // "tracer COMMAND: <error>" for each file that cannot be read, then the
-// warnings (PrintWarnings). Returns how many files were read.
+// warnings (PrintWarnings). Returns how many files were read. report_only:
+// see analysis::LoadInput.
 size_t LoadInputs(std::string_view command, const std::vector<std::string>& files,
-                  analysis::Trace* trace);
+                  analysis::Trace* trace, bool report_only = false);
 
 // A one-line progress bar on stderr for large files when stderr is a
 // terminal; empty otherwise.

@@ -631,7 +631,8 @@ int RunReport(ReportArgs args) {
     }
   }
   analysis::Trace& trace = KeepUntilExit<analysis::Trace>();
-  if (LoadInputs("report", args.files, &trace) == 0) return Fail("nothing could be read");
+  // Every table and format reads the trace only (report_only).
+  if (LoadInputs("report", args.files, &trace, true) == 0) return Fail("nothing could be read");
   if (const std::string e = analysis::SelectProcesses(options.processes, &trace); !e.empty()) {
     return Fail(e);
   }

@@ -11,7 +11,10 @@ wall time, and CPU time (user + system), which a machine busy with other work
 distorts less.
 
 With --floor (bench/analysis_tables/nsys_read_floor), also the floor: a bare
-program stepping the rows the report needs and building nothing. With
+program stepping the rows the report needs and building nothing; and that
+program stepping every column `tracer import` reads (most NULL in most exports,
+each read costing SQLite about as much as a value; the report's import leaves
+out those no table reads). With
 --baseline OTHER_TRACER_CLI (say, a build of the main branch), also that
 program's report, its runs interleaved with TRACER_CLI's so that both meet
 the same machine load.
@@ -93,10 +96,12 @@ def bench(tracer_cli, export, sql, repeats, work, floor_cli, baseline_cli=None):
     times = best_interleaved(fns, repeats)
     sql_t, default, rk = times[0], times[1], times[2]
     sql_t = (sql_t[0] - copy[0], sql_t[1] - copy[1])
-    floor = None
+    floor = import_floor = None
     if floor_cli:
         floor = best(lambda: subprocess.run([floor_cli, export], check=True,
                                             stdout=subprocess.DEVNULL), repeats)
+        import_floor = best(lambda: subprocess.run([floor_cli, export, "--import-columns"],
+                                                   check=True, stdout=subprocess.DEVNULL), repeats)
     print("export: %s (%.1f MB)" % (export, os.path.getsize(export) / 1e6))
     print("                                                   wall ms  SQL/tracer    CPU ms  SQL/tracer")
     print("user SQL via sqlite3 (baseline, copy excluded): %9.1f %11s %9.1f" %
@@ -108,6 +113,7 @@ def bench(tracer_cli, export, sql, repeats, work, floor_cli, baseline_cli=None):
                  ("baseline report --table range-kernels:", times[4])]
     if floor:
         rows.append(("floor (stepping the needed rows, no report):", floor))
+        rows.append(("floor, every column `tracer import` reads:", import_floor))
     for label, t in rows:
         print("%-47s %9.1f %10.2fx %9.1f %10.2fx" %
               (label, 1e3 * t[0], sql_t[0] / t[0], 1e3 * t[1], sql_t[1] / t[1]))

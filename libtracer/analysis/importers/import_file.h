@@ -17,6 +17,11 @@ ImportFormat DetectImportFormat(std::string_view first_bytes);
 
 // Runs the importer for the file's format. False with a one-line *error when
 // the format is unknown or the import failed.
-bool ImportFile(const std::string& path, Trace* trace, std::string* error);
+// report_only: the import may leave out what no `tracer report` table reads
+// (nsys: NVTX payloads, colors, categories and end threads, kernel launch
+// configurations), columns SQLite reads at a cost whether NULL or not. Never
+// for a trace that is written back (tracer import, export, diff).
+bool ImportFile(const std::string& path, Trace* trace, std::string* error,
+                bool report_only = false);
 
 }  // namespace tracer::analysis::importers

@@ -15,7 +15,8 @@ namespace tracer::analysis {
 // one-line *error when nothing usable could be read from that file; damage
 // that still left usable records is a warning in trace->warnings.
 // progress: see ReadTraceFile; imports do not report progress.
+// report_only: see importers::ImportFile.
 bool LoadInput(const std::string& path, Trace* trace, std::string* error,
-               const ReadProgress& progress = {});
+               const ReadProgress& progress = {}, bool report_only = false);
 
 }  // namespace tracer::analysis

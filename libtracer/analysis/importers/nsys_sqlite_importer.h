@@ -35,6 +35,8 @@ namespace tracer::analysis::importers {
 
 // Appends the processes of the export at path to trace. False with a
 // one-line *error when the file is not a readable nsys export.
-bool ImportNsysSqlite(const std::string& path, Trace* trace, std::string* error);
+// report_only: ImportFile's (the fields no report table reads stay zero).
+bool ImportNsysSqlite(const std::string& path, Trace* trace, std::string* error,
+                      bool report_only = false);
 
 }  // namespace tracer::analysis::importers

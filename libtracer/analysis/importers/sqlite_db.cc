@@ -104,6 +104,10 @@ bool SqliteDb::Open(const std::string& path, std::string* error) {
     db_ = nullptr;
     return false;
   }
+  // Pages read straight from a mapping of the file: no page-cache buffer
+  // allocated and copied per page read, on each of the import's
+  // connections (a tenth of a name-heavy export's import).
+  sqlite3_exec(db_, "PRAGMA mmap_size = 1099511627776", nullptr, nullptr, nullptr);
   return true;
 }
 

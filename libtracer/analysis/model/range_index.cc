@@ -27,14 +27,20 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
     if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;
     return a < b;
   };
-  std::sort(start_end_.begin(), start_end_.end(), by_start);
+  // by_start is a total order: a list already in it (an importer's ranges
+  // are by start) is left as it is, without a sort's n log n comparisons.
+  auto sort = [&](std::vector<uint32_t>* list) {
+    if (!std::is_sorted(list->begin(), list->end(), by_start))
+      std::sort(list->begin(), list->end(), by_start);
+  };
+  sort(&start_end_);
 
   // Parents: the named parent_id when it exists and is a push/pop range, else
   // the enclosing push/pop range on the same thread by time.
   parent_.assign(n, kNoRange);
   std::vector<uint32_t> open;
   for (auto& [thread, list] : by_thread_) {
-    std::sort(list.begin(), list.end(), by_start);
+    sort(&list);
     open.clear();
     for (uint32_t i : list) {
       const RangeRecord& r = ranges[i];

@@ -116,6 +116,13 @@ class ChunkBuilder {
   // Rough payload size so far, to decide when to cut a chunk.
   size_t ApproximateBytes() const;
 
+  // Test and bench hook: the range and mark columns' varint encoder
+  // (VarintColumns::set_codec; this CPU must run it).
+  void set_varint_codec(VarintCodec codec) {
+    ranges_.set_codec(codec);
+    marks_.set_codec(codec);
+  }
+
   // Appends magic-less frame bytes (length, CRC-32, payload) to out and
   // resets the builder for the next chunk. Does nothing when empty.
   void FinishFrame(std::string* out);

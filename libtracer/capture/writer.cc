@@ -523,16 +523,21 @@ void Writer::EnsureThread(uint32_t id) {
 // EventDecoder::Output
 
 void Writer::Range(const RangeRecord& r) {
-  EnsureThread(r.thread);
-  EnsureThread(r.end_thread);
+  // Once per NVTX range: the threads, name and domain are nearly always
+  // defined already, so those tests are inline and only a definition calls
+  // out (writer_drain_bench).
+  if (r.thread != last_defined_thread_) EnsureThread(r.thread);
+  if (r.end_thread != 0 && r.end_thread != last_defined_thread_) EnsureThread(r.end_thread);
   // Runs of one name (a thread pushing one range over and over) skip the
   // bit-vector lookup; only a defined name is remembered, so an unknown id
   // is still counted every time.
   if (r.name != last_range_name_) {
-    EnsureString(r.name);
-    if (r.name < strings_defined_.size() && strings_defined_[r.name]) last_range_name_ = r.name;
+    if (!StringDefined(r.name)) EnsureString(r.name);
+    if (StringDefined(r.name)) last_range_name_ = r.name;
   }
-  EnsureDomain(r.domain);
+  if (r.domain != 0 && !(r.domain < domains_defined_.size() && domains_defined_[r.domain])) {
+    EnsureDomain(r.domain);
+  }
   builder_.AddRange(r);
   Record(kRanges);
 }

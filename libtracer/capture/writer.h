@@ -151,6 +151,9 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // Waits (futex) until wake_seq_ differs from seen, or timeout_ns.
   void WaitForWake(uint32_t seen, uint64_t timeout_ns) noexcept;
   void EnsureString(uint32_t id);
+  bool StringDefined(uint32_t id) const {
+    return id < strings_defined_.size() && strings_defined_[id];
+  }
   void EnsureThread(uint32_t id);
   void EnsureDomain(uint32_t id);
   enum Kind {

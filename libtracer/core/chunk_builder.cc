@@ -273,61 +273,39 @@ void ChunkBuilder::AddCategory(const CategoryDefRecord& r) {
 // each value goes straight into its column (range_encode_bench).
 namespace {
 
+// The payload's 8 bytes as the PAYLOAD column holds them (its u64, i64
+// and f64 share them), 0 without one.
 uint64_t PayloadBits(const PayloadValue& p) {
-  switch (p.type) {
-    case PayloadValue::Type::kU64:
-      return p.u64;
-    case PayloadValue::Type::kI64:
-      return static_cast<uint64_t>(p.i64);
-    case PayloadValue::Type::kF64: {
-      uint64_t bits;
-      std::memcpy(&bits, &p.f64, 8);
-      return bits;
-    }
-    default:
-      return 0;
-  }
+  const auto type = static_cast<uint8_t>(p.type);
+  return type - 1u < 3u ? p.u64 : 0;
 }
 
 }  // namespace
 
-void ChunkBuilder::AddRange(const RangeRecord& r) {
+void ChunkBuilder::AddSelfParentRow() { wire::AppendVarint(&self_parent_rows_, ranges_.rows()); }
+
+void ChunkBuilder::AddRareRangeFields(const RangeRecord& r) {
   using R = f::RangeBatch;
-  uint64_t* previous = range_previous_.Of(r.thread);
-  const size_t row = ranges_.rows();
-  uint64_t parent_offset = 0;
-  if (r.parent_id != 0) {
-    parent_offset = r.id - r.parent_id;
-    if (__builtin_expect(parent_offset == 0, 0)) wire::AppendVarint(&self_parent_rows_, row);
-  }
-  ranges_.PutDense(R::kThread - 1, r.thread);
-  ranges_.PutDense(R::kStartDelta - 1,
-                   wire::ZigZag(static_cast<int64_t>(r.start_ns - previous[0])));
-  ranges_.PutDense(R::kDuration - 1, r.end_ns - r.start_ns);
-  ranges_.PutDense(R::kIdDelta - 1, wire::ZigZag(static_cast<int64_t>(r.id - previous[1])));
-  ranges_.PutDense(R::kParentOffset - 1, parent_offset);
-  ranges_.PutDense(R::kName - 1, r.name);
-  ranges_.PutDense(R::kDomain - 1, r.domain);
-  ranges_.PutDense(R::kDepth - 1, r.depth);
-  ranges_.PutDense(R::kColor - 1, r.color);
-  // The rarely set fields: one test for the row when they are all 0 and
-  // none of their columns holds anything yet (push/pop ranges, mostly).
-  const uint64_t end_thread_delta = wire::ZigZag(int64_t{r.end_thread} - int64_t{r.thread});
-  const uint64_t payload = PayloadBits(r.payload);
-  if ((r.category | static_cast<uint64_t>(r.kind) | end_thread_delta | r.flags |
-       static_cast<uint64_t>(r.payload.type) | payload) != 0 ||
-      !ranges_.sparse_all_empty()) {
-    ranges_.Put(R::kCategory - 1, r.category);
-    ranges_.Put(R::kKind - 1, static_cast<uint64_t>(r.kind));
-    ranges_.Put(R::kEndThreadDelta - 1, end_thread_delta);
-    ranges_.Put(R::kFlags - 1, r.flags);
-    ranges_.Put(R::kPayloadKind - 1, static_cast<uint64_t>(r.payload.type));
-    ranges_.Put(R::kPayload - 1, payload);
-  }
-  ranges_.EndRow();
-  previous[0] = r.start_ns;
-  previous[1] = r.id;
-  ++items_;
+  // The columns AddRange (inline, without trace_fields.h) fills.
+  static_assert(
+      kRangeThread == f::RangeBatch::kThread - 1 &&
+      kRangeStartDelta == f::RangeBatch::kStartDelta - 1 &&
+      kRangeDuration == f::RangeBatch::kDuration - 1 &&
+      kRangeIdDelta == f::RangeBatch::kIdDelta - 1 &&
+      kRangeParentOffset == f::RangeBatch::kParentOffset - 1 &&
+      kRangeName == f::RangeBatch::kName - 1 && kRangeDomain == f::RangeBatch::kDomain - 1 &&
+      kRangeDepth == f::RangeBatch::kDepth - 1 && kRangeColor == f::RangeBatch::kColor - 1);
+  // A push/pop range ends on the thread that pushed it: without an end
+  // thread it is written as ending there (delta 0), not as -thread, which
+  // cost a byte and this path on every range of a capture.
+  const uint32_t end_thread =
+      r.end_thread == 0 && r.kind == RangeKind::kPushPop ? r.thread : r.end_thread;
+  ranges_.Put(R::kCategory - 1, r.category);
+  ranges_.Put(R::kKind - 1, static_cast<uint64_t>(r.kind));
+  ranges_.Put(R::kEndThreadDelta - 1, wire::ZigZag(int64_t{end_thread} - int64_t{r.thread}));
+  ranges_.Put(R::kFlags - 1, r.flags);
+  ranges_.Put(R::kPayloadKind - 1, static_cast<uint64_t>(r.payload.type));
+  ranges_.Put(R::kPayload - 1, PayloadBits(r.payload));
 }
 
 void ChunkBuilder::AddMark(const MarkRecord& r) {

@@ -6,19 +6,20 @@
 namespace tracer {
 
 VarintColumns::VarintColumns(size_t columns, bool keep_first_column, uint64_t dense_columns)
-    : count_(std::min(columns, kMaxColumns)), keep_first_(keep_first_column) {
+    : stage_(), count_(std::min(columns, kMaxColumns)), keep_first_(keep_first_column) {
+  static const VarintCodec best = BestVarintCodec();
+  codec_ = best;
   for (size_t c = 0; c < count_; ++c) {
     const bool dense = c < 64 && (dense_columns >> c & 1) != 0;
     columns_[c].dense = dense;
     columns_[c].any = dense;
+    if (!dense) Reserve(&columns_[c], kRoomBytes);
   }
-  MakeRoom();
 }
 
-void VarintColumns::Reserve(Column* col, size_t room) {
+void VarintColumns::Grow(Column* col, size_t room) {
   const size_t used = static_cast<size_t>(col->at - col->data.get());
   const size_t capacity = static_cast<size_t>(col->end - col->data.get());
-  if (capacity - used >= room) return;
   const size_t grown = std::max<size_t>({capacity * 2, used + room, 4096});
   std::unique_ptr<char[]> data(new char[grown]);
   if (used > 0) std::memcpy(data.get(), col->data.get(), used);
@@ -27,11 +28,19 @@ void VarintColumns::Reserve(Column* col, size_t room) {
   col->end = col->data.get() + grown;
 }
 
-void VarintColumns::MakeRoom() {
+void VarintColumns::EncodeStaged() {
+  const size_t n = staged_;
   for (size_t c = 0; c < count_; ++c) {
-    if (columns_[c].any) Reserve(&columns_[c], kRoomBytes);
+    Column& col = columns_[c];
+    if (col.dense) {
+      if (n == 0) continue;
+      Reserve(&col, n * 10 + kVarintEncodeSlack);
+      col.at = EncodeVarints(codec_, col.at, &stage_[c * kStageRows], n);
+    } else if (col.any) {
+      Reserve(&col, kRoomBytes);
+    }
   }
-  rows_with_room_ = kRoomRows;
+  staged_ = 0;
 }
 
 void VarintColumns::Materialize(Column* col) {
@@ -47,6 +56,9 @@ size_t VarintColumns::bytes() const {
   size_t n = 0;
   for (size_t c = 0; c < count_; ++c)
     n += static_cast<size_t>(columns_[c].at - columns_[c].data.get());
+  // The staged rows as many bytes each as the encoded ones so far.
+  const size_t encoded = rows_ - staged_;
+  if (staged_ > 0) n += encoded > 0 ? n / encoded * staged_ : 16 * staged_;
   return n;
 }
 
@@ -80,7 +92,8 @@ bool VarintColumns::Writes(size_t c) const {
   return size > 0 && (!col.dense || !AllZero(col.data.get(), size, rows_));
 }
 
-size_t VarintColumns::SerializedSize() const {
+size_t VarintColumns::SerializedSize() {
+  EncodeStaged();
   size_t n = 0;
   for (size_t c = 0; c < count_; ++c) {
     if (!Writes(c)) continue;
@@ -93,6 +106,7 @@ size_t VarintColumns::SerializedSize() const {
 }
 
 void VarintColumns::SerializeAndClear(std::string* out) {
+  EncodeStaged();
   for (size_t c = 0; c < count_; ++c) {
     Column& col = columns_[c];
     if (Writes(c)) {

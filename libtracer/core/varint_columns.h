@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "libtracer/core/varint_encode.h"
 #include "libtracer/core/wire_writer.h"
 
 namespace tracer {
@@ -21,16 +22,16 @@ class VarintColumns {
   // columns <= kMaxColumns (RangeBatch has 15). keep_first_column: column 0 is written even when
   // all zero, so a batch of all-zero rows still says how many rows it has. dense_columns: bit c set
   // = column c is usually non-zero (PutDense); the others are usually zero
-  // (Put, or SkipZeros for a row where they all are).
+  // (Put).
   VarintColumns(size_t columns, bool keep_first_column, uint64_t dense_columns = 0);
 
-  // Appends v to dense column c: written whatever its value (a one-byte
-  // write costs less than deciding to skip it); an all-zero dense column is
+  // Appends v to dense column c. The value is only stored: the dense
+  // columns are varint-encoded kStageRows rows at a time, a column at a
+  // time, which costs less per value than encoding each as it comes (a
+  // column of small values is a byte copy; one of two-byte values has no
+  // branch per value; range_encode_bench). An all-zero dense column is
   // found, and left out, when serialized.
-  void PutDense(size_t c, uint64_t v) {
-    Column& col = columns_[c];
-    col.at = wire::PutVarint(col.at, v);
-  }
+  void PutDense(size_t c, uint64_t v) { stage_[c * kStageRows + staged_] = v; }
   // Appends v to sparse column c (the caller puts every column of a row, in
   // any order, then calls EndRow).
   void Put(size_t c, uint64_t v) {
@@ -49,20 +50,26 @@ class VarintColumns {
   bool sparse_all_empty() const { return sparse_in_use_ == 0; }
   void EndRow() {
     ++rows_;
-    // No room check in Put: every column in use has room for the rows up to
-    // the next MakeRoom, checked once per kRoomRows rows instead of per value.
-    if (__builtin_expect(--rows_with_room_ == 0, 0)) MakeRoom();
+    // No room check in Put: every sparse column in use has room for the
+    // rows up to the next EncodeStaged, which runs once per kStageRows rows.
+    if (__builtin_expect(++staged_ == kStageRows, 0)) EncodeStaged();
   }
 
   size_t rows() const { return rows_; }
+  // Bytes so far (the rows not yet encoded estimated).
   size_t bytes() const;
   // Bytes SerializeAndClear appends now (so a caller can write the
   // enclosing length first and serialize in place).
-  size_t SerializedSize() const;
+  size_t SerializedSize();
   // Appends column c as packed field c + 1, leaving out all-zero columns
   // (the reader reads a missing column as zeros) but the first one when
   // keep_first_column, and clears the batch.
   void SerializeAndClear(std::string* out);
+
+  // The dense columns' encoder: BestVarintCodec() unless a test or bench
+  // picks another this CPU runs (the bytes are the same).
+  void set_codec(VarintCodec codec) { codec_ = codec; }
+  VarintCodec codec() const { return codec_; }
 
  private:
   struct Column {
@@ -72,25 +79,34 @@ class VarintColumns {
     bool any = false;  // holds its rows' values (dense columns always)
     bool dense = false;
   };
-  static constexpr size_t kRoomRows = 64;
-  static constexpr size_t kRoomBytes = kRoomRows * 10;
+  static constexpr size_t kStageRows = 64;
+  static constexpr size_t kRoomBytes = kStageRows * 10;
   // Grows col until it has `room` bytes free.
-  void Reserve(Column* col, size_t room);
+  static void Reserve(Column* col, size_t room) {
+    if (static_cast<size_t>(col->end - col->at) < room) Grow(col, room);
+  }
+  static void Grow(Column* col, size_t room);
   // Whether SerializeAndClear writes column c (see there).
   bool Writes(size_t c) const;
-  // Gives every column in use kRoomBytes free and resets rows_with_room_.
-  void MakeRoom();
+  // Encodes the staged rows into their dense columns and gives every
+  // sparse column in use kRoomBytes free.
+  void EncodeStaged();
   // Writes the zeros of the rows before this one into an all-zero sparse
-  // column, with room for the rows up to the next MakeRoom.
+  // column, with room for the rows up to the next EncodeStaged.
   void Materialize(Column* col);
 
   // In the object, not behind a pointer: a Put's write through char* could
   // alias a pointer member, which the compiler would then reload per value.
   Column columns_[kMaxColumns];
+  // Dense values of the rows not yet encoded, column-major: kStageRows
+  // slots per column. A 32-bit count, so that a store of a uint64_t value
+  // cannot alias it and PutDense does not read it again after each.
+  uint64_t stage_[kMaxColumns * kStageRows];
+  uint32_t staged_ = 0;
   size_t count_;
   bool keep_first_;
+  VarintCodec codec_;
   size_t rows_ = 0;
-  size_t rows_with_room_ = 0;
   size_t sparse_in_use_ = 0;  // sparse columns holding values in this batch
 };
 

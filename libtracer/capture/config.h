@@ -147,6 +147,12 @@ struct RankInfo {
 };
 RankInfo RankInfoFromEnv(const GetEnvFn& getenv_fn);
 
+// Reads an on/off setting: 1, true, on, yes and 0, false, off, no (any
+// case, blanks around ignored); empty leaves *out as it is (the default).
+// False when the text is none of these. The one reader of TRACER_* switches:
+// the library's, its LD_PRELOAD constructor's and `tracer run`'s.
+bool ParseBool(std::string_view text, bool* out);
+
 // Parses sizes such as "4096", "64K", "4M", "1G" (binary units).
 bool ParseSize(std::string_view text, uint64_t* out);
 

@@ -430,27 +430,31 @@ void SetMtimeAhead(const std::string& path) {
 // the first's trace modified after it started (coarse clock ticks; set ahead
 // here to make it certain), yet the run ids differ, so it is an earlier
 // run's: kept and said so, or replaced under TRACER_FORCE_OVERWRITE -- the
-// name is kept, never NAME-<pid>.
+// name is kept, never NAME-<pid>. (TRACER_CUDA=off: NVTX only, so no line
+// says CUPTI is unavailable on a machine without a driver.)
 TEST(HostileE2E, BareRunRightAfterAnEarlierOneTellsItsFileFromASiblings) {
   for (LoadPath load : {LoadPath::kNvtxInjectionEnv, LoadPath::kPreload}) {
     SCOPED_TRACE(load == LoadPath::kPreload ? "LD_PRELOAD" : "NVTX_INJECTION64_PATH");
     TempDir dir;
     const std::string out = dir.File("run.trace");
-    RunResult r = RunProgram({NVTX_CLIENT, "exitcode", "0"}, {{"TRACER_OUTPUT", out}}, load);
+    RunResult r = RunProgram({NVTX_CLIENT, "exitcode", "0"},
+                             {{"TRACER_OUTPUT", out}, {"TRACER_CUDA", "off"}}, load);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const ParsedTrace first = ReadTraceFile(out);
     ASSERT_FALSE(RunIdOf(first).empty());
     SetMtimeAhead(out);
     const std::string before = ReadFileBytes(out);
 
-    r = RunProgram({NVTX_CLIENT, "exitcode", "0"}, {{"TRACER_OUTPUT", out}}, load);
+    r = RunProgram({NVTX_CLIENT, "exitcode", "0"}, {{"TRACER_OUTPUT", out}, {"TRACER_CUDA", "off"}},
+                   load);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.err.find("'" + out + "' already exists"), std::string::npos) << r.err;
     EXPECT_EQ(ReadFileBytes(out), before);
     EXPECT_EQ(dir.List().size(), 1u);
 
-    r = RunProgram({NVTX_CLIENT, "exitcode", "0"},
-                   {{"TRACER_OUTPUT", out}, {"TRACER_FORCE_OVERWRITE", "1"}}, load);
+    r = RunProgram(
+        {NVTX_CLIENT, "exitcode", "0"},
+        {{"TRACER_OUTPUT", out}, {"TRACER_FORCE_OVERWRITE", "1"}, {"TRACER_CUDA", "off"}}, load);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     ASSERT_EQ(dir.List().size(), 1u);
@@ -470,9 +474,11 @@ TEST(HostileE2E, ForceOverwriteNeverReplacesAFileOfTheSameRun) {
     SCOPED_TRACE(load == LoadPath::kPreload ? "LD_PRELOAD" : "NVTX_INJECTION64_PATH");
     {
       TempDir dir;
-      RunResult r = RunProgram(
-          {HOSTILE_CLIENT, "fork_early"},
-          {{"TRACER_OUTPUT", dir.File("run.trace")}, {"TRACER_FORCE_OVERWRITE", "1"}}, load);
+      RunResult r = RunProgram({HOSTILE_CLIENT, "fork_early"},
+                               {{"TRACER_OUTPUT", dir.File("run.trace")},
+                                {"TRACER_FORCE_OVERWRITE", "1"},
+                                {"TRACER_CUDA", "off"}},
+                               load);
       ASSERT_EQ(r.exit_code, 0) << r.err;
       EXPECT_EQ(r.err, "");
       ExpectOwnFiles(dir, "run", {{"child_work", 1}, {"parent_work", 1}});
@@ -484,9 +490,11 @@ TEST(HostileE2E, ForceOverwriteNeverReplacesAFileOfTheSameRun) {
     }
     {
       TempDir dir;
-      RunResult r = RunProgram(
-          {HOSTILE_CLIENT, "exec_direct"},
-          {{"TRACER_OUTPUT", dir.File("x-%p.trace")}, {"TRACER_FORCE_OVERWRITE", "1"}}, load);
+      RunResult r = RunProgram({HOSTILE_CLIENT, "exec_direct"},
+                               {{"TRACER_OUTPUT", dir.File("x-%p.trace")},
+                                {"TRACER_FORCE_OVERWRITE", "1"},
+                                {"TRACER_CUDA", "off"}},
+                               load);
       ASSERT_EQ(r.exit_code, 0) << r.err;
       auto files = ReadAll(dir);
       ASSERT_EQ(files.size(), 2u);

@@ -87,6 +87,8 @@ struct Config {
   // loaded, or it is an exec'ed subprocess) is a child: TRACER_FORK applies
   // to it and its file gets its own name. 0 = unknown.
   uint64_t root_pid = 0;
+  // (TRACER_RUN_ID, which run this process belongs to, is read once by
+  // run_id.h: not a setting, it is the same for every process of a run.)
   // (TRACER_RUN_MANIFEST, set by `tracer run`, is read by the session: the
   // file each process appends its trace's path to, so the run names exactly
   // the files its processes wrote.)

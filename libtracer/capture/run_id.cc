@@ -160,7 +160,9 @@ bool SameRun(std::string_view file_id, std::string_view ours) {
   return file.self == self.self || file.parent == self.self || file.self == self.parent;
 }
 
-TraceRunId ReadTraceRunId(int fd, std::string* id) {
+namespace {
+
+TraceRunId ReadRunIdOrThrow(int fd, std::string* id) {
   char head[sizeof(kTraceMagic) + 8];
   if (!ReadFully(fd, head, sizeof(head), 0) ||
       memcmp(head, kTraceMagic, sizeof(kTraceMagic)) != 0) {
@@ -197,6 +199,18 @@ TraceRunId ReadTraceRunId(int fd, std::string* id) {
     }
   }
   return TraceRunId::kAbsent;
+}
+
+}  // namespace
+
+TraceRunId ReadTraceRunId(int fd, std::string* id) noexcept {
+  // Out of memory (a header frame may take 1 MiB): unreadable, and the
+  // caller still closes its descriptor.
+  try {
+    return ReadRunIdOrThrow(fd, id);
+  } catch (...) {
+    return TraceRunId::kUnreadable;
+  }
 }
 
 }  // namespace tracer

@@ -46,6 +46,6 @@ enum class TraceRunId {
 };
 // Reads the run id from the header frame of the trace open at fd (with
 // pread: the offset is left alone).
-TraceRunId ReadTraceRunId(int fd, std::string* id);
+TraceRunId ReadTraceRunId(int fd, std::string* id) noexcept;
 
 }  // namespace tracer

@@ -92,7 +92,10 @@ void PreloadSetup() {
   // The run's id for every process of it (run_id.h): made here, where the
   // environment is still the first process's alone, so exec'ed descendants
   // inherit it; a forked one keeps it anyway.
-  setenv(tracer::kRunIdVariable, tracer::ThisRunId().c_str(), 0);
+  char run_id[tracer::kRunIdBufferSize];
+  if (!getenv(tracer::kRunIdVariable) && tracer::FormatNewRunId(run_id, sizeof(run_id))) {
+    setenv(tracer::kRunIdVariable, run_id, 0);
+  }
   if (!SwitchedOff("TRACER_CUDA")) setenv("CUDA_INJECTION64_PATH", self, 0);
 }
 

@@ -56,11 +56,18 @@ std::string Lower(std::string_view s) {
 }  // namespace
 
 bool ParseBool(std::string_view text, bool* out) {
-  const std::string s = Lower(Trim(text));
+  // Without allocating: the LD_PRELOAD constructor reads switches too.
+  const std::string_view s = Trim(text);
+  const auto is = [s](std::string_view word) {
+    return s.size() == word.size() &&
+           std::equal(s.begin(), s.end(), word.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+  };
   if (s.empty()) return true;
-  if (s == "1" || s == "true" || s == "on" || s == "yes") {
+  if (is("1") || is("true") || is("on") || is("yes")) {
     *out = true;
-  } else if (s == "0" || s == "false" || s == "off" || s == "no") {
+  } else if (is("0") || is("false") || is("off") || is("no")) {
     *out = false;
   } else {
     return false;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -100,24 +101,29 @@ uint32_t LittleEndian32(const char* p) {
   return v;
 }
 
-std::string BootId() {
-  char buf[64] = {};
+// The boot id, or "noboot"; written without allocating.
+void BootId(char* out, size_t size) {
+  snprintf(out, size, "noboot");
   const int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "noboot";
+  if (fd < 0) return;
+  char buf[64] = {};
   const ssize_t n = read(fd, buf, sizeof(buf) - 1);
   close(fd);
-  std::string id(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-  return id.empty() ? "noboot" : id;
+  size_t len = n > 0 ? static_cast<size_t>(n) : 0;
+  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) --len;
+  buf[len] = '\0';
+  if (len > 0) snprintf(out, size, "%s", buf);
 }
 
 // "pid.starttime" of a process, or just "pid" when /proc cannot say: a pid
 // and its start tick name one process of a boot.
-std::string ProcessMark(pid_t pid) {
+void ProcessMark(pid_t pid, char* out, size_t size) {
   uint64_t ticks = 0;
-  std::string mark = std::to_string(pid);
-  if (ProcessStartTicks(pid, &ticks)) mark += "." + std::to_string(ticks);
-  return mark;
+  if (ProcessStartTicks(pid, &ticks)) {
+    snprintf(out, size, "%d.%llu", static_cast<int>(pid), static_cast<unsigned long long>(ticks));
+  } else {
+    snprintf(out, size, "%d", static_cast<int>(pid));
+  }
 }
 
 // The parts of an id NewRunId made.
@@ -135,8 +141,18 @@ bool ParseMadeUp(std::string_view id, MadeUpId* out) {
 
 }  // namespace
 
+bool FormatNewRunId(char* out, size_t size) noexcept {
+  char boot[64], self[48], parent[48];
+  BootId(boot, sizeof(boot));
+  ProcessMark(getpid(), self, sizeof(self));
+  ProcessMark(getppid(), parent, sizeof(parent));
+  const int n = snprintf(out, size, "%s:%s:%s", boot, self, parent);
+  return n > 0 && static_cast<size_t>(n) < size;
+}
+
 std::string NewRunId() {
-  return BootId() + ":" + ProcessMark(getpid()) + ":" + ProcessMark(getppid());
+  char id[kRunIdBufferSize];
+  return FormatNewRunId(id, sizeof(id)) ? std::string(id) : std::string("noid");
 }
 
 const std::string& ThisRunId() {

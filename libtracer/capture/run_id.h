@@ -21,6 +21,7 @@
 // make theirs with NewRunId too.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,11 @@ inline constexpr const char* kRunIdVariable = "TRACER_RUN_ID";
 // id, then pid and start time in clock ticks of this process and of its
 // parent). An exec keeps it; no other process of this boot has it.
 std::string NewRunId();
+// The same into out, without allocating (the LD_PRELOAD constructor runs
+// before the program could handle an allocation failure); false when it
+// does not fit. kRunIdBufferSize always fits.
+inline constexpr size_t kRunIdBufferSize = 192;
+bool FormatNewRunId(char* out, size_t size) noexcept;
 
 // This process's run id (see above); read on first use and kept.
 const std::string& ThisRunId();

@@ -201,6 +201,25 @@ TEST(TracerRunCli, ForceOverwriteRightAfterAnEarlierRunKeepsTheName) {
   EXPECT_EQ(CountByName(t)["before_exit"], 1u);
 }
 
+// TRACER_FORCE_OVERWRITE set by hand reads as the library reads it (one
+// parser, ParseBool): "On" lets tracer run start the program, which replaces
+// the earlier file; "off" keeps the file and starts nothing.
+TEST(TracerRunCli, ForceOverwriteByHandReadsTheSameWordsAsTheLibrary) {
+  TempDir dir;
+  const std::string out = dir.File("run.trace");
+  std::ofstream(out, std::ios::binary) << "an earlier run's file";
+  RunResult r = RunProgram({TRACER_CLI, "run", "-o", out, NVTX_CLIENT, "exitcode", "0"},
+                           {{"TRACER_FORCE_OVERWRITE", "off"}}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
+  r = RunProgram({TRACER_CLI, "run", "-o", out, NVTX_CLIENT, "exitcode", "0"},
+                 {{"TRACER_FORCE_OVERWRITE", " On"}}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("trace written to " + out + "\n"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.List().size(), 1u);
+  ExpectWellFormed(ReadTraceFile(out));
+}
+
 // A program that cannot be started: its own line, and the closing line says
 // it never ran (not that it made no NVTX call).
 TEST(TracerRunCli, AProgramThatCannotStartIsTheReasonInTheLastLine) {

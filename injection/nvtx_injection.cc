@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "injection/tracer_control.h"
+#include "libtracer/capture/config.h"
 #include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/nvtx_handler.h"
+#include "libtracer/capture/run_id.h"
 #include "libtracer/capture/session.h"
 
 #define TRACER_EXPORT extern "C" __attribute__((visibility("default")))
@@ -59,11 +61,15 @@ TRACER_EXPORT int tracerIsActive(void) noexcept {
 
 namespace {
 
-bool Disabled() {
-  const char* v = getenv("TRACER_ENABLE");
-  return v && (strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "off") == 0 ||
-               strcasecmp(v, "no") == 0);
+// Off only when the value reads as off; a bad value is the session's to
+// report (ParseConfig), once.
+bool SwitchedOff(const char* name) {
+  const char* v = getenv(name);
+  bool on = true;
+  return v && tracer::ParseBool(v, &on) && !on;
 }
+
+bool Disabled() { return SwitchedOff("TRACER_ENABLE"); }
 
 // LD_PRELOAD: point NVTX (and CUDA) at this library when nothing else named
 // it, so preloading alone traces the program. Only sets variables; the
@@ -83,8 +89,14 @@ void PreloadSetup() {
   char pid[24];
   snprintf(pid, sizeof(pid), "%d", static_cast<int>(getpid()));
   setenv("TRACER_ROOT_PID", pid, 0);
-  const char* cuda = getenv("TRACER_CUDA");
-  if (!(cuda && strcmp(cuda, "0") == 0)) setenv("CUDA_INJECTION64_PATH", self, 0);
+  // The run's id for every process of it (run_id.h): made here, where the
+  // environment is still the first process's alone, so exec'ed descendants
+  // inherit it; a forked one keeps it anyway.
+  char run_id[tracer::kRunIdBufferSize];
+  if (!getenv(tracer::kRunIdVariable) && tracer::FormatNewRunId(run_id, sizeof(run_id))) {
+    setenv(tracer::kRunIdVariable, run_id, 0);
+  }
+  if (!SwitchedOff("TRACER_CUDA")) setenv("CUDA_INJECTION64_PATH", self, 0);
 }
 
 __attribute__((constructor)) void TracerPreloadConstructor() noexcept {

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/capture/config.h"
+#include "libtracer/capture/run_id.h"
 #include "tools/command.h"
 
 namespace tracer::cli {
@@ -192,31 +192,14 @@ bool ExpandsHereAsThere(const std::string& tmpl) {
   return true;
 }
 
-// --force-overwrite: an earlier trace of that name goes before the program
-// starts. The library replaces a file it finds too, but it takes one modified
-// after its process started for a sibling's of the same run and writes
-// NAME-<pid> instead, so a run started just as the last one ended would miss
-// its own name. Only our own plain file, and only when no process is writing
-// it (the library holds an flock on the file it writes).
-void RemoveEarlierOutput(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid() &&
-      flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    unlink(path.c_str());
-  }
-  close(fd);
-}
-
 // Before the program starts: the output a user named is never overwritten
 // silently (as nsys profile -o). The library checks again when it opens the
 // file (it may appear meanwhile, or the name holds the program's pid).
 bool OutputIsFree(const RunArgs& args) {
-  const char* force = getenv("TRACER_FORCE_OVERWRITE");  // set by hand: the same as the flag
-  const bool forced = args.force_overwrite ||
-                      (force && (std::strcmp(force, "1") == 0 || std::strcmp(force, "true") == 0 ||
-                                 std::strcmp(force, "yes") == 0));
+  // Set by hand: the same as the flag. A bad value is the library's to report.
+  bool env_forced = false;
+  if (const char* force = getenv("TRACER_FORCE_OVERWRITE")) ParseBool(force, &env_forced);
+  const bool forced = args.force_overwrite || env_forced;
   const char* env_output = getenv("TRACER_OUTPUT");
   const std::string tmpl = !args.output.empty() ? args.output
                            : env_output         ? env_output
@@ -227,10 +210,9 @@ bool OutputIsFree(const RunArgs& args) {
                             &why)) {
     return true;  // the library reports the bad template
   }
-  if (forced) {
-    RemoveEarlierOutput(path);
-    return true;
-  }
+  // The library replaces an earlier run's file; it tells one from a file of
+  // this run by the run id set below (libtracer/capture/run_id.h).
+  if (forced) return true;
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) return true;
   std::fprintf(stderr,
@@ -306,6 +288,7 @@ int RunCommand(const RunArgs& args) {
   if (pid == 0) {
     // Marks the traced program; its descendants are children (TRACER_FORK).
     setenv("TRACER_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+    setenv(kRunIdVariable, NewRunId().c_str(), 1);  // a run of its own, even nested
     execvp(argv[0], argv.data());
     const std::string why = strerror(errno);
     std::fprintf(stderr, "tracer run: cannot run '%s': %s\n", argv[0], why.c_str());

@@ -53,6 +53,30 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+}  // namespace
+
+bool ParseBool(std::string_view text, bool* out) {
+  // Without allocating: the LD_PRELOAD constructor reads switches too.
+  const std::string_view s = Trim(text);
+  const auto is = [s](std::string_view word) {
+    return s.size() == word.size() &&
+           std::equal(s.begin(), s.end(), word.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+  };
+  if (s.empty()) return true;
+  if (is("1") || is("true") || is("on") || is("yes")) {
+    *out = true;
+  } else if (is("0") || is("false") || is("off") || is("no")) {
+    *out = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
 struct ActivityName {
   const char* name;
   Activity bit;
@@ -230,13 +254,8 @@ namespace {
 // one line ParseConfig reports (variable, value, why, "tracing disabled").
 
 Status ParseEnable(const GetEnvFn& get, Config* c) {
-  if (const char* v = get("TRACER_ENABLE")) {
-    std::string s = Lower(Trim(v));
-    if (s == "0" || s == "false" || s == "off" || s == "no") {
-      c->enabled = false;
-    } else if (!(s == "1" || s == "true" || s == "on" || s == "yes" || s.empty())) {
-      return Status::Error(Bad("TRACER_ENABLE", v, "is not 0 or 1"));
-    }
+  if (const char* v = get("TRACER_ENABLE"); v && !ParseBool(v, &c->enabled)) {
+    return Status::Error(Bad("TRACER_ENABLE", v, "is not 0 or 1"));
   }
   return Status();
 }
@@ -254,13 +273,8 @@ Status ParseOutputAndBuffers(const GetEnvFn& get, Config* c) {
     // the name tells the files apart; the pid keeps a restarted rank's file.
     c->output_template = kDefaultRankOutput;
   }
-  if (const char* v = get("TRACER_FORCE_OVERWRITE")) {
-    std::string f = Lower(Trim(v));
-    if (f == "1" || f == "true" || f == "on" || f == "yes") {
-      c->force_overwrite = true;
-    } else if (!(f == "0" || f == "false" || f == "off" || f == "no" || f.empty())) {
-      return Status::Error(Bad("TRACER_FORCE_OVERWRITE", v, "is not 0 or 1"));
-    }
+  if (const char* v = get("TRACER_FORCE_OVERWRITE"); v && !ParseBool(v, &c->force_overwrite)) {
+    return Status::Error(Bad("TRACER_FORCE_OVERWRITE", v, "is not 0 or 1"));
   }
   if (const char* v = get("TRACER_BUFFER_SIZE")) {
     if (!ParseSize(v, &c->buffer_size)) {
@@ -452,14 +466,8 @@ Status ParseCuptiSettings(const GetEnvFn& get, Config* c) {
     }
     c->cupti_buffer_count = static_cast<uint32_t>(n);
   }
-  if (const char* v = get("TRACER_CUDA")) {
-    std::string s = Lower(Trim(v));
-    if (s == "0" || s == "false" || s == "off")
-      c->cuda = false;
-    else if (s == "1" || s == "true" || s == "on")
-      c->cuda = true;
-    else
-      return Status::Error(Bad("TRACER_CUDA", v, "is not 0 or 1"));
+  if (const char* v = get("TRACER_CUDA"); v && !ParseBool(v, &c->cuda)) {
+    return Status::Error(Bad("TRACER_CUDA", v, "is not 0 or 1"));
   }
   return Status();
 }

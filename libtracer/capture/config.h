@@ -87,6 +87,8 @@ struct Config {
   // loaded, or it is an exec'ed subprocess) is a child: TRACER_FORK applies
   // to it and its file gets its own name. 0 = unknown.
   uint64_t root_pid = 0;
+  // (TRACER_RUN_ID, which run this process belongs to, is read once by
+  // run_id.h: not a setting, it is the same for every process of a run.)
   // (TRACER_RUN_MANIFEST, set by `tracer run`, is read by the session: the
   // file each process appends its trace's path to, so the run names exactly
   // the files its processes wrote.)
@@ -146,6 +148,12 @@ struct RankInfo {
   std::string cuda_visible_devices;  // raw; empty when unset
 };
 RankInfo RankInfoFromEnv(const GetEnvFn& getenv_fn);
+
+// Reads an on/off setting: 1, true, on, yes and 0, false, off, no (any
+// case, blanks around ignored); empty leaves *out as it is (the default).
+// False when the text is none of these. The one reader of TRACER_* switches:
+// the library's, its LD_PRELOAD constructor's and `tracer run`'s.
+bool ParseBool(std::string_view text, bool* out);
 
 // Parses sizes such as "4096", "64K", "4M", "1G" (binary units).
 bool ParseSize(std::string_view text, uint64_t* out);

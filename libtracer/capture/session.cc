@@ -13,6 +13,7 @@
 #include "libtracer/capture/definitions.h"
 #include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
+#include "libtracer/capture/run_id.h"
 #include "libtracer/capture/thread_registry.h"
 #include "libtracer/capture/writer.h"
 #include "libtracer/core/clock.h"
@@ -198,6 +199,9 @@ bool Session::Open() {
   header.session_start_trace_ns = NowNs();
   header.session_start_wall_ns = WallNowNs();
   header.config = config_.effective;
+  // Tells this run's files from an earlier run's at a name already taken
+  // (run_id.h); Writer::Begin opens with the same id.
+  header.config.emplace_back(kRunIdVariable, ThisRunId());
   header.command_line = CommandLine();
   header.parent_pid = parent_pid_;
   std::string error;

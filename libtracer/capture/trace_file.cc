@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "libtracer/capture/log.h"
+#include "libtracer/capture/run_id.h"
 
 namespace tracer {
 namespace {
@@ -44,10 +45,13 @@ int64_t MtimeNs(const struct stat& st) {
 
 }  // namespace
 
-int64_t ProcessStartWallNs() noexcept {
-  const int64_t now = ClockNs(CLOCK_REALTIME);
-  FILE* f = fopen("/proc/self/stat", "re");
-  if (!f) return now;
+bool ProcessStartTicks(uint64_t* ticks) noexcept { return ProcessStartTicks(getpid(), ticks); }
+
+bool ProcessStartTicks(pid_t pid, uint64_t* ticks) noexcept {
+  char stat_path[48];
+  snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", static_cast<int>(pid));
+  FILE* f = fopen(stat_path, "re");
+  if (!f) return false;
   char buf[1024];
   size_t n = fread(buf, 1, sizeof(buf) - 1, f);
   fclose(f);
@@ -55,16 +59,23 @@ int64_t ProcessStartWallNs() noexcept {
   // Field 22 (starttime, clock ticks after boot); fields 3.. follow the
   // command name, which ends at the last ')'.
   const char* p = strrchr(buf, ')');
-  if (!p) return now;
+  if (!p) return false;
   int field = 2;
   while (*p && field < 22) {
     if (*p == ' ') ++field;
     ++p;
   }
-  if (field != 22) return now;
+  if (field != 22) return false;
+  *ticks = strtoull(p, nullptr, 10);
+  return true;
+}
+
+int64_t ProcessStartWallNs() noexcept {
+  const int64_t now = ClockNs(CLOCK_REALTIME);
+  uint64_t ticks = 0;
+  if (!ProcessStartTicks(&ticks)) return now;
   const long hz = sysconf(_SC_CLK_TCK);
   if (hz <= 0) return now;
-  const unsigned long long ticks = strtoull(p, nullptr, 10);
   const int64_t boot_wall = now - ClockNs(CLOCK_BOOTTIME);
   const int64_t tick_ns = 1000000000 / hz;
   // One tick early: the start time is rounded down to a tick, file times to
@@ -74,8 +85,9 @@ int64_t ProcessStartWallNs() noexcept {
 
 TraceFile::~TraceFile() { Close(); }
 
-TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start_wall_ns,
-                                      std::string* error, bool force_overwrite) {
+TraceFile::OpenResult TraceFile::Open(const std::string& path, std::string_view run_id,
+                                      int64_t run_start_wall_ns, std::string* error,
+                                      bool force_overwrite) {
   std::string owned = path;  // copied first: a failure must not leave an empty file
   for (int attempt = 0; attempt < 3; ++attempt) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -86,7 +98,8 @@ TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start
         return OpenResult::kRefused;
       }
       // O_NONBLOCK: a FIFO planted there must not block the host.
-      fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      // Read and write: its header says which run wrote it.
+      fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0) {
         if (errno == ENOENT) continue;  // removed meanwhile: create it
         if (errno == ELOOP) {
@@ -121,7 +134,13 @@ TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start
       return OpenResult::kInUse;
     }
     if (!created) {
-      if (MtimeNs(st) >= run_start_wall_ns) {
+      // Ours (see Open in trace_file.h): never overwritten, forced or not.
+      std::string its_run;
+      const TraceRunId read = ReadTraceRunId(fd, &its_run);
+      const bool this_run = read == TraceRunId::kFound && SameRun(its_run, run_id);
+      const bool just_created =
+          read == TraceRunId::kUnreadable && !force_overwrite && MtimeNs(st) >= run_start_wall_ns;
+      if (this_run || just_created) {
         ::close(fd);
         return OpenResult::kInUse;
       }
@@ -148,7 +167,7 @@ TraceFile::OpenResult TraceFile::Open(const std::string& path, int64_t run_start
 }
 
 bool TraceFile::Open(const std::string& path, std::string* error) {
-  switch (Open(path, ProcessStartWallNs(), error)) {
+  switch (Open(path, ThisRunId(), ProcessStartWallNs(), error)) {
     case OpenResult::kOpened:
       return true;
     case OpenResult::kInUse:

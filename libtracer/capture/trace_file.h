@@ -8,6 +8,8 @@
 // name (set by hand, an early-forked or exec'ed child): see Open.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,14 +36,19 @@ class TraceFile {
   // existing path is refused when it is a symbolic link, not a regular file,
   // owned by another user or hard-linked elsewhere. An existing file of ours
   // is in use when another process holds its lock (every open trace is
-  // flock()ed until closed) or it was modified since `run_start_wall_ns`
-  // (this process's start: a file written since belongs to this run, e.g. an
-  // early-forked sibling that already finished); otherwise it is a file of
-  // an earlier run: refused (never overwritten silently) unless
-  // force_overwrite (TRACER_FORCE_OVERWRITE), which truncates and reuses it.
-  OpenResult Open(const std::string& path, int64_t run_start_wall_ns, std::string* error,
-                  bool force_overwrite = false);
-  // Same, with this process's start time; kInUse is reported as an error.
+  // flock()ed until closed) or its header says a process of run `run_id`
+  // wrote it and finished (a forked child, this program before it exec'ed
+  // itself: SameRun in run_id.h). Any other file is an earlier run's: refused
+  // (never overwritten silently) unless force_overwrite
+  // (TRACER_FORCE_OVERWRITE), which truncates and reuses it. One exception:
+  // a file with no complete header yet, modified since `run_start_wall_ns`
+  // (this process's start), is taken for one a sibling has just created and
+  // not yet locked: in use, unless forced (the sibling then finds its lock
+  // taken and moves on to another name).
+  OpenResult Open(const std::string& path, std::string_view run_id, int64_t run_start_wall_ns,
+                  std::string* error, bool force_overwrite = false);
+  // Same, with this process's run and start time; kInUse is reported as an
+  // error.
   bool Open(const std::string& path, std::string* error);
   // Test hook: write to an already open descriptor (e.g. /dev/full).
   void Adopt(int fd, std::string path);
@@ -66,5 +73,9 @@ class TraceFile {
 // When this process started (CLOCK_REALTIME ns, a clock tick early), from
 // /proc/self/stat; now when that cannot be read. An exec keeps it.
 int64_t ProcessStartWallNs() noexcept;
+// The same in clock ticks after boot (/proc/self/stat field 22); false when
+// it cannot be read. Of another process with pid.
+bool ProcessStartTicks(uint64_t* ticks) noexcept;
+bool ProcessStartTicks(pid_t pid, uint64_t* ticks) noexcept;
 
 }  // namespace tracer

@@ -13,6 +13,7 @@
 #include "libtracer/capture/entry_guard.h"
 #include "libtracer/capture/log.h"
 #include "libtracer/capture/misuse_counters.h"
+#include "libtracer/capture/run_id.h"
 #include "libtracer/capture/thread_registry.h"
 #include "libtracer/capture/thread_state.h"
 #include "libtracer/core/clock.h"
@@ -62,7 +63,7 @@ bool Writer::Begin(const std::vector<std::string>& paths, const HeaderInfo& head
   builder_.FinishFrame(&bytes);
   const int64_t run_start = ProcessStartWallNs();
   for (const std::string& path : paths) {
-    switch (file_.Open(path, run_start, error, force_overwrite_)) {
+    switch (file_.Open(path, ThisRunId(), run_start, error, force_overwrite_)) {
       case TraceFile::OpenResult::kInUse:
         continue;
       case TraceFile::OpenResult::kRefused:

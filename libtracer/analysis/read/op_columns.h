@@ -105,61 +105,143 @@ class ColumnIterator {
 
 inline constexpr uint32_t kNarrowOverflow = UINT32_MAX;
 
-// Kernels: 32 bytes a row (KernelRecord: 56).
-class KernelColumn {
+// What every column shares: the narrow rows, one overflow table per field
+// that may overflow, and the vector-like surface. Derived (CRTP) builds a
+// Record from a row (operator[]) and a row from a Record (Store), with
+// PutNarrow / GetNarrow for each narrow field; it clears and shrinks its own
+// side tables by hiding clear / shrink_to_fit.
+template <typename Derived, typename Record, typename Row, size_t kOverflowFields>
+class NarrowColumn {
  public:
-  using value_type = KernelRecord;
-  using const_iterator = ColumnIterator<KernelColumn, KernelRecord>;
-
-  KernelColumn() = default;
-  KernelColumn(const std::vector<KernelRecord>& records) {  // NOLINT: reads as a vector
-    reserve(records.size());
-    for (const KernelRecord& k : records) push_back(k);
-  }
+  using value_type = Record;
+  using const_iterator = ColumnIterator<Derived, Record>;
+  static constexpr size_t kRowBytes = sizeof(Row);
 
   size_t size() const { return rows_.size(); }
   bool empty() const { return rows_.empty(); }
   void reserve(size_t n) { rows_.reserve(n); }
   void clear() {
     rows_.clear();
-    graphs_.clear();
-    end_over_.clear();
-    correlation_over_.clear();
+    for (OverflowTable& t : over_) t.clear();
   }
-  void shrink_to_fit() {
-    rows_.shrink_to_fit();
-    graphs_.shrink_to_fit();
-  }
-  // New rows hold a default KernelRecord.
+  void shrink_to_fit() { rows_.shrink_to_fit(); }
+  // New rows hold a default Record.
   void resize(size_t n) {
     if (n < rows_.size()) {
-      end_over_.Truncate(static_cast<uint32_t>(n));
-      correlation_over_.Truncate(static_cast<uint32_t>(n));
+      for (OverflowTable& t : over_) t.Truncate(static_cast<uint32_t>(n));
     }
     rows_.resize(n);
   }
-  void push_back(const KernelRecord& k) {
+  void push_back(const Record& record) {
     rows_.emplace_back();
-    Store(rows_.size() - 1, k);
+    self().Store(rows_.size() - 1, record);
   }
-  void Set(size_t i, const KernelRecord& k) { Store(i, k); }
+  void Set(size_t i, const Record& record) { self().Store(i, record); }
+  Record back() const { return self()[rows_.size() - 1]; }
+  const_iterator begin() const { return const_iterator(&self(), 0); }
+  const_iterator end() const { return const_iterator(&self(), rows_.size()); }
+
+  // For tests and memory accounting: rows with a value in an overflow table.
+  size_t overflowed() const {
+    size_t n = 0;
+    for (const OverflowTable& t : over_) n += t.size();
+    return n;
+  }
+
+ protected:
+  NarrowColumn() = default;
+  void Append(const std::vector<Record>& records) {
+    reserve(records.size());
+    for (const Record& r : records) push_back(r);
+  }
+
+  // The slot of row i for a field: narrow when it fits (below mark), else
+  // mark, with whole kept in the field's overflow table.
+  uint32_t PutNarrow(size_t i, size_t field, bool fits, uint64_t narrow, uint64_t whole,
+                     uint32_t mark = kNarrowOverflow) {
+    const uint32_t row = static_cast<uint32_t>(i);
+    if (fits) {
+      over_[field].Erase(row);
+      return static_cast<uint32_t>(narrow);
+    }
+    over_[field].Put(row, whole);
+    return mark;
+  }
+  uint32_t PutNarrow(size_t i, size_t field, uint64_t value, uint32_t mark = kNarrowOverflow) {
+    return PutNarrow(i, field, value < mark, value, value, mark);
+  }
+  // The value PutNarrow(i, field, value, mark) stored.
+  uint64_t GetNarrow(size_t i, size_t field, uint32_t slot, uint32_t mark = kNarrowOverflow) const {
+    return slot != mark ? slot : Whole(i, field);
+  }
+  // The whole value of an overflowed slot.
+  uint64_t Whole(size_t i, size_t field) const {
+    return over_[field].Get(static_cast<uint32_t>(i));
+  }
+
+  std::vector<Row> rows_;
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+
+  OverflowTable over_[kOverflowFields];
+};
+
+namespace op_columns_internal {
+// Kernels: 32 bytes a row (KernelRecord: 56).
+struct KernelRow {
+  uint64_t start_ns = 0;
+  uint32_t duration = 0;  // end_ns - start_ns, or kNarrowOverflow: the end whole
+  uint32_t correlation_id = 0;
+  uint32_t name = 0;
+  uint32_t stream = 0;
+  uint32_t launch_config = 0;
+  uint32_t graph = 0;  // 1 + index into graphs_; 0 = not a graph kernel
+};
+static_assert(sizeof(KernelRow) == 32);
+
+// Launch records: 24 bytes a row (LaunchRecord: 40).
+struct LaunchRow {
+  uint64_t time_ns = 0;
+  uint32_t correlation_id = 0;
+  uint32_t range_id = 0;
+  uint32_t thread = 0;
+  uint32_t cbid_domain = 0;  // domain << 24 | cbid (kCbidMask: overflowed)
+};
+static_assert(sizeof(LaunchRow) == 24);
+}  // namespace op_columns_internal
+
+class KernelColumn
+    : public NarrowColumn<KernelColumn, KernelRecord, op_columns_internal::KernelRow, 2> {
+ public:
+  KernelColumn() = default;
+  KernelColumn(const std::vector<KernelRecord>& records) {  // NOLINT: reads as a vector
+    Append(records);
+  }
+
+  void clear() {
+    NarrowColumn::clear();
+    graphs_.clear();
+  }
+  void shrink_to_fit() {
+    NarrowColumn::shrink_to_fit();
+    graphs_.shrink_to_fit();
+  }
   // name = f(name) on every row, in place.
   template <typename F>
   void MapNames(F f) {
-    for (Row& r : rows_) r.name = f(r.name);
+    for (auto& r : rows_) r.name = f(r.name);
   }
 
   KernelRecord operator[](size_t i) const {
-    const Row& r = rows_[i];
+    const auto& r = rows_[i];
     KernelRecord k;
     k.start_ns = r.start_ns;
-    k.end_ns = r.duration != kNarrowOverflow ? r.start_ns + r.duration
-                                             : end_over_.Get(static_cast<uint32_t>(i));
+    k.end_ns = r.duration != kNarrowOverflow ? r.start_ns + r.duration : Whole(i, kEnd);
     k.name = r.name;
     k.stream = r.stream;
-    k.correlation_id = r.correlation_id != kNarrowOverflow
-                           ? r.correlation_id
-                           : correlation_over_.Get(static_cast<uint32_t>(i));
+    k.correlation_id = GetNarrow(i, kCorrelation, r.correlation_id);
     k.launch_config = r.launch_config;
     if (r.graph != 0) {
       k.graph_id = graphs_[r.graph - 1].graph_id;
@@ -167,50 +249,25 @@ class KernelColumn {
     }
     return k;
   }
-  KernelRecord back() const { return (*this)[rows_.size() - 1]; }
   uint64_t start_ns(size_t i) const { return rows_[i].start_ns; }
-  const_iterator begin() const { return const_iterator(this, 0); }
-  const_iterator end() const { return const_iterator(this, rows_.size()); }
 
   // For tests and memory accounting.
   size_t graph_refs() const { return graphs_.size(); }
-  size_t overflowed() const { return end_over_.size() + correlation_over_.size(); }
-  static constexpr size_t kRowBytes = 32;
 
  private:
-  struct Row {
-    uint64_t start_ns = 0;
-    uint32_t duration = 0;  // end_ns - start_ns, or kNarrowOverflow: end_over_
-    uint32_t correlation_id = 0;
-    uint32_t name = 0;
-    uint32_t stream = 0;
-    uint32_t launch_config = 0;
-    uint32_t graph = 0;  // 1 + index into graphs_; 0 = not a graph kernel
-  };
-  static_assert(sizeof(Row) == kRowBytes);
+  friend NarrowColumn;
+  enum OverflowField : size_t { kEnd, kCorrelation };
   struct GraphRef {
     uint64_t graph_id = 0;
     uint64_t graph_node_id = 0;
   };
 
   void Store(size_t i, const KernelRecord& k) {
-    Row& r = rows_[i];
-    const uint32_t row = static_cast<uint32_t>(i);
+    auto& r = rows_[i];
     r.start_ns = k.start_ns;
-    if (k.end_ns >= k.start_ns && k.end_ns - k.start_ns < kNarrowOverflow) {
-      r.duration = static_cast<uint32_t>(k.end_ns - k.start_ns);
-      end_over_.Erase(row);
-    } else {
-      r.duration = kNarrowOverflow;
-      end_over_.Put(row, k.end_ns);
-    }
-    if (k.correlation_id < kNarrowOverflow) {
-      r.correlation_id = static_cast<uint32_t>(k.correlation_id);
-      correlation_over_.Erase(row);
-    } else {
-      r.correlation_id = kNarrowOverflow;
-      correlation_over_.Put(row, k.correlation_id);
-    }
+    const bool fits = k.end_ns >= k.start_ns && k.end_ns - k.start_ns < kNarrowOverflow;
+    r.duration = PutNarrow(i, kEnd, fits, k.end_ns - k.start_ns, k.end_ns);
+    r.correlation_id = PutNarrow(i, kCorrelation, k.correlation_id);
     r.name = k.name;
     r.stream = k.stream;
     r.launch_config = k.launch_config;
@@ -225,116 +282,44 @@ class KernelColumn {
     }
   }
 
-  std::vector<Row> rows_;
   std::vector<GraphRef> graphs_;
-  OverflowTable end_over_;
-  OverflowTable correlation_over_;
 };
 
-// Launch records: 24 bytes a row (LaunchRecord: 40).
-class LaunchColumn {
+class LaunchColumn
+    : public NarrowColumn<LaunchColumn, LaunchRecord, op_columns_internal::LaunchRow, 3> {
  public:
-  using value_type = LaunchRecord;
-  using const_iterator = ColumnIterator<LaunchColumn, LaunchRecord>;
-
   LaunchColumn() = default;
   LaunchColumn(const std::vector<LaunchRecord>& records) {  // NOLINT: reads as a vector
-    reserve(records.size());
-    for (const LaunchRecord& l : records) push_back(l);
+    Append(records);
   }
-
-  size_t size() const { return rows_.size(); }
-  bool empty() const { return rows_.empty(); }
-  void reserve(size_t n) { rows_.reserve(n); }
-  void clear() {
-    rows_.clear();
-    correlation_over_.clear();
-    range_over_.clear();
-    cbid_over_.clear();
-  }
-  void shrink_to_fit() { rows_.shrink_to_fit(); }
-  void resize(size_t n) {
-    if (n < rows_.size()) {
-      correlation_over_.Truncate(static_cast<uint32_t>(n));
-      range_over_.Truncate(static_cast<uint32_t>(n));
-      cbid_over_.Truncate(static_cast<uint32_t>(n));
-    }
-    rows_.resize(n);
-  }
-  void push_back(const LaunchRecord& l) {
-    rows_.emplace_back();
-    Store(rows_.size() - 1, l);
-  }
-  void Set(size_t i, const LaunchRecord& l) { Store(i, l); }
 
   LaunchRecord operator[](size_t i) const {
-    const Row& r = rows_[i];
-    const uint32_t row = static_cast<uint32_t>(i);
+    const auto& r = rows_[i];
     LaunchRecord l;
-    l.correlation_id =
-        r.correlation_id != kNarrowOverflow ? r.correlation_id : correlation_over_.Get(row);
+    l.correlation_id = GetNarrow(i, kCorrelation, r.correlation_id);
     l.time_ns = r.time_ns;
     l.thread = r.thread;
-    l.range_id = r.range_id != kNarrowOverflow ? r.range_id : range_over_.Get(row);
-    const uint32_t cbid = r.cbid_domain & kCbidMask;
-    l.cbid = cbid != kCbidMask ? cbid : static_cast<uint32_t>(cbid_over_.Get(row));
+    l.range_id = GetNarrow(i, kRange, r.range_id);
+    l.cbid = static_cast<uint32_t>(GetNarrow(i, kCbid, r.cbid_domain & kCbidMask, kCbidMask));
     l.domain = static_cast<ApiDomain>(r.cbid_domain >> 24);
     return l;
   }
-  LaunchRecord back() const { return (*this)[rows_.size() - 1]; }
-  const_iterator begin() const { return const_iterator(this, 0); }
-  const_iterator end() const { return const_iterator(this, rows_.size()); }
-
-  size_t overflowed() const {
-    return correlation_over_.size() + range_over_.size() + cbid_over_.size();
-  }
-  static constexpr size_t kRowBytes = 24;
 
  private:
+  friend NarrowColumn;
+  enum OverflowField : size_t { kCorrelation, kRange, kCbid };
   static constexpr uint32_t kCbidMask = 0xFFFFFF;  // cbid in the low 24 bits
-  struct Row {
-    uint64_t time_ns = 0;
-    uint32_t correlation_id = 0;
-    uint32_t range_id = 0;
-    uint32_t thread = 0;
-    uint32_t cbid_domain = 0;  // domain << 24 | cbid (kCbidMask: cbid_over_)
-  };
-  static_assert(sizeof(Row) == kRowBytes);
   static_assert(sizeof(ApiDomain) == 1);
 
   void Store(size_t i, const LaunchRecord& l) {
-    Row& r = rows_[i];
-    const uint32_t row = static_cast<uint32_t>(i);
+    auto& r = rows_[i];
     r.time_ns = l.time_ns;
     r.thread = l.thread;
-    if (l.correlation_id < kNarrowOverflow) {
-      r.correlation_id = static_cast<uint32_t>(l.correlation_id);
-      correlation_over_.Erase(row);
-    } else {
-      r.correlation_id = kNarrowOverflow;
-      correlation_over_.Put(row, l.correlation_id);
-    }
-    if (l.range_id < kNarrowOverflow) {
-      r.range_id = static_cast<uint32_t>(l.range_id);
-      range_over_.Erase(row);
-    } else {
-      r.range_id = kNarrowOverflow;
-      range_over_.Put(row, l.range_id);
-    }
-    uint32_t cbid = l.cbid;
-    if (cbid < kCbidMask) {
-      cbid_over_.Erase(row);
-    } else {
-      cbid = kCbidMask;
-      cbid_over_.Put(row, l.cbid);
-    }
+    r.correlation_id = PutNarrow(i, kCorrelation, l.correlation_id);
+    r.range_id = PutNarrow(i, kRange, l.range_id);
+    const uint32_t cbid = PutNarrow(i, kCbid, l.cbid, kCbidMask);
     r.cbid_domain = static_cast<uint32_t>(static_cast<uint8_t>(l.domain)) << 24 | cbid;
   }
-
-  std::vector<Row> rows_;
-  OverflowTable correlation_over_;
-  OverflowTable range_over_;
-  OverflowTable cbid_over_;
 };
 
 // Keeps the rows i with keep[i], in order (keep must have one entry a row;

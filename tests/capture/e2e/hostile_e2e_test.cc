@@ -411,6 +411,100 @@ TEST(HostileE2E, OwnStaleTraceFromAnEarlierRunIsReplacedOnlyWhenForced) {
   EXPECT_EQ(CountByName(t)["before_exit"], 1u);
 }
 
+std::string RunIdOf(const ParsedTrace& t) {
+  for (const auto& kv : t.header.config()) {
+    if (kv.key() == "TRACER_RUN_ID") return kv.value();
+  }
+  return std::string();
+}
+
+void SetMtimeAhead(const std::string& path) {
+  timespec ahead[2];
+  clock_gettime(CLOCK_REALTIME, &ahead[0]);
+  ahead[0].tv_sec += 60;
+  ahead[1] = ahead[0];
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), ahead, 0), 0);
+}
+
+// A bare program (no `tracer run`) run twice back to back: the second finds
+// the first's trace modified after it started (coarse clock ticks; set ahead
+// here to make it certain), yet the run ids differ, so it is an earlier
+// run's: kept and said so, or replaced under TRACER_FORCE_OVERWRITE -- the
+// name is kept, never NAME-<pid>. (TRACER_CUDA=off: NVTX only, so no line
+// says CUPTI is unavailable on a machine without a driver.)
+TEST(HostileE2E, BareRunRightAfterAnEarlierOneTellsItsFileFromASiblings) {
+  for (LoadPath load : {LoadPath::kNvtxInjectionEnv, LoadPath::kPreload}) {
+    SCOPED_TRACE(load == LoadPath::kPreload ? "LD_PRELOAD" : "NVTX_INJECTION64_PATH");
+    TempDir dir;
+    const std::string out = dir.File("run.trace");
+    RunResult r = RunProgram({NVTX_CLIENT, "exitcode", "0"},
+                             {{"TRACER_OUTPUT", out}, {"TRACER_CUDA", "off"}}, load);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ParsedTrace first = ReadTraceFile(out);
+    ASSERT_FALSE(RunIdOf(first).empty());
+    SetMtimeAhead(out);
+    const std::string before = ReadFileBytes(out);
+
+    r = RunProgram({NVTX_CLIENT, "exitcode", "0"}, {{"TRACER_OUTPUT", out}, {"TRACER_CUDA", "off"}},
+                   load);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.err.find("'" + out + "' already exists"), std::string::npos) << r.err;
+    EXPECT_EQ(ReadFileBytes(out), before);
+    EXPECT_EQ(dir.List().size(), 1u);
+
+    r = RunProgram(
+        {NVTX_CLIENT, "exitcode", "0"},
+        {{"TRACER_OUTPUT", out}, {"TRACER_FORCE_OVERWRITE", "1"}, {"TRACER_CUDA", "off"}}, load);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    ASSERT_EQ(dir.List().size(), 1u);
+    ParsedTrace t = ReadTraceFile(out);
+    ExpectWellFormed(t);
+    EXPECT_NE(t.header.pid(), first.header.pid());
+    EXPECT_NE(RunIdOf(t), RunIdOf(first));
+    EXPECT_EQ(CountByName(t)["before_exit"], 1u);
+  }
+}
+
+// Under TRACER_FORCE_OVERWRITE a file another process of the same run wrote
+// and closed is still never replaced: a child forked before the library was
+// loaded (it finished first), this program before it exec'ed itself.
+TEST(HostileE2E, ForceOverwriteNeverReplacesAFileOfTheSameRun) {
+  for (LoadPath load : {LoadPath::kNvtxInjectionEnv, LoadPath::kPreload}) {
+    SCOPED_TRACE(load == LoadPath::kPreload ? "LD_PRELOAD" : "NVTX_INJECTION64_PATH");
+    {
+      TempDir dir;
+      RunResult r = RunProgram({HOSTILE_CLIENT, "fork_early"},
+                               {{"TRACER_OUTPUT", dir.File("run.trace")},
+                                {"TRACER_FORCE_OVERWRITE", "1"},
+                                {"TRACER_CUDA", "off"}},
+                               load);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(r.err, "");
+      ExpectOwnFiles(dir, "run", {{"child_work", 1}, {"parent_work", 1}});
+      auto files = ReadAll(dir);
+      if (load == LoadPath::kPreload) {  // one id, handed down by the constructor
+        ASSERT_EQ(files.size(), 2u);
+        EXPECT_EQ(RunIdOf(files.begin()->second), RunIdOf(std::next(files.begin())->second));
+      }
+    }
+    {
+      TempDir dir;
+      RunResult r = RunProgram({HOSTILE_CLIENT, "exec_direct"},
+                               {{"TRACER_OUTPUT", dir.File("x-%p.trace")},
+                                {"TRACER_FORCE_OVERWRITE", "1"},
+                                {"TRACER_CUDA", "off"}},
+                               load);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      auto files = ReadAll(dir);
+      ASSERT_EQ(files.size(), 2u);
+      const uint32_t pid = files.begin()->second.header.pid();
+      EXPECT_TRUE(files.count("x-" + std::to_string(pid) + ".trace"));
+      EXPECT_TRUE(files.count("x-" + std::to_string(pid) + "-" + std::to_string(pid) + ".trace"));
+    }
+  }
+}
+
 // Defect 6: `tracer run` said "trace written to" for every file in the
 // directory matching the template (400 lines in a shared /tmp). It names
 // exactly the files its processes wrote, once each.

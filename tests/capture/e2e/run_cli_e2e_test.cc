@@ -173,29 +173,51 @@ TEST(TracerRunCli, NoTraceLinesGiveTheReasonInTheLine) {
   EXPECT_EQ(access(out.c_str(), F_OK), -1);
 }
 
-// A trace modified after the new process started (its clock ticks are
-// coarse: the run before ended a few ms earlier) reads to the library as a
-// sibling's of the same run. With --force-overwrite, tracer run removes it
-// first, so the run still writes the name asked for, not NAME-<pid>. The
-// mtime is set ahead to make "just ended" certain.
+// An earlier run's trace, modified after the new process started (its clock
+// ticks are coarse: the run before ended a few ms earlier; the mtime is set
+// ahead to make "just ended" certain). With --force-overwrite the library
+// replaces it -- its header carries another run's id (run_id.h) -- so the
+// run writes the name asked for, not NAME-<pid>.
 TEST(TracerRunCli, ForceOverwriteRightAfterAnEarlierRunKeepsTheName) {
   TempDir dir;
   const std::string out = dir.File("run.trace");
-  std::ofstream(out, std::ios::binary) << "a trace that just ended";
+  RunResult r =
+      RunProgram({TRACER_CLI, "run", "-o", out, NVTX_CLIENT, "exitcode", "0"}, {}, LoadPath::kNone);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const uint32_t earlier_pid = ReadTraceFile(out).header.pid();
   timespec ahead[2];
   clock_gettime(CLOCK_REALTIME, &ahead[0]);
   ahead[0].tv_sec += 60;
   ahead[1] = ahead[0];
   ASSERT_EQ(utimensat(AT_FDCWD, out.c_str(), ahead, 0), 0);
-  RunResult r =
-      RunProgram({TRACER_CLI, "run", "--force-overwrite", "-o", out, NVTX_CLIENT, "exitcode", "0"},
+  r = RunProgram({TRACER_CLI, "run", "--force-overwrite", "-o", out, NVTX_CLIENT, "exitcode", "0"},
                  {}, LoadPath::kNone);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("trace written to " + out + "\n"), std::string::npos) << r.err;
   EXPECT_EQ(dir.List().size(), 1u) << r.err;
   ParsedTrace t = ReadTraceFile(out);
   ExpectWellFormed(t);
+  EXPECT_NE(t.header.pid(), earlier_pid);
   EXPECT_EQ(CountByName(t)["before_exit"], 1u);
+}
+
+// TRACER_FORCE_OVERWRITE set by hand reads as the library reads it (one
+// parser, ParseBool): "On" lets tracer run start the program, which replaces
+// the earlier file; "off" keeps the file and starts nothing.
+TEST(TracerRunCli, ForceOverwriteByHandReadsTheSameWordsAsTheLibrary) {
+  TempDir dir;
+  const std::string out = dir.File("run.trace");
+  std::ofstream(out, std::ios::binary) << "an earlier run's file";
+  RunResult r = RunProgram({TRACER_CLI, "run", "-o", out, NVTX_CLIENT, "exitcode", "0"},
+                           {{"TRACER_FORCE_OVERWRITE", "off"}}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
+  r = RunProgram({TRACER_CLI, "run", "-o", out, NVTX_CLIENT, "exitcode", "0"},
+                 {{"TRACER_FORCE_OVERWRITE", " On"}}, LoadPath::kNone);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("trace written to " + out + "\n"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.List().size(), 1u);
+  ExpectWellFormed(ReadTraceFile(out));
 }
 
 // A program that cannot be started: its own line, and the closing line says

@@ -77,6 +77,47 @@ TEST(ConfigTest, ForceOverwriteIsABoolean) {
   EXPECT_NE(r.error.find("TRACER_FORCE_OVERWRITE='maybe'"), std::string::npos) << r.error;
 }
 
+TEST(ConfigTest, ParseBoolReadsTheOnAndOffWordsAndNothingElse) {
+  for (const char* yes : {"1", "true", "On", " YES ", "yes\n"}) {
+    bool v = false;
+    EXPECT_TRUE(ParseBool(yes, &v)) << yes;
+    EXPECT_TRUE(v) << yes;
+  }
+  for (const char* no : {"0", "FALSE", "off", " no"}) {
+    bool v = true;
+    EXPECT_TRUE(ParseBool(no, &v)) << no;
+    EXPECT_FALSE(v) << no;
+  }
+  for (bool dflt : {false, true}) {  // empty: the default stays
+    bool v = dflt;
+    EXPECT_TRUE(ParseBool("  ", &v));
+    EXPECT_EQ(v, dflt);
+  }
+  for (const char* bad : {"maybe", "2", "y", "10", "truee", "o n"}) {
+    bool v = true;
+    EXPECT_FALSE(ParseBool(bad, &v)) << bad;
+    EXPECT_TRUE(v) << bad;  // left alone
+  }
+}
+
+// Every on/off variable goes through ParseBool: the same words everywhere
+// (TRACER_CUDA took no "yes"/"no" before).
+TEST(ConfigTest, EverySwitchReadsTheSameWords) {
+  FakeEnv env;
+  env.vars = {{"TRACER_ENABLE", "No"}, {"TRACER_FORCE_OVERWRITE", "yes"}, {"TRACER_CUDA", "no"}};
+  ConfigResult r = ParseConfig(env.fn());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_FALSE(r.config.enabled);
+  EXPECT_TRUE(r.config.force_overwrite);
+  EXPECT_FALSE(r.config.cuda);
+  for (const char* name : {"TRACER_ENABLE", "TRACER_FORCE_OVERWRITE", "TRACER_CUDA"}) {
+    env.vars = {{name, "maybe"}};
+    r = ParseConfig(env.fn());
+    EXPECT_NE(r.error.find(std::string(name) + "='maybe' is not 0 or 1"), std::string::npos)
+        << r.error;
+  }
+}
+
 TEST(ConfigTest, ParsesEveryVariable) {
   FakeEnv env;
   env.vars = {{"TRACER_OUTPUT", "/tmp/x-%p-%h.trace"},

@@ -131,25 +131,32 @@ class TraceFileOpen : public ::testing::Test {
 TEST_F(TraceFileOpen, NewFileIsCreatedAndLockedWhileOpen) {
   TraceFile first;
   std::string error;
-  ASSERT_EQ(first.Open(File("t.trace"), Now(), &error), TraceFile::OpenResult::kOpened) << error;
+  ASSERT_EQ(first.Open(File("t.trace"), "this-run", Now(), &error), TraceFile::OpenResult::kOpened)
+      << error;
   EXPECT_TRUE(first.Append("abc"));
   // Another open of it (another process, or this one again) finds it held,
   // even when it looks stale by its time.
   TraceFile second;
-  EXPECT_EQ(second.Open(File("t.trace"), Now() + kHour, &error), TraceFile::OpenResult::kInUse);
+  EXPECT_EQ(second.Open(File("t.trace"), "this-run", Now() + kHour, &error),
+            TraceFile::OpenResult::kInUse);
   first.Close();
-  // Released, but written since this "run" started: still not to be reused.
-  EXPECT_EQ(second.Open(File("t.trace"), Now() - kHour, &error), TraceFile::OpenResult::kInUse);
+  // Released, with no trace header (one a process of this run has just
+  // created, not yet locked?) and written since this process started: not
+  // to be reused.
+  EXPECT_EQ(second.Open(File("t.trace"), "this-run", Now() - kHour, &error),
+            TraceFile::OpenResult::kInUse);
   EXPECT_EQ(Read(File("t.trace")), "abc");
   // Older than the run: an earlier run's trace, never overwritten silently
   // (issue 16) ...
-  EXPECT_EQ(second.Open(File("t.trace"), Now() + kHour, &error), TraceFile::OpenResult::kRefused);
+  EXPECT_EQ(second.Open(File("t.trace"), "this-run", Now() + kHour, &error),
+            TraceFile::OpenResult::kRefused);
   EXPECT_NE(error.find("already exists"), std::string::npos) << error;
   EXPECT_NE(error.find("TRACER_FORCE_OVERWRITE=1"), std::string::npos) << error;
   EXPECT_EQ(Read(File("t.trace")), "abc");
   // ... but truncated and reused when forced.
-  ASSERT_EQ(second.Open(File("t.trace"), Now() + kHour, &error, /*force_overwrite=*/true),
-            TraceFile::OpenResult::kOpened)
+  ASSERT_EQ(
+      second.Open(File("t.trace"), "this-run", Now() + kHour, &error, /*force_overwrite=*/true),
+      TraceFile::OpenResult::kOpened)
       << error;
   EXPECT_TRUE(second.Append("xy"));
   second.Close();
@@ -170,14 +177,17 @@ TEST_F(TraceFileOpen, LinksFifosAndHardLinksAreRefused) {
     TraceFile f;
     std::string error;
     // A stale-looking run start: only the checks may refuse.
-    EXPECT_EQ(f.Open(File(name), Now() + kHour, &error), TraceFile::OpenResult::kRefused) << name;
+    EXPECT_EQ(f.Open(File(name), "this-run", Now() + kHour, &error),
+              TraceFile::OpenResult::kRefused)
+        << name;
     EXPECT_NE(error.find(why), std::string::npos) << error;
     EXPECT_NE(error.find("TRACER_OUTPUT"), std::string::npos) << error;
   }
   EXPECT_EQ(Read(File("victim")), "precious");
   TraceFile f;
   std::string error;
-  EXPECT_EQ(f.Open(dir_ + "/no/such/dir/t.trace", Now(), &error), TraceFile::OpenResult::kRefused);
+  EXPECT_EQ(f.Open(dir_ + "/no/such/dir/t.trace", "this-run", Now(), &error),
+            TraceFile::OpenResult::kRefused);
   EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
 }
 

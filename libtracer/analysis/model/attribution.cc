@@ -95,7 +95,16 @@ class CorrelationIndex {
 // The graph-node snapshots of the process by (graph, node), each list
 // sorted by time.
 SnapshotMap SnapshotsByNode(const ProcessTrace& p) {
-  const SnapshotMap snapshots = SnapshotsByNode(p);
+  SnapshotMap snapshots;
+  for (uint32_t i = 0; i < p.graph_nodes.size(); ++i) {
+    const GraphNodeSnapshotRecord& g = p.graph_nodes[i];
+    snapshots[GraphSnapshotKey(g.graph_id, g.graph_node_id)].push_back(i);
+  }
+  for (auto& [key, list] : snapshots) {
+    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
+      return p.graph_nodes[a].time_ns < p.graph_nodes[b].time_ns;
+    });
+  }
   return snapshots;
 }
 

@@ -26,6 +26,7 @@
 #include "libtracer/analysis/tables/streaming_report.h"
 #include "libtracer/analysis/tables/table_util.h"
 #include "libtracer/analysis/tables/tables.h"
+#include "libtracer/core/status.h"
 #include "tools/cli_util.h"
 #include "tools/command.h"
 #include "tools/groups_files.h"
@@ -511,85 +512,107 @@ T& KeepUntilExit(Args&&... args) {
   return *object;
 }
 
-int RunReport(ReportArgs args) {
-  if (!args.extra.groups_file.empty()) {
-    std::string error;
-    args.extra.groups_file = ResolveGroupsFile(args.extra.groups_file, &error);
-    if (args.extra.groups_file.empty()) return Fail(error);
+// --sort KEY.
+Status ParseSortKey(const std::string& key, analysis::SortKey* out) {
+  if (key == "total") {
+    *out = analysis::SortKey::kTotal;
+  } else if (key == "count") {
+    *out = analysis::SortKey::kCount;
+  } else if (key == "avg") {
+    *out = analysis::SortKey::kAvg;
+  } else if (key == "name") {
+    *out = analysis::SortKey::kName;
+  } else {
+    return Status::Error("--sort: unknown key '" + key + "' (total, count, avg, name)");
   }
-  // html is a page of tables and charts (html_report.h), not a table renderer.
-  const bool html = args.format == "html";
+  return Status();
+}
+
+// What the flags ask for, checked before any input is read.
+struct ReportPlan {
+  bool html = false;  // a page of tables and charts (html_report.h), not a table renderer
   analysis::OutputFormat format = analysis::OutputFormat::kJson;
-  if (!html && !analysis::ParseOutputFormat(args.format, &format)) {
-    return Fail("--format: unknown format '" + args.format + "' (text, csv, md, json, html)");
-  }
   analysis::ReportOptions options;
+  analysis::AttributionOptions attribution;
+  std::string group_keys;  // --by keys other than rank / process
+  std::vector<std::string> tables;
+  bool explicit_tables = false;  // --table given
+  bool all_tables = false;       // --table all
+  bool add_groups = false;       // --groups without --table groups
+  size_t explicit_count = 0;     // how many tables --table names (0: the default set)
+};
+
+// --format, the row options (--top, --filter, --domain, --rank, --pid, --by,
+// --sort) and --main-thread.
+Status ParseReportOptions(const ReportArgs& args, ReportPlan* plan) {
+  plan->html = args.format == "html";
+  if (!plan->html && !analysis::ParseOutputFormat(args.format, &plan->format)) {
+    return Status::Error("--format: unknown format '" + args.format +
+                         "' (text, csv, md, json, html)");
+  }
+  analysis::ReportOptions& options = plan->options;
   options.top = args.top;
   options.filter = args.filter;
   options.domain = args.domain;
   options.by_process = args.by_process;
   if (!ParseIntList(args.ranks, &options.processes.ranks)) {
-    return Fail("--rank: expected rank numbers separated by commas (e.g. 0,3), got '" + args.ranks +
-                "'");
+    return Status::Error("--rank: expected rank numbers separated by commas (e.g. 0,3), got '" +
+                         args.ranks + "'");
   }
   if (!ParseIntList(args.pids, &options.processes.pids)) {
-    return Fail("--pid: expected process ids separated by commas, got '" + args.pids + "'");
+    return Status::Error("--pid: expected process ids separated by commas, got '" + args.pids +
+                         "'");
   }
   // --by rank (or process): one row per process in the core tables; other
   // keys are the groups table's placeholders.
-  std::string group_keys;
   for (const std::string& key : analysis::reports::SplitComma(args.extra.by)) {
     if (key == "rank" || key == "process") {
       options.by_process = true;
     } else {
-      group_keys += (group_keys.empty() ? "" : ",") + key;
+      plan->group_keys += (plan->group_keys.empty() ? "" : ",") + key;
     }
   }
-  if (args.sort == "total")
-    options.sort = analysis::SortKey::kTotal;
-  else if (args.sort == "count")
-    options.sort = analysis::SortKey::kCount;
-  else if (args.sort == "avg")
-    options.sort = analysis::SortKey::kAvg;
-  else if (args.sort == "name")
-    options.sort = analysis::SortKey::kName;
-  else
-    return Fail("--sort: unknown key '" + args.sort + "' (total, count, avg, name)");
-  if (tracer::Status s = analysis::RangeFilter::Check(options); !s.ok()) return Fail(s.message());
-  analysis::AttributionOptions attribution;
-  if (!analysis::ParseMainThreadOption(args.main_thread, &attribution)) {
-    return Fail("--main-thread: expected auto, off or an OS thread id, got '" + args.main_thread +
-                "'");
+  if (Status s = ParseSortKey(args.sort, &options.sort); !s.ok()) return s;
+  if (Status s = analysis::RangeFilter::Check(options); !s.ok()) return s;
+  if (!analysis::ParseMainThreadOption(args.main_thread, &plan->attribution)) {
+    return Status::Error("--main-thread: expected auto, off or an OS thread id, got '" +
+                         args.main_thread + "'");
   }
-  analysis::RangeNameRules names;
-  if (!BuildNameRules("report", args.names, &names)) return 1;
-  std::vector<std::string> tables;
-  const bool explicit_tables = !args.tables.empty();
-  bool all_tables = false;
+  return Status();
+}
+
+// --table (and --groups, which asks for the groups table).
+Status ParseTableList(const ReportArgs& args, ReportPlan* plan) {
+  std::vector<std::string>& tables = plan->tables;
+  plan->explicit_tables = !args.tables.empty();
   for (const std::string& t : analysis::reports::SplitComma(args.tables)) {
     if (t == "all") {
       tables = AllTables();
-      all_tables = true;
+      plan->all_tables = true;
       break;
     }
     if (std::find(AllTables().begin(), AllTables().end(), t) == AllTables().end() &&
         !analysis::reports::IsExtraTable(t)) {
-      return Fail("--table: unknown table '" + t +
-                  "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
-                  "timeline, phases, categories, gaps, top, ranks, comm, metrics, all)");
+      return Status::Error("--table: unknown table '" + t +
+                           "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
+                           "timeline, phases, categories, gaps, top, ranks, comm, metrics, all)");
     }
     tables.push_back(t);
   }
   // --groups asks for the groups table: it comes after the tables shown
   // anyway (the default ones or --table's) unless --table places it.
-  const bool add_groups = !args.extra.groups_file.empty() &&
-                          std::find(tables.begin(), tables.end(), "groups") == tables.end();
-  if (add_groups) tables.push_back("groups");
-  // How many tables --table names (0: the default set, several).
-  const size_t explicit_count = explicit_tables ? (all_tables ? 2 : tables.size()) : 0;
-  // Before reading: an input may take minutes, the refusal none.
-  if (!MayWrite("report", args.output, args.force_overwrite)) return 1;
+  plan->add_groups = !args.extra.groups_file.empty() &&
+                     std::find(tables.begin(), tables.end(), "groups") == tables.end();
+  if (plan->add_groups) tables.push_back("groups");
+  plan->explicit_count = plan->explicit_tables ? (plan->all_tables ? 2 : tables.size()) : 0;
+  return Status();
+}
 
+// The bounded-memory path when --stream asks for it or the input is large:
+// its exit code, or -1 when the input is to be read whole (the bounded path
+// cannot take it, or its numbers would differ).
+int MaybeRunStreaming(const ReportArgs& args, const ReportPlan& plan,
+                      const analysis::RangeNameRules& names) {
   if (args.stream && args.no_stream) return Fail("--stream and --no-stream exclude each other");
   uint64_t stream_above = 0;
   if (!ParseByteSize(args.stream_above, &stream_above)) {
@@ -597,127 +620,177 @@ int RunReport(ReportArgs args) {
                 args.stream_above + "'");
   }
   std::string why;
-  if (args.stream || (!args.no_stream && !html &&
-                      ShouldStream(args.files, tables, all_tables, stream_above, &why))) {
-    // Same numbers either way: the bounded path is only a way of computing.
-    const std::string unavailable =
-        html                  ? "--format html draws phases and steps from the whole trace"
-        : !args.steps.empty() ? "--steps chooses steps from the whole trace"
-        : !args.time.empty()  ? "--time counts from each process's start, found in the whole trace"
-                              : BoundedUnavailable(args.files, tables);
-    if (!unavailable.empty()) {
-      std::fprintf(stderr, "tracer report: --stream: %s; reading the input whole\n",
-                   unavailable.c_str());
-    } else {
-      if (!args.stream) {
-        std::fprintf(stderr,
-                     "tracer report: large input (%s): reading it as a stream with bounded "
-                     "memory (--no-stream reads it whole; the numbers are the same)\n",
-                     why.c_str());
-      }
-      const int rc =
-          RunStreamingReport(args, tables, options, attribution, names, format, explicit_count);
-      if (rc >= 0) return rc;
-    }
+  if (!args.stream &&
+      (args.no_stream || plan.html ||
+       !ShouldStream(args.files, plan.tables, plan.all_tables, stream_above, &why))) {
+    return -1;
   }
+  // Same numbers either way: the bounded path is only a way of computing.
+  const std::string unavailable =
+      plan.html             ? "--format html draws phases and steps from the whole trace"
+      : !args.steps.empty() ? "--steps chooses steps from the whole trace"
+      : !args.time.empty()  ? "--time counts from each process's start, found in the whole trace"
+                            : BoundedUnavailable(args.files, plan.tables);
+  if (!unavailable.empty()) {
+    std::fprintf(stderr, "tracer report: --stream: %s; reading the input whole\n",
+                 unavailable.c_str());
+    return -1;
+  }
+  if (!args.stream) {
+    std::fprintf(stderr,
+                 "tracer report: large input (%s): reading it as a stream with bounded "
+                 "memory (--no-stream reads it whole; the numbers are the same)\n",
+                 why.c_str());
+  }
+  return RunStreamingReport(args, plan.tables, plan.options, plan.attribution, names, plan.format,
+                            plan.explicit_count);
+}
 
-  if (!args.no_stream) {
-    if (const std::string too_big = WholeReadDoesNotFit(args.files); !too_big.empty()) {
-      const std::string why_whole = html ? "--format html" : BoundedUnavailable(args.files, tables);
-      return Fail(too_big + (why_whole.empty() ? "" : ": " + why_whole) +
-                  ". Bounded tables without --steps / --time read it in bounded memory (ranks: one "
-                  "file at a time), and tracer export --format parquet one file at a time, for "
-                  "DuckDB (docs/parquet.md); --no-stream reads it whole anyway");
+// Reading the input whole: an error when it would not fit in memory (unless
+// --no-stream insists), saying what reads it in bounded memory.
+Status CheckWholeReadFits(const ReportArgs& args, const ReportPlan& plan) {
+  if (args.no_stream) return Status();
+  const std::string too_big = WholeReadDoesNotFit(args.files);
+  if (too_big.empty()) return Status();
+  const std::string why_whole =
+      plan.html ? "--format html" : BoundedUnavailable(args.files, plan.tables);
+  return Status::Error(
+      too_big + (why_whole.empty() ? "" : ": " + why_whole) +
+      ". Bounded tables without --steps / --time read it in bounded memory (ranks: one "
+      "file at a time), and tracer export --format parquet one file at a time, for "
+      "DuckDB (docs/parquet.md); --no-stream reads it whole anyway");
+}
+
+// Without --table: summary and ranges, and the tables of what the trace
+// holds (kernels, memory ops, API calls, PM samples).
+std::vector<std::string> DefaultTables(const analysis::Trace& trace, bool add_groups) {
+  std::vector<std::string> tables = {"summary", "ranges"};
+  bool kernels = false, memory = false, api = false;
+  for (const auto& p : trace.processes) {
+    kernels |= !p.kernels.empty();
+    memory |= !p.memcpys.empty() || !p.memsets.empty();
+    api |= !p.api_calls.empty();
+  }
+  if (kernels) tables.insert(tables.end(), {"kernels", "gpu"});
+  if (memory) tables.push_back("memory");
+  if (api) tables.push_back("api");
+  if (analysis::HasPmSamples(trace)) tables.push_back("metrics");
+  if (add_groups) tables.push_back("groups");
+  return tables;
+}
+
+// The extra tables' options as the flags give them.
+analysis::reports::ExtraTableOptions ExtraOptions(const ReportArgs& args, const ReportPlan& plan) {
+  analysis::reports::ExtraTableOptions extra = args.extra;
+  if (args.top > 0) extra.top = args.top;
+  extra.by = plan.group_keys;
+  extra.report = plan.options;
+  return extra;
+}
+
+// Every table asked for, in order, with --filter / --top / --sort applied.
+Status BuildTables(const ReportArgs& args, const ReportPlan& plan,
+                   const analysis::AnalyzedTrace& analyzed, std::vector<Table>* out) {
+  // The core tables' rows are built once for all of them (core_tables.h).
+  std::vector<std::string> core_names;
+  for (const std::string& t : plan.tables) {
+    if (analysis::FindCoreTable(t) != nullptr) core_names.push_back(t);
+  }
+  std::vector<Table>& core =
+      KeepUntilExit<std::vector<Table>>(analysis::CoreTables(analyzed, core_names, plan.options));
+  size_t next_core = 0;
+  const analysis::reports::ExtraTableOptions extra = ExtraOptions(args, plan);
+  for (const std::string& t : plan.tables) {
+    if (analysis::FindCoreTable(t) != nullptr) out->push_back(std::move(core[next_core++]));
+    if (!analysis::reports::IsExtraTable(t)) continue;
+    auto tables = analysis::reports::BuildExtraTables(analyzed, {t}, extra);
+    if (!tables.ok()) return tables.status();
+    for (auto& x : *tables) {
+      // ranks and comm apply --filter/--top/--sort as they build.
+      if (t != "ranks" && t != "comm") {
+        analysis::reports::RowSelection selection;
+        selection.report = plan.options;
+        // "top": --top is kernels per range, rows stay ranked per range.
+        selection.sort_given = args.sort_given && t != "top";
+        selection.trim = t != "top";
+        analysis::reports::SelectRows(selection, &x);
+      }
+      out->push_back(std::move(x));
     }
   }
+  return Status();
+}
+
+// --format html: the page of the tables and charts.
+int WriteHtmlPage(const ReportArgs& args, const ReportPlan& plan,
+                  const analysis::AnalyzedTrace& analyzed, std::vector<Table> tables,
+                  const std::string& steps_note) {
+  analysis::reports::HtmlReportOptions page;
+  page.extra = ExtraOptions(args, plan);
+  page.flame_step = args.flame_step;
+  page.max_rows = args.html_rows == 0 ? SIZE_MAX : args.html_rows;
+  std::string inputs = "Input:";
+  for (const std::string& f : args.files) inputs += " " + f;
+  page.header_lines = {inputs};
+  if (!steps_note.empty()) page.header_lines.push_back(steps_note);
+  auto text = analysis::reports::HtmlReport(analyzed, std::move(tables), page);
+  if (!text.ok()) return Fail("error: " + text.status().message());
+  if (!WriteOutput(*text, args.output)) return Fail(args.output + ": cannot write");
+  return 0;
+}
+
+// The whole-trace path: read every input, select, build and write the tables.
+int RunWholeReport(const ReportArgs& args, ReportPlan plan, const analysis::RangeNameRules& names) {
+  if (Status s = CheckWholeReadFits(args, plan); !s.ok()) return Fail(s.message());
   analysis::Trace& trace = KeepUntilExit<analysis::Trace>();
   // Every table and format reads the trace only (report_only).
   if (LoadInputs("report", args.files, &trace, true) == 0) return Fail("nothing could be read");
-  if (const std::string e = analysis::SelectProcesses(options.processes, &trace); !e.empty()) {
+  if (const std::string e = analysis::SelectProcesses(plan.options.processes, &trace); !e.empty()) {
     return Fail(e);
   }
   analysis::NormalizeRangeNames(&trace, names);
   // --steps / --time: cut before any table, so every table sees the selection.
   const auto selected = analysis::reports::SelectRecords(
-      {args.steps, args.time, args.extra.step_range}, attribution, &trace);
+      {args.steps, args.time, args.extra.step_range}, plan.attribution, &trace);
   if (!selected.ok()) return Fail(selected.status().message());
   const std::string& steps_note = *selected;
 
-  if (!explicit_tables) {
-    tables = {"summary", "ranges"};
-    bool kernels = false, memory = false, api = false;
-    for (const auto& p : trace.processes) {
-      kernels |= !p.kernels.empty();
-      memory |= !p.memcpys.empty() || !p.memsets.empty();
-      api |= !p.api_calls.empty();
-    }
-    if (kernels) tables.insert(tables.end(), {"kernels", "gpu"});
-    if (memory) tables.push_back("memory");
-    if (api) tables.push_back("api");
-    if (analysis::HasPmSamples(trace)) tables.push_back("metrics");
-    if (add_groups) tables.push_back("groups");
-  }
+  if (!plan.explicit_tables) plan.tables = DefaultTables(trace, plan.add_groups);
   // The page's bars need the groups or the ranges table.
-  if (html && std::find(tables.begin(), tables.end(), "groups") == tables.end() &&
+  auto& tables = plan.tables;
+  if (plan.html && std::find(tables.begin(), tables.end(), "groups") == tables.end() &&
       std::find(tables.begin(), tables.end(), "ranges") == tables.end()) {
     tables.push_back("ranges");
   }
 
   const analysis::AnalyzedTrace& analyzed =
-      KeepUntilExit<analysis::AnalyzedTrace>(trace, attribution);
-  // The core tables' rows are built once for all of them (core_tables.h).
-  std::vector<std::string> core_names;
-  for (const std::string& t : tables) {
-    if (analysis::FindCoreTable(t) != nullptr) core_names.push_back(t);
-  }
-  std::vector<Table>& core =
-      KeepUntilExit<std::vector<Table>>(analysis::CoreTables(analyzed, core_names, options));
-  size_t next_core = 0;
+      KeepUntilExit<analysis::AnalyzedTrace>(trace, plan.attribution);
   std::vector<Table>& out = KeepUntilExit<std::vector<Table>>();
-  for (const std::string& t : tables) {
-    if (analysis::FindCoreTable(t) != nullptr) out.push_back(std::move(core[next_core++]));
-    if (analysis::reports::IsExtraTable(t)) {
-      auto extra = args.extra;
-      if (args.top > 0) extra.top = args.top;
-      extra.by = group_keys;
-      extra.report = options;
-      auto tables = analysis::reports::BuildExtraTables(analyzed, {t}, extra);
-      if (!tables.ok()) return Fail("error: " + tables.status().message());
-      for (auto& x : *tables) {
-        // ranks and comm apply --filter/--top/--sort as they build.
-        if (t != "ranks" && t != "comm") {
-          analysis::reports::RowSelection selection;
-          selection.report = options;
-          // "top": --top is kernels per range, rows stay ranked per range.
-          selection.sort_given = args.sort_given && t != "top";
-          selection.trim = t != "top";
-          analysis::reports::SelectRows(selection, &x);
-        }
-        out.push_back(std::move(x));
-      }
-    }
+  if (Status s = BuildTables(args, plan, analyzed, &out); !s.ok()) {
+    return Fail("error: " + s.message());
   }
   if (!steps_note.empty()) {
     for (Table& t : out) t.notes.push_back(steps_note);
   }
-  if (html) {
-    analysis::reports::HtmlReportOptions page;
-    page.extra = args.extra;
-    page.extra.report = options;
-    page.extra.by = group_keys;
-    if (args.top > 0) page.extra.top = args.top;
-    page.flame_step = args.flame_step;
-    page.max_rows = args.html_rows == 0 ? SIZE_MAX : args.html_rows;
-    std::string inputs = "Input:";
-    for (const std::string& f : args.files) inputs += " " + f;
-    page.header_lines = {inputs};
-    if (!steps_note.empty()) page.header_lines.push_back(steps_note);
-    auto text = analysis::reports::HtmlReport(analyzed, std::move(out), page);
-    if (!text.ok()) return Fail("error: " + text.status().message());
-    if (!WriteOutput(*text, args.output)) return Fail(args.output + ": cannot write");
-    return 0;
+  if (plan.html) return WriteHtmlPage(args, plan, analyzed, std::move(out), steps_note);
+  return WriteReport(out, plan.format, args, plan.explicit_count);
+}
+
+int RunReport(ReportArgs args) {
+  if (!args.extra.groups_file.empty()) {
+    std::string error;
+    args.extra.groups_file = ResolveGroupsFile(args.extra.groups_file, &error);
+    if (args.extra.groups_file.empty()) return Fail(error);
   }
-  return WriteReport(out, format, args, explicit_count);
+  ReportPlan plan;
+  if (Status s = ParseReportOptions(args, &plan); !s.ok()) return Fail(s.message());
+  analysis::RangeNameRules names;
+  if (!BuildNameRules("report", args.names, &names)) return 1;
+  if (Status s = ParseTableList(args, &plan); !s.ok()) return Fail(s.message());
+  // Before reading: an input may take minutes, the refusal none.
+  if (!MayWrite("report", args.output, args.force_overwrite)) return 1;
+  if (const int rc = MaybeRunStreaming(args, plan, names); rc >= 0) return rc;
+  return RunWholeReport(args, std::move(plan), names);
 }
 
 const Registrar kReport{Command{

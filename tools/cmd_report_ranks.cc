@@ -1,5 +1,3 @@
-#include <exception>
-
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/reports/cross_rank.h"
 #include "libtracer/analysis/reports/report_model.h"
@@ -26,14 +24,9 @@ BoundedRanks BoundedRanksTable(const std::vector<std::string>& files,
     if (!analysis::SelectProcesses(options.processes, &trace).empty()) continue;
     selected += trace.processes.size();
     analysis::NormalizeRangeNames(&trace, names);
-    try {
-      const analysis::AnalyzedTrace analyzed(trace, attribution);
-      const analysis::reports::ReportModel model(analyzed);
-      builder.Add(analyzed, model);
-    } catch (const std::exception& e) {
-      out.error = file + ": " + e.what();
-      return out;
-    }
+    const analysis::AnalyzedTrace analyzed(trace, attribution);
+    const analysis::reports::ReportModel model(analyzed);
+    builder.Add(analyzed, model);
   }
   if (read == 0) {
     out.error = "nothing could be read";

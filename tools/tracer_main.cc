@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
       args = tracer::cli::ProgramArgs(*sub, std::move(args), 2);
     }
   }
+  // CLI11 reports a bad command line only by throwing ParseError (its API);
+  // app.exit prints it and gives the exit code.
   try {
     // CLI11 takes the arguments last first.
     std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);
@@ -43,6 +45,10 @@ int main(int argc, char** argv) {
   }
   for (auto& [sub, run] : runners) {
     if (sub->parsed()) {
+      // Expected failures come back as a Status / exit code; this is the
+      // last guard for the truly exceptional (std::bad_alloc on a trace too
+      // large for memory, a library bug): one line and exit 1, not
+      // std::terminate's abort.
       try {
         return run();
       } catch (const std::exception& e) {

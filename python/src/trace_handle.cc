@@ -22,13 +22,21 @@
 namespace tracer::python {
 namespace {
 
+// Python reports an error by raising: nanobind turns a TraceError thrown
+// here into tracer.TraceError. The one throw of the module, at its boundary;
+// the library below hands its expected failures up as a Status.
+[[noreturn]] void Raise(const std::string& message) { throw TraceError(message); }
+void RaiseIfError(const Status& status) {
+  if (!status.ok()) Raise(status.message());
+}
+
 using analysis::AnalyzedTrace;
 using analysis::OpKind;
 using analysis::ProcessTrace;
 
 void ParseMainThread(const std::string& s, analysis::AttributionOptions* o) {
   if (!analysis::ParseMainThreadOption(s, o)) {
-    throw TraceError("main_thread: expected 'auto', 'off' or an OS thread id, got '" + s + "'");
+    Raise("main_thread: expected 'auto', 'off' or an OS thread id, got '" + s + "'");
   }
 }
 
@@ -40,7 +48,7 @@ void SelectProcesses(const std::vector<int64_t>& ranks, const std::vector<int64_
   processes.ranks = ranks;
   processes.pids = pids;
   if (const std::string e = analysis::SelectProcesses(processes, trace); !e.empty()) {
-    throw TraceError(e);
+    Raise(e);
   }
 }
 
@@ -51,7 +59,7 @@ std::string SelectRecords(const std::string& steps, const std::string& time,
                           const analysis::AttributionOptions& attribution, analysis::Trace* trace) {
   const auto selected =
       analysis::reports::SelectRecords({steps, time, step_range}, attribution, trace);
-  if (!selected.ok()) throw TraceError(selected.status().message());
+  RaiseIfError(selected.status());
   return *selected;
 }
 
@@ -169,7 +177,7 @@ analysis::SortKey ParseSort(const std::string& s) {
   if (s == "count") return analysis::SortKey::kCount;
   if (s == "avg") return analysis::SortKey::kAvg;
   if (s == "name") return analysis::SortKey::kName;
-  throw TraceError("sort: unknown key '" + s + "' (total, count, avg, name)");
+  Raise("sort: unknown key '" + s + "' (total, count, avg, name)");
 }
 
 }  // namespace
@@ -180,15 +188,13 @@ TraceHandle::TraceHandle(const LoadOptions& options)
   analysis::RangeNameRules names;
   names.set_keep_raw(options.raw_names);
   if (!options.name_rules.empty()) {
-    if (Status s = names.AddUserRulesFile(options.name_rules); !s.ok()) {
-      throw TraceError(s.message());
-    }
+    RaiseIfError(names.AddUserRulesFile(options.name_rules));
   }
   {
     nb::gil_scoped_release unlocked;
     for (const std::string& path : options.paths) {
       std::string error;
-      if (!analysis::LoadInput(path, trace_.get(), &error)) throw TraceError(error);
+      if (!analysis::LoadInput(path, trace_.get(), &error)) Raise(error);
     }
   }
   SelectProcesses(options.ranks, options.pids, trace_.get());
@@ -504,12 +510,12 @@ nb::list TraceHandle::Report(const ReportRequest& request) const {
       group_keys += (group_keys.empty() ? "" : ",") + key;
     }
   }
-  if (Status s = analysis::RangeFilter::Check(options); !s.ok()) throw TraceError(s.message());
+  RaiseIfError(analysis::RangeFilter::Check(options));
   for (const std::string& t : request.tables) {
     if (analysis::FindCoreTable(t) == nullptr && !analysis::reports::IsExtraTable(t)) {
-      throw TraceError("unknown table '" + t +
-                       "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
-                       "timeline, phases, categories, gaps, top, ranks, comm)");
+      Raise("unknown table '" + t +
+            "' (summary, ranges, kernels, range-kernels, gpu, memory, api, groups, "
+            "timeline, phases, categories, gaps, top, ranks, comm)");
     }
   }
   analysis::AttributionOptions attribution = attribution_;
@@ -560,7 +566,7 @@ nb::list TraceHandle::Report(const ReportRequest& request) const {
         extra.by = group_keys;
         extra.report = options;
         auto built = analysis::reports::BuildExtraTables(*analyzed, {t}, extra);
-        if (!built.ok()) throw TraceError(built.status().message());
+        RaiseIfError(built.status());
         for (auto& x : *built) tables.push_back(std::move(x));
       }
     }

@@ -87,6 +87,22 @@ TEST_F(CliTest, BadInputsSayWhatIsWrong) {
   r = RunTracer("report " + path_ + " --table groups --groups /tmp");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("cannot read /tmp: is a directory"), std::string::npos) << r.out;
+  // Rule files: a bad regex names the file and line, a file that cannot be
+  // read says why; one line each, exit code 1.
+  const std::string rules = testing::TraceFileBuilder::TempPath("bad_phases.rules");
+  std::ofstream(rules) << "forward -> fwd\n(unclosed -> bwd\n";
+  for (const char* flag :
+       {"--table phases --phase-rules ", "--table categories --category-rules ", "--name-rules "}) {
+    r = RunTracer("report " + path_ + " " + flag + rules);
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    EXPECT_NE(r.out.find(rules + ":2: invalid regex '(unclosed'"), std::string::npos) << r.out;
+    r = RunTracer("report " + path_ + " " + flag + "/nonexistent/x.rules");
+    EXPECT_EQ(r.exit_code, 1) << flag;
+    EXPECT_NE(r.out.find("cannot read /nonexistent/x.rules (No such file or directory)\n"),
+              std::string::npos)
+        << r.out;
+  }
+  std::remove(rules.c_str());
   // A JSON array of numbers is no PyTorch trace.
   const std::string numbers = testing::TraceFileBuilder::TempPath("numbers.json");
   std::ofstream(numbers) << "[1,2,3]\n";

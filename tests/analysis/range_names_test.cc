@@ -16,7 +16,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -87,11 +86,12 @@ TEST(RangeNames, OperatorRangesAreKnown) {
 
 TEST(RangeNames, UserRulesRenameMarkOperatorsAndReportBadLines) {
   RangeNameRules rules;
-  rules.AddUserRules(
-      "# Megatron-style microbatch numbers\n"
-      "^(.*) \\[microbatch \\d+\\]$ -> $1\n"
-      "^my_kernel_wrapper -> [op]\n",
-      "mine.rules");
+  ASSERT_TRUE(rules
+                  .AddUserRules("# Megatron-style microbatch numbers\n"
+                                "^(.*) \\[microbatch \\d+\\]$ -> $1\n"
+                                "^my_kernel_wrapper -> [op]\n",
+                                "mine.rules")
+                  .ok());
   EXPECT_EQ(rules.Apply("layer_3 [microbatch 12]").name, "layer_3");
   // The built-in removal still applies to a renamed name.
   EXPECT_EQ(rules.Apply("fwd [microbatch 2], seq = 4").name, "fwd [microbatch 2]");
@@ -99,19 +99,20 @@ TEST(RangeNames, UserRulesRenameMarkOperatorsAndReportBadLines) {
   EXPECT_TRUE(rules.Apply("my_kernel_wrapper").op);
   EXPECT_FALSE(rules.Apply("layer_3 [microbatch 12]").op);
   // A later file is tried first.
-  rules.AddUserRules("^layer_(\\d+) -> L$1\n", "later.rules");
+  ASSERT_TRUE(rules.AddUserRules("^layer_(\\d+) -> L$1\n", "later.rules").ok());
   EXPECT_EQ(rules.Apply("layer_3 [microbatch 12]").name, "L3");
-  try {
-    rules.AddUserRules("ok -> fine\n(unclosed -> x\n", "bad.rules");
-    FAIL() << "no error for an invalid regex";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.rules:2: invalid regex"), std::string::npos)
-        << e.what();
-  }
+  const Status bad = rules.AddUserRules("ok -> fine\n(unclosed -> x\n", "bad.rules");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message().rfind("bad.rules:2: invalid regex '(unclosed': ", 0), 0u)
+      << bad.message();
+  // A bad file adds none of its rules, not even the good lines before.
+  EXPECT_EQ(rules.Apply("ok").name, "ok");
+  EXPECT_EQ(rules.Apply("layer_3 [microbatch 12]").name, "L3");
   // The shipped example file parses.
   RangeNameRules shipped;
-  EXPECT_NO_THROW(shipped.AddUserRules(ReadTextFile(TRACER_SOURCE_DIR "/data/range_names.rules"),
-                                       "range_names.rules"));
+  const auto text = ReadTextFile(TRACER_SOURCE_DIR "/data/range_names.rules");
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_TRUE(shipped.AddUserRules(*text, "range_names.rules").ok());
 }
 
 // The file entry the CLI and the Python API use: a missing file, a directory
@@ -159,7 +160,9 @@ TEST(RangeNames, MapperGivesTheNamesOfApply) {
       ""};
   for (int mode = 0; mode < 3; ++mode) {
     RangeNameRules rules;
-    if (mode == 1) rules.AddUserRules("^(\\w+) \\[microbatch \\d+\\] -> $1\n", "test.rules");
+    if (mode == 1) {
+      ASSERT_TRUE(rules.AddUserRules("^(\\w+) \\[microbatch \\d+\\] -> $1\n", "test.rules").ok());
+    }
     if (mode == 2) rules.set_keep_raw(true);
     StringTable mapped_strings;
     std::unordered_set<uint32_t> mapped_ops;
@@ -284,13 +287,13 @@ TEST_F(H100RangeNames, StepDetectionPicksNoOperatorRange) {
     const reports::ReportModel model(analyzed);
     // Every top-level range of this trace is an op (aten::to, FlashAttnFunc
     // and AllToAll4D autograd Functions under emit_nvtx): no step, said so.
-    try {
-      const reports::Steps s = reports::FindSteps(model, "");
-      FAIL() << "picked '" << s.name << "' as the step";
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("every top-level range is an operator range"),
+    const auto s = reports::FindSteps(model, "");
+    if (s.ok()) {
+      ADD_FAILURE() << "picked '" << s->name << "' as the step";
+    } else {
+      EXPECT_NE(s.status().message().find("every top-level range is an operator range"),
                 std::string::npos)
-          << e.what();
+          << s.status().message();
     }
   }
 }

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <stdexcept>
 
 #include "libtracer/analysis/reports/regex_rules.h"
 #include "tests/tables/trace_fixture.h"
@@ -87,13 +86,14 @@ TEST(KernelCategorizer, ClassifiesTheSeedsKernelNames) {
 }
 
 TEST(KernelCategorizer, BuiltInRulesAreTheDataFile) {
-  const std::string file = ReadTextFile(TRACER_SOURCE_DIR "/data/kernel_categories.rules");
+  const std::string file = ReadTextFile(TRACER_SOURCE_DIR "/data/kernel_categories.rules").value();
   EXPECT_EQ(file, DefaultCategoryRulesText());
 }
 
 TEST(KernelCategorizer, UserRulesComeFirstAndAddCategories) {
   KernelCategorizer c;
-  c.AddUserRules("# mine\nmy_custom -> custom ops\nnvjet -> attention\n", "user.rules");
+  ASSERT_TRUE(
+      c.AddUserRules("# mine\nmy_custom -> custom ops\nnvjet -> attention\n", "user.rules").ok());
   EXPECT_EQ(c.Classify("my_custom_kernel"), "custom ops");
   EXPECT_EQ(c.Classify("nvjet_tst_64x16"), "attention");
   EXPECT_EQ(c.Classify("ampere_sgemm_128x64_nn"), "GEMM");
@@ -105,18 +105,19 @@ TEST(KernelCategorizer, UserRulesComeFirstAndAddCategories) {
 
 TEST(KernelCategorizer, BadRuleNamesFileAndLine) {
   KernelCategorizer c;
-  try {
-    c.AddUserRules("gemm -> GEMM\n\n(unclosed -> x\n", "bad.rules");
-    FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.rules:3:"), std::string::npos) << e.what();
-  }
-  try {
-    c.AddUserRules("no arrow here\n", "bad.rules");
-    FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.rules:1:"), std::string::npos) << e.what();
-  }
+  const size_t before = c.categories().size();
+  Status s = c.AddUserRules("gemm -> GEMM\n\n(unclosed -> x\n", "bad.rules");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind("bad.rules:3: invalid regex '(unclosed': ", 0), 0u) << s.message();
+  s = c.AddUserRules("no arrow here\n", "bad.rules");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "bad.rules:1: expected '<regex> -> <name>', got 'no arrow here'");
+  s = c.AddUserRules("  -> GEMM\n", "bad.rules");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "bad.rules:1: empty regex or name in '-> GEMM'");
+  // A bad file adds nothing: the rules stay as they were.
+  EXPECT_EQ(c.categories().size(), before);
+  EXPECT_EQ(c.Classify("my_gemm_kernel"), "GEMM");
 }
 
 TEST(CategoryTables, RangeSharesAndTotals) {

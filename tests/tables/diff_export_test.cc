@@ -2,9 +2,9 @@
 // the CSV export.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 
 #include "libtracer/analysis/export/csv_export.h"
 #include "libtracer/analysis/reports/diff.h"
@@ -88,6 +88,77 @@ TEST(BuildExtraTables, EveryTableAndClearErrors) {
   EXPECT_FALSE(IsExtraTable("ranges"));
 }
 
+// The rule files of the phases and categories tables: a bad line, a file
+// that cannot be read and a directory each come back as one line naming the
+// file (and line), the message `tracer report` prints after "error: ".
+TEST(BuildExtraTables, RuleFileErrorsAreOneLineStatuses) {
+  Small s;
+  AnalyzedTrace analyzed(s.trace, {});
+  const std::string dir = ::testing::TempDir();
+  const std::string bad = dir + "extra_tables_bad.rules";
+  const std::string good = dir + "extra_tables_good.rules";
+  const std::string missing = dir + "extra_tables_missing.rules";
+  std::ofstream(bad) << "forward -> fwd\n(unclosed -> bwd\n";
+  std::ofstream(good) << "^forward$ -> fwd\n";
+  for (const char* table : {"phases", "categories"}) {
+    SCOPED_TRACE(table);
+    auto options = [&](const std::string& file) {
+      ExtraTableOptions o;
+      (std::string(table) == "phases" ? o.phase_rules_file : o.category_rules_file) = file;
+      return o;
+    };
+    auto built = BuildExtraTables(analyzed, {table}, options(bad));
+    ASSERT_FALSE(built.ok());
+    const std::string message = built.status().message();
+    EXPECT_EQ(message.rfind(bad + ":2: invalid regex '(unclosed': ", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    built = BuildExtraTables(analyzed, {table}, options(missing));
+    ASSERT_FALSE(built.ok());
+    EXPECT_EQ(built.status().message(), "cannot read " + missing + " (No such file or directory)");
+    built = BuildExtraTables(analyzed, {table}, options(dir));
+    ASSERT_FALSE(built.ok());
+    EXPECT_EQ(built.status().message(),
+              "cannot read " + dir + ": is a directory, not a rules file");
+    EXPECT_TRUE(BuildExtraTables(analyzed, {table}, options(good)).ok());
+  }
+  // The user's phase names are the columns.
+  ExtraTableOptions o;
+  o.phase_rules_file = good;
+  const auto phases = BuildExtraTables(analyzed, {"phases"}, o).value();
+  ASSERT_EQ(phases.size(), 1u);
+  bool fwd = false;
+  for (const Column& c : phases[0].columns) fwd = fwd || c.name == "fwd_cpu_ns";
+  EXPECT_TRUE(fwd);
+  std::remove(bad.c_str());
+  std::remove(good.c_str());
+}
+
+// ReadTextFile's errors, which every rules file shares.
+TEST(ReadTextFile, SaysWhyAFileCannotBeRead) {
+  const std::string dir = ::testing::TempDir();
+  const std::string big = dir + "read_text_file_big.rules";
+  {
+    std::ofstream out(big, std::ios::binary);
+    const std::string line(1024, '#');
+    for (uint64_t n = 0; n <= kMaxTextFileBytes / line.size(); ++n) out << line;
+  }
+  auto text = ReadTextFile(big);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message(),
+            "cannot read " + big + ": larger than 16 MiB, not a rules file");
+  std::remove(big.c_str());
+  text = ReadTextFile(dir + "read_text_file_missing.rules");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message(),
+            "cannot read " + dir + "read_text_file_missing.rules (No such file or directory)");
+  const std::string small = dir + "read_text_file_small.rules";
+  std::ofstream(small) << "a -> b\n";
+  text = ReadTextFile(small);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_EQ(*text, "a -> b\n");
+  std::remove(small.c_str());
+}
+
 TEST(CsvExport, OneFilePerTable) {
   Small s;
   const auto dir =
@@ -99,7 +170,7 @@ TEST(CsvExport, OneFilePerTable) {
     const auto path = dir / (std::string(name) + ".csv");
     ASSERT_TRUE(std::filesystem::exists(path)) << path;
   }
-  const std::string timeline = ReadTextFile((dir / "timeline.csv").string());
+  const std::string timeline = ReadTextFile((dir / "timeline.csv").string()).value();
   EXPECT_EQ(timeline.substr(0, timeline.find("\r\n")),  // RFC 4180 line ends
             "index,depth,range,thread,start_offset_ns,cpu_ns,gpu_proj_ns,gpu_busy_ns,kernels");
   EXPECT_NE(timeline.find("step,main,0,1000,200,200,1"), std::string::npos) << timeline;

@@ -346,7 +346,7 @@ TEST(GroupsFiles, PeftBindsTheAdapterOfAnnotatedModules) {
   AnalyzedTrace analyzed(trace, {});
   ReportModel model(analyzed);
   const std::string path = TRACER_SOURCE_DIR "/data/groups/peft.groups";
-  const auto rules = ParseGroupRules(ReadTextFile(path), path).value();
+  const auto rules = ParseGroupRules(ReadTextFile(path).value(), path).value();
   const Table table = GroupsTable(model, rules).value();
   std::map<std::string, std::pair<int64_t, int64_t>> rows;  // group -> members, kernel ns
   for (const auto& row : table.rows) rows[S(row[0])] = {I(row[1]), I(row[6])};
@@ -372,7 +372,7 @@ TEST(GroupsFiles, PeftBindsTheAdapterOfAnnotatedModules) {
 TEST(GroupsFiles, ShippedFilesParse) {
   for (const char* name : {"mlora.groups", "peft.groups"}) {
     const std::string path = std::string(TRACER_SOURCE_DIR "/data/groups/") + name;
-    const auto rules = ParseGroupRules(ReadTextFile(path), path).value();
+    const auto rules = ParseGroupRules(ReadTextFile(path).value(), path).value();
     EXPECT_GE(rules.size(), 26u) << path;
   }
 }

@@ -95,7 +95,7 @@ TEST(SqliteExport, SeedsSqlRunsVerbatimAndAttributesKernels) {
   ASSERT_TRUE(WriteSqlite(st.trace, path, &error)) << error;
 
   const std::string sql =
-      reports::ReadTextFile(TRACER_SOURCE_DIR "/tests/tables/data/seeds000.sql");
+      reports::ReadTextFile(TRACER_SOURCE_DIR "/tests/tables/data/seeds000.sql").value();
   auto rows = Query(path, sql);
 
   // Expected, from the trace: every NVTX range or mark (end NULL for marks:

@@ -43,11 +43,13 @@ TEST(Steps, DefaultIsTheMostFrequentTopLevelRange) {
   TwoSteps ts;
   AnalyzedTrace analyzed(ts.trace, {});
   ReportModel model(analyzed);
-  const Steps steps = FindSteps(model, "");
+  const Steps steps = FindSteps(model, "").value();
   EXPECT_EQ(steps.name, "step");
   EXPECT_EQ(steps.instances.size(), 2u);
-  EXPECT_EQ(FindSteps(model, "load").instances.size(), 1u);
-  EXPECT_THROW(FindSteps(model, "nope"), std::runtime_error);
+  EXPECT_EQ(FindSteps(model, "load")->instances.size(), 1u);
+  const auto none = FindSteps(model, "nope");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "no range named 'nope' in the trace (--step-range)");
 }
 
 TEST(Steps, NumberedStepsAreOneStepAndLongRunsWin) {
@@ -65,11 +67,11 @@ TEST(Steps, NumberedStepsAreOneStepAndLongRunsWin) {
     f.Range("autograd::engine::evaluate_function", i * 10, i * 10 + 5, 0, 2);
   AnalyzedTrace analyzed(trace, {});
   ReportModel model(analyzed);
-  Steps steps = FindSteps(model, "");
+  Steps steps = FindSteps(model, "").value();
   EXPECT_EQ(steps.name, "ProfilerStep#*");
   EXPECT_EQ(steps.instances.size(), 3u);
-  EXPECT_EQ(FindSteps(model, "ProfilerStep#6").instances.size(), 1u);  // exact name
-  EXPECT_EQ(FindSteps(model, "ProfilerStep").instances.size(), 0u + 3u);
+  EXPECT_EQ(FindSteps(model, "ProfilerStep#6")->instances.size(), 1u);  // exact name
+  EXPECT_EQ(FindSteps(model, "ProfilerStep")->instances.size(), 0u + 3u);
   // The numbers in the names are the program's own step numbers (the
   // profiler's schedule started at step 5), not a count from the capture.
   ASSERT_EQ(steps.by_process.size(), 1u);
@@ -89,7 +91,7 @@ TEST(Steps, WorkerThreadRangesInsideTheStepAreNotCandidates) {
   f.Range("b_checkpoint_1", 6000, 6120, 0, 2);
   AnalyzedTrace analyzed(trace, {});
   ReportModel model(analyzed);
-  const Steps steps = FindSteps(model, "");
+  const Steps steps = FindSteps(model, "").value();
   EXPECT_EQ(steps.name, "step");
   EXPECT_EQ(steps.instances.size(), 1u);
 
@@ -102,7 +104,7 @@ TEST(Steps, WorkerThreadRangesInsideTheStepAreNotCandidates) {
   g.Range("b_checkpoint_1", 21000, 21120, 0, 2);
   AnalyzedTrace analyzed2(trace2, {});
   ReportModel model2(analyzed2);
-  EXPECT_EQ(FindSteps(model2, "").name, "b_checkpoint_*");
+  EXPECT_EQ(FindSteps(model2, "")->name, "b_checkpoint_*");
 }
 
 TEST(Steps, NameNumbersAreUsedOnlyWhenTheyRiseWithTime) {
@@ -121,7 +123,7 @@ TEST(Steps, NameNumbersAreUsedOnlyWhenTheyRiseWithTime) {
     f.Range("ProfilerStep#" + std::to_string(names[i]), i * 1000, i * 1000 + 900);
   AnalyzedTrace analyzed(trace, {});
   ReportModel model(analyzed);
-  const Steps steps = FindSteps(model, "");
+  const Steps steps = FindSteps(model, "").value();
   ASSERT_EQ(steps.by_process.size(), 1u);
   EXPECT_EQ(steps.by_process[0].numbers, (std::vector<uint64_t>{0, 1, 2, 3}));
 }
@@ -130,7 +132,7 @@ TEST(TimelineTable, OrderedRangesOfOneIteration) {
   TwoSteps ts;
   AnalyzedTrace analyzed(ts.trace, {});
   ReportModel model(analyzed);
-  Table t = TimelineTable(model, {"", 1});
+  Table t = TimelineTable(model, {"", 1}).value();
   ASSERT_EQ(t.rows.size(), 5u);
   // Columns: index depth range thread start cpu gpu_proj gpu_busy kernels.
   EXPECT_EQ(S(t.rows[0][2]), "step");
@@ -145,15 +147,18 @@ TEST(TimelineTable, OrderedRangesOfOneIteration) {
   EXPECT_EQ(S(t.rows[4][2]), "  optimizer");
   EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[4][6]));  // no GPU work
   EXPECT_EQ(S(t.rows[0][3]), "main");
-  EXPECT_THROW(TimelineTable(model, {"", 2}), std::runtime_error);
+  const auto out_of_range = TimelineTable(model, {"", 2});
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_EQ(out_of_range.status().message(),
+            "--iteration 2 is out of range: the trace holds steps 0..1 of 'step'");
 }
 
 TEST(PhasesTable, TopMostRangesDecideAndSharesAddUp) {
   TwoSteps ts;
   AnalyzedTrace analyzed(ts.trace, {});
   ReportModel model(analyzed);
-  const auto rules = ParseRegexRules(DefaultPhaseRulesText(), "phases.rules");
-  Table t = PhasesTable(model, rules, {});
+  const auto rules = ParseRegexRules(DefaultPhaseRulesText(), "phases.rules").value();
+  Table t = PhasesTable(model, rules, {}).value();
   ASSERT_EQ(t.rows.size(), 3u);  // two steps + all
   auto col = [&](const std::string& name) {
     for (size_t i = 0; i < t.columns.size(); ++i) {
@@ -182,7 +187,7 @@ TEST(PhasesTable, TopMostRangesDecideAndSharesAddUp) {
 }
 
 TEST(PhasesTable, BuiltInRulesAreTheDataFile) {
-  EXPECT_EQ(ReadTextFile(TRACER_SOURCE_DIR "/data/phases.rules"), DefaultPhaseRulesText());
+  EXPECT_EQ(ReadTextFile(TRACER_SOURCE_DIR "/data/phases.rules").value(), DefaultPhaseRulesText());
 }
 
 TEST(SplitPhases, OverlapsGoToTheFirstPhase) {
@@ -248,7 +253,8 @@ TEST(PhasesTable, RandomTracesAddUpTo100Percent) {
     }
     AnalyzedTrace analyzed(trace, {});
     ReportModel model(analyzed);
-    Table table = PhasesTable(model, ParseRegexRules(DefaultPhaseRulesText(), "p"), {"step"});
+    Table table =
+        PhasesTable(model, ParseRegexRules(DefaultPhaseRulesText(), "p").value(), {"step"}).value();
     for (const auto& row : table.rows) {
       for (const char* suffix : {"_cpu_pct", "_gpu_pct"}) {
         double sum = 0;

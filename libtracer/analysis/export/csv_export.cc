@@ -33,7 +33,7 @@ std::vector<Table> AllTables(const Trace& trace) {
 bool WriteCsvTables(const std::vector<Table>& tables, const std::string& dir, std::string* error) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) {
+  if (ec || !std::filesystem::is_directory(dir, ec)) {
     *error = "cannot create directory " + dir + (ec ? ": " + ec.message() : "");
     return false;
   }
@@ -52,14 +52,9 @@ bool WriteCsvTables(const std::vector<Table>& tables, const std::string& dir, st
 
 bool WriteCsv(const Trace& trace, const std::string& dir, std::string* error,
               const std::vector<Table>& extra) {
-  try {
-    std::vector<Table> tables = AllTables(trace);
-    tables.insert(tables.end(), extra.begin(), extra.end());
-    return WriteCsvTables(tables, dir, error);
-  } catch (const std::exception& e) {
-    *error = e.what();
-    return false;
-  }
+  std::vector<Table> tables = AllTables(trace);
+  tables.insert(tables.end(), extra.begin(), extra.end());
+  return WriteCsvTables(tables, dir, error);
 }
 
 }  // namespace tracer::analysis::exporters

@@ -1,6 +1,5 @@
 #include "libtracer/analysis/export/parquet_rows.h"
 
-#include <exception>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -407,11 +406,8 @@ bool WriteParquetBatches(const Trace& trace, uint32_t first_process,
   {
     // The step instances, chosen as the ranks table chooses them (steps.h).
     const reports::ReportModel model(analyzed);
-    try {
-      steps = reports::FindSteps(model, "");
-    } catch (const std::exception&) {
-      steps.reset();  // no step range: the step column stays empty
-    }
+    // No step range: the step column stays empty.
+    if (auto found = reports::FindSteps(model, ""); found.ok()) steps = std::move(found).value();
     model_local.reserve(model.ranges().size());
     for (const auto& f : model.ranges()) model_local.push_back(f.local);
   }

@@ -65,6 +65,7 @@ void PrefetchingGzipReader::Close() {
 
 bool PrefetchingGzipReader::Open(const std::string& path, std::string* error) {
   if (!file_.Open(path, error)) return false;
+  // std::thread says it could not start only by throwing.
   try {
     thread_ = std::thread([this] { Produce(); });
   } catch (const std::system_error&) {

@@ -51,6 +51,7 @@ void PrefetchedRows::StartOpen(const std::string& path, const std::string& sql, 
   track_nulls_.assign(nulls.begin(), nulls.end());
   track_texts_.assign(texts.begin(), texts.end());
   track_doubles_.assign(doubles.begin(), doubles.end());
+  // std::thread says it could not start only by throwing.
   try {
     thread_ = std::thread([this] {
       if (OpenOnThread()) Produce();
@@ -81,6 +82,8 @@ void PrefetchedRows::ReadNow(SqliteDb* db, const std::string& sql,
 bool PrefetchedRows::OpenOnThread() {
   std::string error;
   bool ok = false;
+  // Runs on the reader's thread, which an exception must not end
+  // (std::bad_alloc): it becomes the open error.
   try {
     if (reading_db_ != nullptr || db_.Open(path_, &error)) {
       if (reading_db_ == nullptr) reading_db_ = &db_;

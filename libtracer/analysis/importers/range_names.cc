@@ -120,10 +120,11 @@ bool IsBuiltinOpRangeName(std::string_view name) {
   return IsBackwardFunction(name) || PerCallSuffixStart(name).has_value();
 }
 
-void RangeNameRules::AddUserRules(std::string_view text, std::string_view source) {
-  std::vector<RegexRule> rules = ParseRegexRules(text, source);
+Status RangeNameRules::AddUserRules(std::string_view text, std::string_view source) {
+  auto rules = ParseRegexRules(text, source);
+  if (!rules.ok()) return rules.status();
   std::vector<RegexRule> renames, ops;
-  for (RegexRule& r : rules) (r.target == "[op]" ? ops : renames).push_back(std::move(r));
+  for (RegexRule& r : *rules) (r.target == "[op]" ? ops : renames).push_back(std::move(r));
   // A later file's rules are tried first, as with --category-rules.
   renames.insert(renames.end(), std::make_move_iterator(renames_.begin()),
                  std::make_move_iterator(renames_.end()));
@@ -131,15 +132,13 @@ void RangeNameRules::AddUserRules(std::string_view text, std::string_view source
              std::make_move_iterator(op_rules_.end()));
   renames_ = std::move(renames);
   op_rules_ = std::move(ops);
+  return Status();
 }
 
 Status RangeNameRules::AddUserRulesFile(const std::string& path) {
-  try {
-    AddUserRules(ReadTextFile(path), path);
-  } catch (const std::exception& e) {
-    return Status::Error(e.what());
-  }
-  return Status();
+  const auto text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return AddUserRules(*text, path);
 }
 
 RangeNameRules::Result RangeNameRules::Apply(std::string_view raw) const {

@@ -48,12 +48,11 @@ class RangeNameRules {
  public:
   RangeNameRules() = default;  // built-in rules only
   // Rules of a user file ("<regex> -> <name>" or "<regex> -> [op]"), tried
-  // before the built-in suffix removal. Throws std::runtime_error
-  // ("source:line: ...") on a bad line or regex (inside analysis only).
-  void AddUserRules(std::string_view text, std::string_view source);
-  // The same from a rules file, for callers outside analysis (the CLI, the
-  // Python API): an unreadable file or a bad line is a Status, never an
-  // exception across the module boundary.
+  // before the built-in suffix removal. An error "source:line: ..." on a
+  // bad line or regex leaves the rules as they were.
+  Status AddUserRules(std::string_view text, std::string_view source);
+  // The same from a rules file (the CLI, the Python API): an unreadable
+  // file is an error "cannot read <path> ...".
   Status AddUserRulesFile(const std::string& path);
   // --raw-names: names stay as recorded (operator ranges are still known).
   void set_keep_raw(bool keep) { keep_raw_ = keep; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace tracer::analysis {
@@ -91,6 +92,46 @@ class CorrelationIndex {
   std::vector<std::pair<uint64_t, uint32_t>> sorted_;
 };
 
+// The graph-node snapshots of the process by (graph, node), each list
+// sorted by time.
+SnapshotMap SnapshotsByNode(const ProcessTrace& p) {
+  SnapshotMap snapshots;
+  for (uint32_t i = 0; i < p.graph_nodes.size(); ++i) {
+    const GraphNodeSnapshotRecord& g = p.graph_nodes[i];
+    snapshots[GraphSnapshotKey(g.graph_id, g.graph_node_id)].push_back(i);
+  }
+  for (auto& [key, list] : snapshots) {
+    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
+      return p.graph_nodes[a].time_ns < p.graph_nodes[b].time_ns;
+    });
+  }
+  return snapshots;
+}
+
+// The snapshot naming the range of an op of a CUDA graph: its node's, else
+// the graph launch's (node 0); the one taken last at or before `when`.
+struct GraphSnapshot {
+  uint32_t index;
+  AttributionSource source;
+};
+std::optional<GraphSnapshot> FindGraphSnapshot(const ProcessTrace& p, const SnapshotMap& snapshots,
+                                               uint64_t graph_id, uint64_t node_id, uint64_t when) {
+  const std::vector<uint32_t>* list = nullptr;
+  AttributionSource src = AttributionSource::kGraphNode;
+  if (node_id != 0) {
+    if (auto it = snapshots.find(GraphSnapshotKey(graph_id, node_id)); it != snapshots.end())
+      list = &it->second;
+  }
+  if (list == nullptr) {
+    if (auto it = snapshots.find(GraphSnapshotKey(graph_id, 0)); it != snapshots.end()) {
+      list = &it->second;
+      src = AttributionSource::kGraphLaunch;
+    }
+  }
+  if (list == nullptr) return std::nullopt;
+  return GraphSnapshot{PickSnapshot(p.graph_nodes, *list, when), src};
+}
+
 void AppendUnique(std::vector<uint32_t>* out, uint32_t v) {
   if (std::find(out->begin(), out->end(), v) == out->end()) out->push_back(v);
 }
@@ -162,16 +203,7 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
 
   const CorrelationIndex launch_by_corr(p.launches);
   const CorrelationIndex api_by_corr(p.api_calls);
-  SnapshotMap snapshots;
-  for (uint32_t i = 0; i < p.graph_nodes.size(); ++i) {
-    const GraphNodeSnapshotRecord& g = p.graph_nodes[i];
-    snapshots[GraphSnapshotKey(g.graph_id, g.graph_node_id)].push_back(i);
-  }
-  for (auto& [key, list] : snapshots) {
-    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
-      return p.graph_nodes[a].time_ns < p.graph_nodes[b].time_ns;
-    });
-  }
+  const SnapshotMap snapshots = SnapshotsByNode(p);
 
   // Stacks: own chain, inherited chain from the main thread, covering
   // start/end ranges.
@@ -202,32 +234,18 @@ Attribution::Attribution(const ProcessTrace& p, const RangeIndex& index,
       origin = Origin::kApi;
       record = ai;
     }
-    if (graph_id != 0) {
-      const std::vector<uint32_t>* list = nullptr;
-      AttributionSource src = AttributionSource::kGraphNode;
-      if (node_id != 0) {
-        if (auto it = snapshots.find(GraphSnapshotKey(graph_id, node_id)); it != snapshots.end())
-          list = &it->second;
+    const uint64_t when = a.source != AttributionSource::kNone ? a.launch_ns : gpu_start;
+    if (const auto snap = graph_id != 0 ? FindGraphSnapshot(p, snapshots, graph_id, node_id, when)
+                                        : std::nullopt) {
+      const GraphNodeSnapshotRecord& s = p.graph_nodes[snap->index];
+      a.range = s.range_id != 0 ? index.Find(s.range_id) : kNoRange;
+      if (a.source == AttributionSource::kNone) {
+        a.thread = s.thread;
+        a.launch_ns = s.time_ns;
+        origin = Origin::kSnapshot;
+        record = snap->index;
       }
-      if (list == nullptr) {
-        if (auto it = snapshots.find(GraphSnapshotKey(graph_id, 0)); it != snapshots.end()) {
-          list = &it->second;
-          src = AttributionSource::kGraphLaunch;
-        }
-      }
-      if (list != nullptr) {
-        const uint64_t when = a.source != AttributionSource::kNone ? a.launch_ns : gpu_start;
-        const uint32_t si = PickSnapshot(p.graph_nodes, *list, when);
-        const GraphNodeSnapshotRecord& s = p.graph_nodes[si];
-        a.range = s.range_id != 0 ? index.Find(s.range_id) : kNoRange;
-        if (a.source == AttributionSource::kNone) {
-          a.thread = s.thread;
-          a.launch_ns = s.time_ns;
-          origin = Origin::kSnapshot;
-          record = si;
-        }
-        a.source = src;
-      }
+      a.source = snap->source;
     }
 
     ++counts_.by_source[static_cast<int>(a.source)];

@@ -19,6 +19,9 @@ void ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   std::exception_ptr first_error;
   auto work = [&] {
     for (size_t i = next++; i < n; i = next++) {
+      // An exception must not leave a worker thread (std::terminate): the
+      // first one (std::bad_alloc; expected failures are Status values) is
+      // rethrown on the calling thread below.
       try {
         fn(i);
       } catch (...) {
@@ -29,6 +32,7 @@ void ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   };
   std::vector<std::thread> threads;
   for (size_t t = 1; t < workers; ++t) {
+    // std::thread says it could not start only by throwing.
     try {
       threads.emplace_back(work);
     } catch (const std::system_error&) {

@@ -5,9 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
 
 namespace tracer::analysis {
+namespace {
+
+Status TooLarge(const std::string& path) {
+  return Status::Error("cannot read " + path + ": larger than " +
+                       std::to_string(kMaxTextFileBytes >> 20) + " MiB, not a rules file");
+}
+
+}  // namespace
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
@@ -24,7 +31,7 @@ std::string_view NextLine(std::string_view* text) {
   return line;
 }
 
-std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view source) {
+StatusOr<std::vector<RegexRule>> ParseRegexRules(std::string_view text, std::string_view source) {
   std::vector<RegexRule> rules;
   size_t line_no = 0;
   while (!text.empty()) {
@@ -36,21 +43,23 @@ std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view s
     // The last " -> " separates: a regex may itself contain "->".
     const size_t arrow = line.rfind("->");
     if (arrow == std::string_view::npos) {
-      throw std::runtime_error(where + ": expected '<regex> -> <name>', got '" + std::string(line) +
-                               "'");
+      return Status::Error(where + ": expected '<regex> -> <name>', got '" + std::string(line) +
+                           "'");
     }
     RegexRule rule;
     rule.pattern = std::string(Trim(line.substr(0, arrow)));
     rule.target = std::string(Trim(line.substr(arrow + 2)));
     rule.where = where;
     if (rule.pattern.empty() || rule.target.empty()) {
-      throw std::runtime_error(where + ": empty regex or name in '" + std::string(line) + "'");
+      return Status::Error(where + ": empty regex or name in '" + std::string(line) + "'");
     }
+    // std::regex reports a bad pattern only by throwing: caught here, at
+    // the one place a user's pattern is compiled, and made a Status.
     try {
       rule.re = std::regex(rule.pattern,
                            std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
     } catch (const std::regex_error& e) {
-      throw std::runtime_error(where + ": invalid regex '" + rule.pattern + "': " + e.what());
+      return Status::Error(where + ": invalid regex '" + rule.pattern + "': " + e.what());
     }
     rules.push_back(std::move(rule));
   }
@@ -64,22 +73,21 @@ std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::strin
   return std::nullopt;
 }
 
-std::string ReadTextFile(const std::string& path) {
+StatusOr<std::string> ReadTextFile(const std::string& path) {
   // A directory opens fine and reads as empty: it would pass as a file with
   // no rules. Say what the path is instead.
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::is_directory(status)) {
-    throw std::runtime_error("cannot read " + path + ": is a directory, not a rules file");
+    return Status::Error("cannot read " + path + ": is a directory, not a rules file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw std::runtime_error("cannot read " + path + " (" + std::strerror(errno) + ")");
+    return Status::Error("cannot read " + path + " (" + std::strerror(errno) + ")");
   }
   if (!ec && std::filesystem::is_regular_file(status) &&
       std::filesystem::file_size(path, ec) > kMaxTextFileBytes) {
-    throw std::runtime_error("cannot read " + path + ": larger than " +
-                             std::to_string(kMaxTextFileBytes >> 20) + " MiB, not a rules file");
+    return TooLarge(path);
   }
   std::string text;
   char buf[65536];
@@ -87,12 +95,11 @@ std::string ReadTextFile(const std::string& path) {
     text.append(buf, static_cast<size_t>(in.gcount()));
     // Pipes and devices have no size: the cap holds while reading.
     if (text.size() > kMaxTextFileBytes) {
-      throw std::runtime_error("cannot read " + path + ": larger than " +
-                               std::to_string(kMaxTextFileBytes >> 20) + " MiB, not a rules file");
+      return TooLarge(path);
     }
   }
   if (in.bad()) {
-    throw std::runtime_error("cannot read " + path + " (" + std::strerror(errno) + ")");
+    return Status::Error("cannot read " + path + " (" + std::strerror(errno) + ")");
   }
   return text;
 }

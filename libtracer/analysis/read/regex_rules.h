@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "libtracer/core/status.h"
+
 namespace tracer::analysis {
 
 struct RegexRule {
@@ -20,9 +22,9 @@ struct RegexRule {
   std::regex re;
 };
 
-// Throws std::runtime_error("<source>:<line>: <what is wrong>") on a line
+// The rules, or an error "<source>:<line>: <what is wrong>" on a line
 // without " -> ", an empty side or an invalid regex.
-std::vector<RegexRule> ParseRegexRules(std::string_view text, std::string_view source);
+StatusOr<std::vector<RegexRule>> ParseRegexRules(std::string_view text, std::string_view source);
 
 // s without leading and trailing blanks (space, tab, '\r'); shared by the
 // rule-file parsers.
@@ -34,10 +36,10 @@ std::string_view NextLine(std::string_view* text);
 // Index of the first rule whose regex is found in s, or nullopt.
 std::optional<size_t> FirstMatch(const std::vector<RegexRule>& rules, std::string_view s);
 
-// Whole file as text; throws std::runtime_error("cannot read <path> ...")
-// saying why when it cannot be opened or read, is a directory, or is larger
-// than kMaxTextFileBytes (rules files are a few KiB).
+// Whole file as text, or an error "cannot read <path> ..." saying why when it
+// cannot be opened or read, is a directory, or is larger than
+// kMaxTextFileBytes (rules files are a few KiB).
 inline constexpr uint64_t kMaxTextFileBytes = 16ull << 20;
-std::string ReadTextFile(const std::string& path);
+StatusOr<std::string> ReadTextFile(const std::string& path);
 
 }  // namespace tracer::analysis

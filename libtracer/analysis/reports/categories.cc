@@ -48,16 +48,21 @@ uint64_t Dur(const OpFact& op) { return op.duration(); }
 }  // namespace
 
 KernelCategorizer::KernelCategorizer() {
-  rules_ = ParseRegexRules(DefaultCategoryRulesText(), "built-in kernel_categories.rules");
+  // The built-in rules are part of the program: value() of an error aborts,
+  // and categories_test parses them.
+  rules_ = ParseRegexRules(DefaultCategoryRulesText(), "built-in kernel_categories.rules").value();
   RebuildCategories();
 }
 
-void KernelCategorizer::AddUserRules(std::string_view text, std::string_view source) {
-  auto user = ParseRegexRules(text, source);
+Status KernelCategorizer::AddUserRules(std::string_view text, std::string_view source) {
+  auto parsed = ParseRegexRules(text, source);
+  if (!parsed.ok()) return parsed.status();
+  std::vector<RegexRule> user = std::move(parsed).value();
   user.insert(user.end(), std::make_move_iterator(rules_.begin()),
               std::make_move_iterator(rules_.end()));
   rules_ = std::move(user);
   RebuildCategories();
+  return Status();
 }
 
 void KernelCategorizer::RebuildCategories() {

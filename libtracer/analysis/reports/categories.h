@@ -12,6 +12,7 @@
 #include "libtracer/analysis/reports/regex_rules.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/tables/table.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
 
@@ -22,8 +23,9 @@ class KernelCategorizer {
  public:
   KernelCategorizer();  // built-in rules only
   // Rules tried before every rule added earlier (and the built-in ones), so
-  // a user file overrides. Throws std::runtime_error("file:line: ...").
-  void AddUserRules(std::string_view text, std::string_view source);
+  // a user file overrides. An error "file:line: ..." on a bad line leaves
+  // the rules as they were.
+  Status AddUserRules(std::string_view text, std::string_view source);
 
   // Category of a kernel (or memory op) name; "other" when no rule matches.
   const std::string& Classify(std::string_view name) const;

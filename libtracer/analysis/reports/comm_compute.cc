@@ -1,7 +1,6 @@
 #include "libtracer/analysis/reports/comm_compute.h"
 
 #include <algorithm>
-#include <exception>
 #include <map>
 #include <regex>
 #include <vector>
@@ -159,8 +158,8 @@ Table CommComputeTable(const ReportModel& model, const CommOptions& options) {
   // Steps: the ops counted toward each step instance (its own launches,
   // its children's, and worker-thread launches it inherits).
   std::string step_note;
-  try {
-    const Steps steps = FindSteps(model, options.step_range);
+  if (const auto found = FindSteps(model, options.step_range); found.ok()) {
+    const Steps& steps = *found;
     for (const Steps::OfProcess& proc : steps.by_process) {
       CommCompute sum;
       for (size_t i = 0; i < proc.instances.size(); ++i) {
@@ -171,8 +170,8 @@ Table CommComputeTable(const ReportModel& model, const CommOptions& options) {
       add(labels[proc.process], "steps", steps.name + " (sum)", sum);
     }
     step_note = "Steps: " + steps.how + ".";
-  } catch (const std::exception& e) {
-    step_note = std::string("No step rows: ") + e.what() + ".";
+  } else {
+    step_note = "No step rows: " + found.status().message() + ".";
   }
 
   // Range names: per instance, summed over instances (filter, domain, top).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
@@ -218,13 +217,12 @@ Table CrossRankTable(const AnalyzedTrace& analyzed, const ReportModel& model,
   // Steps: iteration i of every process that has it.
   std::string step_note, step_name;
   std::optional<std::vector<ProcessSteps>> steps;
-  try {
-    const Steps found = FindSteps(model, options.step_range);
-    steps = StepValues(model, found, 0);
-    step_name = found.name;
-    step_note = StepNote(found);
-  } catch (const std::exception& e) {
-    step_note = std::string("No step rows: ") + e.what() + ".";
+  if (const auto found = FindSteps(model, options.step_range); found.ok()) {
+    steps = StepValues(model, *found, 0);
+    step_name = found->name;
+    step_note = StepNote(*found);
+  } else {
+    step_note = "No step rows: " + found.status().message() + ".";
   }
   RangeTotals ranges;
   AddRangeTotals(analyzed, options.ranges, 0, &ranges);
@@ -303,13 +301,13 @@ Table CrossRankBuilder::Finish(std::string* inexact) {
   inexact->clear();
   std::string step_note, step_name;
   const std::vector<ProcessSteps>* steps = nullptr;
-  try {
-    const StepChoice choice =
-        options_.step_range.empty()
-            ? ChooseStepRange(s.candidates)
-            : ResolveStepRange(options_.step_range, s.has_name, [&](const std::string& key) {
-                return s.keys_present.count(key) > 0;
-              });
+  const StatusOr<StepChoice> chosen =
+      options_.step_range.empty()
+          ? ChooseStepRange(s.candidates)
+          : ResolveStepRange(options_.step_range, s.has_name,
+                             [&](const std::string& key) { return s.keys_present.count(key) > 0; });
+  if (chosen.ok()) {
+    const StepChoice& choice = *chosen;
     if (options_.step_range.empty() && s.unlisted.count(choice.name) > 0) {
       *inexact = "the step range '" + choice.name +
                  "' has instances in a file where it is not a top-level range";
@@ -324,8 +322,8 @@ Table CrossRankBuilder::Finish(std::string* inexact) {
     Steps described;
     described.how = choice.how;
     step_note = StepNote(described);
-  } catch (const std::exception& e) {
-    step_note = std::string("No step rows: ") + e.what() + ".";
+  } else {
+    step_note = "No step rows: " + chosen.status().message() + ".";
   }
   return RenderCrossRank(s.labels, step_name, steps, step_note, s.ranges, options_);
 }

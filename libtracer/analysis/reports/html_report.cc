@@ -1,6 +1,7 @@
 #include "libtracer/analysis/reports/html_report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string_view>
 #include <utility>
 
@@ -229,8 +230,12 @@ int64_t MedianStep(const Table& phases) {
   for (const auto& row : phases.rows) {
     if (TextCell(row, process) != first) break;
     const std::string number = TextCell(row, step);
-    if (number.empty() || number == "all") continue;
-    steps.emplace_back(IntCell(row, cpu), std::stoll(number));
+    // "all" and empty cells are no number; from_chars, not stoll: a number
+    // beyond int64 is skipped, not thrown.
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), n);
+    if (ec != std::errc() || end != number.data() + number.size()) continue;
+    steps.emplace_back(IntCell(row, cpu), n);
   }
   if (steps.empty()) return -1;
   std::sort(steps.begin(), steps.end());

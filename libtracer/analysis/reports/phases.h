@@ -13,6 +13,7 @@
 #include "libtracer/analysis/reports/regex_rules.h"
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/tables/table.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
 
@@ -40,9 +41,8 @@ struct PhasesOptions {
 // One row per step instance and an "all" row: step CPU time and each
 // phase's CPU time and share; the same over the step's projected GPU span
 // (empty when the step has no GPU work). Phase names come from the rules,
-// in their order of first appearance. Throws std::runtime_error when there
-// is no step.
-Table PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
-                  const PhasesOptions& options);
+// in their order of first appearance. An error when there is no step.
+StatusOr<Table> PhasesTable(const ReportModel& model, const std::vector<RegexRule>& rules,
+                            const PhasesOptions& options);
 
 }  // namespace tracer::analysis::reports

@@ -1,6 +1,5 @@
 #include "libtracer/analysis/reports/record_selection.h"
 
-#include <exception>
 #include <map>
 #include <optional>
 #include <utility>
@@ -47,17 +46,15 @@ StatusOr<std::string> SelectRecords(const RecordSelectionSpec& spec,
   {
     const AnalyzedTrace whole(*trace, attribution);
     const ReportModel model(whole);
-    try {
-      const Steps found = FindSteps(model, spec.step_range);
-      for (const Steps::OfProcess& proc : found.by_process) {
+    // No steps: nothing to number (--steps says so below).
+    if (const auto found = FindSteps(model, spec.step_range); found.ok()) {
+      for (const Steps::OfProcess& proc : found->by_process) {
         const ProcessTrace& pt = trace->processes[proc.process];
         for (size_t i = 0; i < proc.instances.size(); ++i) {
           const RangeFact& f = model.ranges()[proc.instances[i]];
           numbers[proc.process][{pt.ranges[f.local].thread, f.start_ns}] = proc.numbers[i];
         }
       }
-    } catch (const std::exception&) {
-      // No steps: nothing to number (--steps says so below).
     }
     if (selection) steps = PlanStepSelection(model, spec.step_range, *selection);
   }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 #include <sstream>
-#include <stdexcept>
 
 #include "libtracer/analysis/reports/categories.h"
 #include "libtracer/analysis/reports/comm_compute.h"
@@ -43,11 +42,17 @@ bool IsExtraTable(std::string_view name) {
 
 namespace {
 
+StatusOr<std::vector<GroupRule>> ReadGroupRules(const std::string& path) {
+  const auto text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseGroupRules(*text, path);
+}
+
 StatusOr<Table> BuildGroupsTable(const ReportModel& model, const ExtraTableOptions& options) {
   if (options.groups_file.empty()) {
     return Status::Error("--table groups needs --groups FILE or a shipped name (mlora, peft)");
   }
-  auto rules = ParseGroupRules(ReadTextFile(options.groups_file), options.groups_file);
+  auto rules = ReadGroupRules(options.groups_file);
   if (!rules.ok()) return rules.status();
   GroupsOptions g;
   g.by = SplitComma(options.by);
@@ -61,7 +66,7 @@ StatusOr<std::vector<Table>> BuildMetricsTables(const AnalyzedTrace& analyzed,
                                                 const ExtraTableOptions& options) {
   std::vector<Table> out = MetricsTables(analyzed, options.report);
   if (options.groups_file.empty()) return out;
-  auto rules = ParseGroupRules(ReadTextFile(options.groups_file), options.groups_file);
+  auto rules = ReadGroupRules(options.groups_file);
   if (!rules.ok()) return rules.status();
   GroupsOptions g;
   g.by = SplitComma(options.by);
@@ -71,35 +76,53 @@ StatusOr<std::vector<Table>> BuildMetricsTables(const AnalyzedTrace& analyzed,
   return out;
 }
 
-// The tables whose builders still throw on bad options or files; caught at
-// the boundary, BuildExtraTables below.
-std::vector<Table> BuildThrowingTable(const AnalyzedTrace& analyzed, const ReportModel& model,
-                                      const std::string& name, const ExtraTableOptions& options) {
-  if (name == "timeline") return {TimelineTable(model, {options.step_range, options.iteration})};
-  if (name == "phases") {
-    const std::string text = options.phase_rules_file.empty()
-                                 ? std::string(DefaultPhaseRulesText())
-                                 : ReadTextFile(options.phase_rules_file);
-    const auto rules =
-        ParseRegexRules(text, options.phase_rules_file.empty() ? "built-in phases.rules"
-                                                               : options.phase_rules_file);
-    return {PhasesTable(model, rules, {options.step_range})};
+// phases: the user's rules (--phase-rules FILE) or the built-in ones.
+StatusOr<Table> BuildPhasesTable(const ReportModel& model, const ExtraTableOptions& options) {
+  StatusOr<std::string> text = std::string(DefaultPhaseRulesText());
+  if (!options.phase_rules_file.empty()) text = ReadTextFile(options.phase_rules_file);
+  if (!text.ok()) return text.status();
+  const auto rules = ParseRegexRules(
+      *text, options.phase_rules_file.empty() ? "built-in phases.rules" : options.phase_rules_file);
+  if (!rules.ok()) return rules.status();
+  return PhasesTable(model, *rules, {options.step_range});
+}
+
+// categories: range x category and kernels by category (--category-rules
+// FILE tried first).
+StatusOr<std::vector<Table>> BuildCategoryTables(const ReportModel& model,
+                                                 const ExtraTableOptions& options) {
+  KernelCategorizer categorizer;
+  if (!options.category_rules_file.empty()) {
+    const auto text = ReadTextFile(options.category_rules_file);
+    if (!text.ok()) return text.status();
+    if (Status s = categorizer.AddUserRules(*text, options.category_rules_file); !s.ok()) return s;
   }
-  if (name == "categories") {
-    KernelCategorizer categorizer;
-    if (!options.category_rules_file.empty()) {
-      categorizer.AddUserRules(ReadTextFile(options.category_rules_file),
-                               options.category_rules_file);
-    }
-    return {RangeCategoriesTable(model, categorizer, options.report.by_process),
-            KernelsByCategoryTable(model, categorizer)};
+  return std::vector<Table>{RangeCategoriesTable(model, categorizer, options.report.by_process),
+                            KernelsByCategoryTable(model, categorizer)};
+}
+
+// The table(s) of one name.
+StatusOr<std::vector<Table>> BuildExtraTable(const AnalyzedTrace& analyzed,
+                                             const ReportModel& model, const std::string& name,
+                                             const ExtraTableOptions& options) {
+  auto one = [](StatusOr<Table> table) -> StatusOr<std::vector<Table>> {
+    if (!table.ok()) return table.status();
+    std::vector<Table> out;
+    out.push_back(std::move(table).value());
+    return out;
+  };
+  if (name == "groups") return one(BuildGroupsTable(model, options));
+  if (name == "metrics") return BuildMetricsTables(analyzed, model, options);
+  if (name == "timeline") return one(TimelineTable(model, {options.step_range, options.iteration}));
+  if (name == "phases") return one(BuildPhasesTable(model, options));
+  if (name == "categories") return BuildCategoryTables(model, options);
+  if (name == "gaps") return one(GapsTable(model, options.report.by_process));
+  if (name == "top") return one(TopKernelsTable(model, options.top, options.report.by_process));
+  if (name == "comm") return one(CommComputeTable(model, {options.step_range, options.report}));
+  if (name == "ranks") {
+    return one(CrossRankTable(analyzed, model, {options.step_range, options.report}));
   }
-  if (name == "gaps") return {GapsTable(model, options.report.by_process)};
-  if (name == "top") return {TopKernelsTable(model, options.top, options.report.by_process)};
-  if (name == "comm") return {CommComputeTable(model, {options.step_range, options.report})};
-  if (name == "ranks")
-    return {CrossRankTable(analyzed, model, {options.step_range, options.report})};
-  throw std::runtime_error("unknown table '" + name + "'");
+  return Status::Error("unknown table '" + name + "'");
 }
 
 }  // namespace
@@ -109,24 +132,11 @@ StatusOr<std::vector<Table>> BuildExtraTables(const AnalyzedTrace& analyzed,
                                               const ExtraTableOptions& options) {
   std::vector<Table> out;
   if (names.empty()) return out;
-  try {
-    const ReportModel model(analyzed);
-    for (const std::string& name : names) {
-      if (name == "groups") {
-        auto table = BuildGroupsTable(model, options);
-        if (!table.ok()) return table.status();
-        out.push_back(std::move(table).value());
-      } else if (name == "metrics") {
-        auto tables = BuildMetricsTables(analyzed, model, options);
-        if (!tables.ok()) return tables.status();
-        for (Table& t : *tables) out.push_back(std::move(t));
-      } else {
-        for (Table& t : BuildThrowingTable(analyzed, model, name, options))
-          out.push_back(std::move(t));
-      }
-    }
-  } catch (const std::exception& e) {
-    return Status::Error(e.what());
+  const ReportModel model(analyzed);
+  for (const std::string& name : names) {
+    auto tables = BuildExtraTable(analyzed, model, name, options);
+    if (!tables.ok()) return tables.status();
+    for (Table& t : *tables) out.push_back(std::move(t));
   }
   return out;
 }

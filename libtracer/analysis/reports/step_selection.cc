@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
-#include <exception>
 
 #include "libtracer/analysis/reports/report_tables.h"
 #include "libtracer/analysis/reports/steps.h"
@@ -69,12 +68,9 @@ StatusOr<StepSelection> ParseStepSelection(const std::string& spec) {
 
 StatusOr<StepPlan> PlanStepSelection(const ReportModel& model, const std::string& step_range,
                                      const StepSelection& selection) {
-  Steps steps;
-  try {
-    steps = FindSteps(model, step_range);
-  } catch (const std::exception& e) {
-    return Status::Error(std::string("--steps: ") + e.what());
-  }
+  const auto found = FindSteps(model, step_range);
+  if (!found.ok()) return found.status().WithPrefix("--steps");
+  const Steps& steps = *found;
   const Trace& trace = model.trace();
   StepPlan plan;
   plan.processes.resize(trace.processes.size());

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -109,7 +108,7 @@ StepCandidates FindStepCandidates(const ReportModel& model) {
   return out;
 }
 
-StepChoice ChooseStepRange(const StepCandidates& candidates) {
+StatusOr<StepChoice> ChooseStepRange(const StepCandidates& candidates) {
   struct Count {
     size_t n = 0;
     uint64_t total = 0;
@@ -137,11 +136,11 @@ StepChoice ChooseStepRange(const StepCandidates& candidates) {
     }
   }
   if (!best && op_ranges > 0) {
-    throw std::runtime_error(
+    return Status::Error(
         "no step range: every top-level range is an operator range (aten::, emit_nvtx "
         "per-call names, ...); --step-range NAME picks one");
   }
-  if (!best) throw std::runtime_error("the trace has no top-level range to use as a step");
+  if (!best) return Status::Error("the trace has no top-level range to use as a step");
   choice.how = "step range '" + choice.name + "' (" +
                (best->n >= 2 ? "the repeated top-level range covering the most time"
                              : "no top-level range repeats; the one covering the most time") +
@@ -154,8 +153,8 @@ std::vector<std::string> StepRangeKeys(std::string_view step_range) {
   return {StepKey(step_range), base + "#*", base + "_*"};
 }
 
-StepChoice ResolveStepRange(std::string_view step_range, bool has_name,
-                            const std::function<bool(const std::string&)>& has_key) {
+StatusOr<StepChoice> ResolveStepRange(std::string_view step_range, bool has_name,
+                                      const std::function<bool(const std::string&)>& has_key) {
   StepChoice choice;
   choice.exact = has_name;
   if (has_name) {
@@ -169,16 +168,20 @@ StepChoice ResolveStepRange(std::string_view step_range, bool has_name,
       }
     }
     if (choice.name.empty()) {
-      throw std::runtime_error("no range named '" + std::string(step_range) +
-                               "' in the trace (--step-range)");
+      return Status::Error("no range named '" + std::string(step_range) +
+                           "' in the trace (--step-range)");
     }
   }
   choice.how = "step range '" + choice.name + "' (--step-range)";
   return choice;
 }
 
-Steps FindSteps(const ReportModel& model, std::string_view step_range) {
-  if (step_range.empty()) return StepsOf(model, ChooseStepRange(FindStepCandidates(model)));
+StatusOr<Steps> FindSteps(const ReportModel& model, std::string_view step_range) {
+  if (step_range.empty()) {
+    const auto choice = ChooseStepRange(FindStepCandidates(model));
+    if (!choice.ok()) return choice.status();
+    return StepsOf(model, *choice);
+  }
   const auto& ranges = model.ranges();
   bool has_name = false;
   std::unordered_set<uint32_t> names;
@@ -190,7 +193,9 @@ Steps FindSteps(const ReportModel& model, std::string_view step_range) {
     }
     return false;
   };
-  return StepsOf(model, ResolveStepRange(step_range, has_name, has_key));
+  const auto choice = ResolveStepRange(step_range, has_name, has_key);
+  if (!choice.ok()) return choice.status();
+  return StepsOf(model, *choice);
 }
 
 Steps StepsOf(const ReportModel& model, const StepChoice& choice) {

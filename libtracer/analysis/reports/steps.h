@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libtracer/analysis/reports/report_model.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
 
@@ -49,9 +50,9 @@ std::optional<uint64_t> StepNumberInName(std::string_view range_name);
 // with one instance only when there is no other). A top-level range inside
 // a top-level range of another thread (backward work on an autograd worker
 // during the main thread's step) is not a candidate. Every process's instances
-// (several ranks: each its own steps). Throws std::runtime_error when there
-// is none.
-Steps FindSteps(const ReportModel& model, std::string_view step_range);
+// (several ranks: each its own steps). An error saying why when there is
+// none.
+StatusOr<Steps> FindSteps(const ReportModel& model, std::string_view step_range);
 
 // FindSteps in parts, so that a report reading one file at a time (the
 // bounded ranks table, cross_rank.h) chooses the step range of all files
@@ -77,15 +78,15 @@ struct StepChoice {
   std::string how;
 };
 // Without --step-range: the repeated top-level key covering the most time.
-// Throws std::runtime_error when there is none.
-StepChoice ChooseStepRange(const StepCandidates& candidates);
+// An error saying why when there is none.
+StatusOr<StepChoice> ChooseStepRange(const StepCandidates& candidates);
 // The keys --step-range NAME stands for when no range is named NAME, in
 // the order they are tried: StepKey(NAME), NAME#*, NAME_*.
 std::vector<std::string> StepRangeKeys(std::string_view step_range);
 // --step-range NAME: has_name: some range is named NAME; has_key(k): some
-// range's StepKey is k. Throws std::runtime_error when neither.
-StepChoice ResolveStepRange(std::string_view step_range, bool has_name,
-                            const std::function<bool(const std::string&)>& has_key);
+// range's StepKey is k. An error when neither.
+StatusOr<StepChoice> ResolveStepRange(std::string_view step_range, bool has_name,
+                                      const std::function<bool(const std::string&)>& has_key);
 // The instances of the chosen step range and their numbers (FindSteps'
 // result for that choice).
 Steps StepsOf(const ReportModel& model, const StepChoice& choice);

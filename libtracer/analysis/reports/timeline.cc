@@ -1,7 +1,6 @@
 #include "libtracer/analysis/reports/timeline.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -9,8 +8,10 @@
 
 namespace tracer::analysis::reports {
 
-Table TimelineTable(const ReportModel& model, const TimelineOptions& options) {
-  const Steps steps = FindSteps(model, options.step_range);
+StatusOr<Table> TimelineTable(const ReportModel& model, const TimelineOptions& options) {
+  const auto found = FindSteps(model, options.step_range);
+  if (!found.ok()) return found.status();
+  const Steps& steps = *found;
   // Iteration N of every process (rank) that has it.
   std::vector<uint32_t> chosen;
   uint64_t lowest = UINT64_MAX, highest = 0, shown = 0;
@@ -28,9 +29,9 @@ Table TimelineTable(const ReportModel& model, const TimelineOptions& options) {
     }
   }
   if (chosen.empty()) {
-    throw std::runtime_error("--iteration " + std::to_string(options.iteration) +
-                             " is out of range: the trace holds steps " + std::to_string(lowest) +
-                             ".." + std::to_string(highest) + " of '" + steps.name + "'");
+    return Status::Error("--iteration " + std::to_string(options.iteration) +
+                         " is out of range: the trace holds steps " + std::to_string(lowest) +
+                         ".." + std::to_string(highest) + " of '" + steps.name + "'");
   }
   const bool by_process = steps.by_process.size() > 1;
   const auto& ranges = model.ranges();

@@ -8,6 +8,7 @@
 
 #include "libtracer/analysis/reports/report_model.h"
 #include "libtracer/analysis/tables/table.h"
+#include "libtracer/core/status.h"
 
 namespace tracer::analysis::reports {
 
@@ -20,8 +21,7 @@ struct TimelineOptions {
 
 // Rows: the step itself (depth 0) then every range inside it (steps.h
 // StepMembers) in start order; the name is indented two spaces per depth.
-// Throws std::runtime_error when there is no step or the iteration is out
-// of range.
-Table TimelineTable(const ReportModel& model, const TimelineOptions& options);
+// An error when there is no step or the iteration is out of range.
+StatusOr<Table> TimelineTable(const ReportModel& model, const TimelineOptions& options);
 
 }  // namespace tracer::analysis::reports

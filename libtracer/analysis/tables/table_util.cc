@@ -82,6 +82,7 @@ RangeFilter::~RangeFilter() = default;
 
 Status RangeFilter::Check(const ReportOptions& o) {
   if (o.filter.empty()) return Status();
+  // std::regex says a pattern is bad only by throwing: made a Status here.
   try {
     std::regex check(o.filter, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
@@ -92,6 +93,7 @@ Status RangeFilter::Check(const ReportOptions& o) {
 
 RangeFilter::RangeFilter(const ReportOptions& o) : domain_(o.domain) {
   if (o.filter.empty()) return;
+  // As in Check: std::regex throws on a bad pattern.
   try {
     regex_ = std::make_unique<Regex>(Regex{std::regex(o.filter, std::regex::ECMAScript)});
   } catch (const std::regex_error&) {

@@ -77,11 +77,16 @@ done
 #   MemoryFollowsLiveThreadsNotThreadsStarted, MadeUpRegisteredStringHandles...:
 #     they bound the host's RSS (the last, 64 MB, measures 96 MB under ASan),
 #     which ASan's shadow memory and quarantine inflate;
-#   ExitWhileThreadsAreStartedIsPromptAndLosesNothingBefore: a wall-time bound.
+#   ExitWhileThreadsAreStartedIsPromptAndLosesNothingBefore: a wall-time bound;
+#   ThreadsFlatOutPastTheirBuffersLoseNothingAtDefaults: a throughput bound
+#     (the writer keeps up with four threads pushing flat out), which ASan
+#     breaks by slowing the writer's decode and encode far more than the
+#     threads' rdtsc-and-store pushes; the main suite runs it.
 e2e_skip="*PythonNvtxPackageIsTraced:*RingPagesBecomeResidentOnlyWhenWritten"
 e2e_skip+=":*AllThreadsBuffersStayWithinTheLimit:*MemoryFollowsLiveThreadsNotThreadsStarted"
 e2e_skip+=":*ExitWhileThreadsAreStartedIsPromptAndLosesNothingBefore"
 e2e_skip+=":*MadeUpRegisteredStringHandlesAreNamedEmptyAndCounted"
+e2e_skip+=":*ThreadsFlatOutPastTheirBuffersLoseNothingAtDefaults"
 for t in tests/capture/capture_e2e_tests tests/cupti/cupti_e2e_tests; do
   run build-asan "$t" "ASAN_OPTIONS=$asan_opts:verify_asan_link_order=0" "-$e2e_skip"
 done

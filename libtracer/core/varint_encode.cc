@@ -136,7 +136,8 @@ char* EncodePdep(char* p, const uint64_t* v, size_t n) {
   const uint64_t groups = 0x7F7F7F7F7F7F7F7F;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t x = v[i];
-    const auto top = static_cast<size_t>(__bsrq(static_cast<int64_t>(x | 1)));
+    // The top set bit (bsr; GCC's __bsrq is not in clang, the fuzz build's).
+    const auto top = static_cast<size_t>(63 - __builtin_clzll(x | 1));
     uint64_t w;
     // Inline assembly rather than _pdep_u64, which needs the caller
     // compiled for BMI2; this runs only where the CPU has it.

@@ -107,11 +107,11 @@ analysis::ReadProgress ProgressBar(std::string_view command, const std::string& 
 }
 
 size_t LoadInputs(std::string_view command, const std::vector<std::string>& files,
-                  analysis::Trace* trace, bool report_only) {
+                  analysis::Trace* trace, analysis::importers::ImportFields fields) {
   size_t read = 0;
   for (const std::string& file : files) {
     std::string error;
-    if (analysis::LoadInput(file, trace, &error, ProgressBar(command, file), report_only)) {
+    if (analysis::LoadInput(file, trace, &error, ProgressBar(command, file), fields)) {
       ++read;
     } else {
       std::fprintf(stderr, "tracer %s: %s\n", std::string(command).c_str(), error.c_str());

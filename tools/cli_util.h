@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libtracer/analysis/importers/import_fields.h"
 #include "libtracer/analysis/importers/range_names.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/read/trace_model.h"
@@ -45,10 +46,11 @@ void PrintWarnings(std::string_view command, const std::vector<std::string>& war
 
 // Appends every file to trace (analysis::LoadInput), printing
 // "tracer COMMAND: <error>" for each file that cannot be read, then the
-// warnings (PrintWarnings). Returns how many files were read. report_only:
-// see analysis::LoadInput.
-size_t LoadInputs(std::string_view command, const std::vector<std::string>& files,
-                  analysis::Trace* trace, bool report_only = false);
+// warnings (PrintWarnings). Returns how many files were read. fields: see
+// analysis::importers::ImportFields.
+size_t LoadInputs(
+    std::string_view command, const std::vector<std::string>& files, analysis::Trace* trace,
+    analysis::importers::ImportFields fields = analysis::importers::ImportFields::kAll);
 
 // A one-line progress bar on stderr for large files when stderr is a
 // terminal; empty otherwise.

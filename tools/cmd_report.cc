@@ -743,8 +743,10 @@ int WriteHtmlPage(const ReportArgs& args, const ReportPlan& plan,
 int RunWholeReport(const ReportArgs& args, ReportPlan plan, const analysis::RangeNameRules& names) {
   if (Status s = CheckWholeReadFits(args, plan); !s.ok()) return Fail(s.message());
   analysis::Trace& trace = KeepUntilExit<analysis::Trace>();
-  // Every table and format reads the trace only (report_only).
-  if (LoadInputs("report", args.files, &trace, true) == 0) return Fail("nothing could be read");
+  // Every table and format reads only what a report shows.
+  if (LoadInputs("report", args.files, &trace, analysis::importers::ImportFields::kReported) == 0) {
+    return Fail("nothing could be read");
+  }
   if (const std::string e = analysis::SelectProcesses(plan.options.processes, &trace); !e.empty()) {
     return Fail(e);
   }

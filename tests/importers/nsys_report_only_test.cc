@@ -20,7 +20,7 @@ void ExpectSameButLeftOut(const std::string& path, bool* colors_seen) {
   Trace full, lean;
   std::string error;
   ASSERT_TRUE(ImportNsysSqlite(path, &full, &error)) << error;
-  ASSERT_TRUE(ImportNsysSqlite(path, &lean, &error, /*report_only=*/true)) << error;
+  ASSERT_TRUE(ImportNsysSqlite(path, &lean, &error, ImportFields::kReported)) << error;
   ASSERT_EQ(full.processes.size(), lean.processes.size());
   for (size_t i = 0; i < full.processes.size(); ++i) {
     const ProcessTrace& f = full.processes[i];

@@ -23,7 +23,7 @@ ImportFormat DetectImportFormat(std::string_view b) {
   return ImportFormat::kUnknown;
 }
 
-bool ImportFile(const std::string& path, Trace* trace, std::string* error, bool report_only) {
+bool ImportFile(const std::string& path, Trace* trace, std::string* error, ImportFields fields) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = path + ": cannot open (" + std::strerror(errno) + ")";
@@ -33,7 +33,7 @@ bool ImportFile(const std::string& path, Trace* trace, std::string* error, bool 
   in.read(head, sizeof(head));
   switch (DetectImportFormat(std::string_view(head, static_cast<size_t>(in.gcount())))) {
     case ImportFormat::kNsysSqlite:
-      return ImportNsysSqlite(path, trace, error, report_only);
+      return ImportNsysSqlite(path, trace, error, fields);
     case ImportFormat::kKinetoJson:
       return ImportKinetoJson(path, trace, error);
     case ImportFormat::kUnknown:

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "libtracer/analysis/importers/import_fields.h"
 #include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::importers {
@@ -17,11 +18,8 @@ ImportFormat DetectImportFormat(std::string_view first_bytes);
 
 // Runs the importer for the file's format. False with a one-line *error when
 // the format is unknown or the import failed.
-// report_only: the import may leave out what no `tracer report` table reads
-// (nsys: NVTX payloads, colors, categories and end threads, kernel launch
-// configurations), columns SQLite reads at a cost whether NULL or not. Never
-// for a trace that is written back (tracer import, export, diff).
+// fields: see ImportFields (kReported never for a trace written back).
 bool ImportFile(const std::string& path, Trace* trace, std::string* error,
-                bool report_only = false);
+                ImportFields fields = ImportFields::kAll);
 
 }  // namespace tracer::analysis::importers

@@ -10,7 +10,7 @@
 namespace tracer::analysis {
 
 bool LoadInput(const std::string& path, Trace* trace, std::string* error,
-               const ReadProgress& progress, bool report_only) {
+               const ReadProgress& progress, importers::ImportFields fields) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = path + ": cannot open (" + std::strerror(errno) + ")";
@@ -22,7 +22,7 @@ bool LoadInput(const std::string& path, Trace* trace, std::string* error,
   if (LooksLikeTraceStream(first)) return ReadTraceFile(path, trace, error, progress);
   // nsys SQLite exports and Kineto JSON (analysis/importers/).
   if (importers::DetectImportFormat(first) != importers::ImportFormat::kUnknown) {
-    return importers::ImportFile(path, trace, error, report_only);
+    return importers::ImportFile(path, trace, error, fields);
   }
   *error = path +
            ": unknown input format (expected a tracer stream, an nsys SQLite export or a "

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "libtracer/analysis/importers/import_fields.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/read/trace_model.h"
 
@@ -15,8 +16,9 @@ namespace tracer::analysis {
 // one-line *error when nothing usable could be read from that file; damage
 // that still left usable records is a warning in trace->warnings.
 // progress: see ReadTraceFile; imports do not report progress.
-// report_only: see importers::ImportFile.
+// fields: see importers::ImportFields (tracer streams are read whole).
 bool LoadInput(const std::string& path, Trace* trace, std::string* error,
-               const ReadProgress& progress = {}, bool report_only = false);
+               const ReadProgress& progress = {},
+               importers::ImportFields fields = importers::ImportFields::kAll);
 
 }  // namespace tracer::analysis

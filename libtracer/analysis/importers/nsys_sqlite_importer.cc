@@ -653,9 +653,10 @@ bool NsysImporter::Run(const std::string& path, std::string* error) {
 
 }  // namespace
 
-bool ImportNsysSqlite(const std::string& path, Trace* trace, std::string* error, bool report_only) {
+bool ImportNsysSqlite(const std::string& path, Trace* trace, std::string* error,
+                      ImportFields fields) {
   // Processes are appended only when the whole import succeeded.
-  NsysImporter importer(trace, report_only);
+  NsysImporter importer(trace, fields == ImportFields::kReported);
   return importer.Run(path, error);
 }
 

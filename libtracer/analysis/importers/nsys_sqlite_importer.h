@@ -29,14 +29,16 @@
 
 #include <string>
 
+#include "libtracer/analysis/importers/import_fields.h"
 #include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::importers {
 
 // Appends the processes of the export at path to trace. False with a
 // one-line *error when the file is not a readable nsys export.
-// report_only: ImportFile's (the fields no report table reads stay zero).
+// fields: ImportFile's (with kReported the fields no report table reads
+// stay zero).
 bool ImportNsysSqlite(const std::string& path, Trace* trace, std::string* error,
-                      bool report_only = false);
+                      ImportFields fields = ImportFields::kAll);
 
 }  // namespace tracer::analysis::importers

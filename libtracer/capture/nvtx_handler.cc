@@ -34,6 +34,12 @@ inline NvtxDomain* DefaultDomain() noexcept {
   return g_default_domain_ptr.load(std::memory_order_acquire);
 }
 
+// The default domain's id (Definitions: always 0) and, published with it,
+// its `enabled` (fixed when it is created): the push fast path reads one
+// flag instead of following the pointer.
+constexpr uint16_t kDefaultDomainId = 0;
+std::atomic<bool> g_default_domain_enabled{false};
+
 __attribute__((noinline)) void CountInvalidDomainHandle() noexcept {
   GlobalMisuse().invalid_domain_handle.fetch_add(1, std::memory_order_relaxed);
 }
@@ -169,17 +175,6 @@ __attribute__((noinline)) void CountIfSessionEnded(ThreadState* ts, const NvtxDo
   }
 }
 
-// An event's first eight bytes (type, flags, domain, name) in one store
-// instead of four: the push+pop hot path writes two events per pair.
-inline __attribute__((always_inline)) void SetHead(Event* e, EventType type, uint16_t domain,
-                                                   uint32_t name) noexcept {
-  static_assert(std::endian::native == std::endian::little);
-  static_assert(offsetof(Event, type) == 0 && offsetof(Event, flags) == 1 &&
-                offsetof(Event, domain) == 2 && offsetof(Event, name) == 4);
-  const uint64_t head = static_cast<uint64_t>(type) | uint64_t{domain} << 16 | uint64_t{name} << 32;
-  std::memcpy(static_cast<void*>(e), &head, 8);  // flags = 0
-}
-
 // Inlined into each entry point: push+pop is the hot path (docs/design.md s.7).
 inline __attribute__((always_inline)) int Push(ThreadState* ts, NvtxDomain* domain, uint32_t name,
                                                const Attr* attr) noexcept {
@@ -252,7 +247,7 @@ inline __attribute__((always_inline)) int PushPlain(ThreadState* ts, NvtxDomain*
     const uint16_t domain_id = domain->id;
     Event* e = ts->BeginPush();
     if (__builtin_expect(!e, 0)) return ts->PushOpen(id, domain_id, 0);  // full: counted
-    SetHead(e, EventType::kPush, domain_id, name);
+    SetEventHead(e, EventType::kPush, domain_id, name);
     e->a = id;
     e->b = 0;
     e->time = NowTicks();
@@ -272,7 +267,7 @@ inline __attribute__((always_inline)) int Pop(ThreadState* ts, NvtxDomain* domai
   if (flags & ThreadState::kRecorded) {
     const uint64_t id = open->id;
     if (Event* e = ts->BeginPop()) {
-      SetHead(e, EventType::kPop, domain_id, 0);
+      SetEventHead(e, EventType::kPop, domain_id, 0);
       e->time = now;
       e->a = id;
       e->b = 0;
@@ -470,7 +465,9 @@ int NVTX_API RangePushEx(const nvtxEventAttributes_t* a) noexcept {
       },
       []() noexcept { return PushUnnamed(DefaultDomain()); });
 }
-int NVTX_API RangePushA(const char* m) noexcept {
+// The full nvtxRangePushA, out of line: a name not cached yet, a capture
+// range, a closed window, a full ring or stack (RangePushA's fast path).
+__attribute__((noinline)) int RangePushASlow(const char* m) noexcept {
   return Guarded(
       "nvtxRangePushA", kNotTraced,
       [&] {
@@ -478,6 +475,66 @@ int NVTX_API RangePushA(const char* m) noexcept {
         return ts ? PushPlain(ts, DefaultDomain(), InternAscii(ts, m)) : -1;
       },
       []() noexcept { return PushUnnamed(DefaultDomain()); });
+}
+// The same once the name's id is known.
+__attribute__((noinline)) int RangePushNamedSlow(ThreadState* ts, uint32_t name) noexcept {
+  return Guarded(
+      "nvtxRangePushA", kNotTraced, [&] { return PushPlain(ts, DefaultDomain(), name); },
+      []() noexcept { return PushUnnamed(DefaultDomain()); });
+}
+
+// The hot path's clock: NowTicks split in two, so that a push or pop that
+// reads the TSC makes no call (its registers need no saving). Where ticks
+// are not the TSC, pushes and pops take the full path.
+inline __attribute__((always_inline)) bool FastTicksReady() noexcept {
+#if defined(__x86_64__)
+  return internal::g_ticks_are_tsc.load(std::memory_order_relaxed);
+#else
+  return true;
+#endif
+}
+inline __attribute__((always_inline)) uint64_t FastTicks() noexcept {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return NowTicks();
+#endif
+}
+
+// Whether a push of `name` (an id) in the default domain is recorded with
+// nothing else to do: a session, its window open, the name not the capture
+// range's, the domain not excluded, the clock the TSC.
+inline __attribute__((always_inline)) bool DefaultPushRecords(uint32_t name) noexcept {
+  const Session* s = Session::Instance();
+  return s && s->window().active() && name != s->capture_range_match() &&
+         g_default_domain_enabled.load(std::memory_order_relaxed) && FastTicksReady();
+}
+
+// A push of a cached name: recorded inline when that is all it takes.
+inline __attribute__((always_inline)) int PushDefault(ThreadState* ts, uint32_t name) noexcept {
+  if (__builtin_expect(!DefaultPushRecords(name), 0)) return RangePushNamedSlow(ts, name);
+  return ts->TryPushRecorded(kDefaultDomainId, name, FastTicks,
+                             [=]() noexcept { return RangePushNamedSlow(ts, name); });
+}
+
+// RangePushA when the name was not the predicted one: its address's home
+// entry, else the full path.
+__attribute__((noinline)) int RangePushAHome(ThreadState* ts, const char* m) noexcept {
+  const uint64_t name = ts->TryHomeNameId(m);
+  if (__builtin_expect(name == ThreadState::kNoNameId, 0)) return RangePushASlow(m);
+  return PushDefault(ts, static_cast<uint32_t>(name));
+}
+
+// The push+pop hot path (docs/design.md s.7): the common case, the name
+// predicted (names come back in the order they came) and recorded in an
+// open window, inline and outside the guard (it cannot throw: no
+// allocation, no call); anything else takes the full path.
+int NVTX_API RangePushA(const char* m) noexcept {
+  ThreadState* ts = internal::t_current_state;
+  if (__builtin_expect(ts == nullptr || m == nullptr, 0)) return RangePushASlow(m);
+  const uint64_t name = ts->TryPredictedNameId(m);
+  if (__builtin_expect(name == ThreadState::kNoNameId, 0)) return RangePushAHome(ts, m);
+  return PushDefault(ts, static_cast<uint32_t>(name));
 }
 int NVTX_API RangePushW(const wchar_t* m) noexcept {
   return Guarded(
@@ -488,7 +545,7 @@ int NVTX_API RangePushW(const wchar_t* m) noexcept {
       },
       []() noexcept { return PushUnnamed(DefaultDomain()); });
 }
-int NVTX_API RangePop() noexcept {
+__attribute__((noinline)) int RangePopSlow() noexcept {
   return Guarded(
       "nvtxRangePop", kNotTraced,
       [] {
@@ -496,6 +553,13 @@ int NVTX_API RangePop() noexcept {
         return ts ? Pop(ts, DefaultDomain()) : -1;
       },
       PopFailed);
+}
+// The pop of a range RangePushA's fast path recorded: inline, outside the
+// guard; anything else takes the full path.
+int NVTX_API RangePop() noexcept {
+  ThreadState* ts = internal::t_current_state;
+  if (__builtin_expect(ts == nullptr || !FastTicksReady(), 0)) return RangePopSlow();
+  return ts->TryPopRecorded(kDefaultDomainId, FastTicks(), RangePopSlow);
 }
 void NameCategoryId(uint16_t domain, uint32_t category, uint32_t name) {
   GlobalDefinitions().NameCategory(domain, category, name);
@@ -653,6 +717,9 @@ int InstallNvtxCallbacks(NvtxGetExportTable get_export_table) {
         GlobalDefinitions().DefaultDomain(s ? s->config().DomainEnabled("default") : true);
     NvtxDomain* expected = nullptr;
     g_default_domain_ptr.compare_exchange_strong(expected, d, std::memory_order_acq_rel);
+    // Every initializer stores the same value (the one object, its flag set
+    // once), before any callback of its instance is installed.
+    g_default_domain_enabled.store(DefaultDomain()->enabled, std::memory_order_release);
   }
   auto* callbacks =
       static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));

@@ -179,6 +179,7 @@ Session::Session(Config config, std::string output_path, uint32_t parent_pid)
       writer_(std::make_unique<Writer>(threads_.get(), config_.flush_interval_ms)) {
   if (!config_.capture_range.empty()) {
     capture_range_name_ = GlobalStrings().Intern(config_.capture_range).id;
+    if (capture_range_name_ != 0) capture_range_match_ = capture_range_name_;
     writer_->WatchCaptureWindow(&window_);
   }
   if (!profiler_active_.load(std::memory_order_acquire)) window_.SetProfilerActive(false);

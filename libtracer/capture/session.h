@@ -43,6 +43,7 @@ class Session {
 
   bool capture_active() const noexcept { return window_.active(); }
   CaptureWindow& window() noexcept { return window_; }
+  const CaptureWindow& window() const noexcept { return window_; }
   // The open start/end instances of the capture range (nvtx_handler.cc).
   CaptureInstanceIds& capture_ids() noexcept { return capture_ids_; }
   // cuProfilerStart / cuProfilerStop.
@@ -54,6 +55,9 @@ class Session {
   static void RequestProfilerActive(bool active) noexcept;
   // String id of TRACER_CAPTURE_RANGE (0 when unset).
   uint32_t capture_range_name() const noexcept { return capture_range_name_; }
+  // The same, or ~0 (no name has that id) when unset: whether a name is the
+  // capture range's is then one compare (the NVTX push fast path).
+  uint32_t capture_range_match() const noexcept { return capture_range_match_; }
 
   // Wakes the writer and waits (bounded) until it drained everything
   // appended before the call.
@@ -128,6 +132,7 @@ class Session {
   std::string output_path_;  // the template's expansion, then the file chosen (Open)
   const uint32_t parent_pid_;
   uint32_t capture_range_name_ = 0;
+  uint32_t capture_range_match_ = ~0u;
   CaptureWindow window_;
   CaptureInstanceIds capture_ids_;
   std::unique_ptr<ThreadRegistry> threads_;

@@ -122,6 +122,16 @@ class ThreadRing {
     return HasRoomPastMark(end);
   }
 
+  // Producer, for a hot path that reads the head once: HasRoom's first
+  // compare alone, with no side effect (true: HasRoom would be; false: only
+  // HasRoom can tell), the slot at `index`, and the new head published.
+  uint64_t head() const noexcept { return head_.load(std::memory_order_relaxed); }
+  bool HasRoomBelowLimit(uint64_t head, size_t n, size_t keep_free) const noexcept {
+    return head + n + keep_free <= limit_;
+  }
+  Event* SlotAt(uint64_t index) noexcept { return slots_ + (index & mask_); }
+  void PublishTo(uint64_t head) noexcept { head_.store(head, std::memory_order_release); }
+
   // Producer: writes n events; the caller checked HasRoom(n, ...).
   void PushUnchecked(const Event* events, size_t n) noexcept {
     uint64_t head = head_.load(std::memory_order_relaxed);

@@ -16,6 +16,7 @@ ThreadState::ThreadState(uint32_t slot, uint32_t id, uint64_t ring_bytes, uint64
       id_(id),
       os_tid_(os_tid),
       pthread_id_(pthread_id),
+      last_id_(static_cast<uint64_t>(slot) << 40),
       cache_(cache ? std::move(cache) : std::make_unique<InternCacheBlock>()),
       ring_(ring_bytes, yield_when_nearly_full) {}
 
@@ -26,6 +27,7 @@ void ThreadState::Reuse(uint32_t id, uint64_t os_tid, uint64_t pthread_id) noexc
   depth_ = 0;
   overflow_ = 0;
   reserved_pops_ = 0;
+  UpdateFastPopDepth();
   counters_.Reset();
   ring_.Reset();
   exited.store(false, std::memory_order_relaxed);
@@ -33,6 +35,7 @@ void ThreadState::Reuse(uint32_t id, uint64_t os_tid, uint64_t pthread_id) noexc
 
 int ThreadState::PushOverflow() noexcept {
   ++overflow_;
+  UpdateFastPopDepth();
   ThreadCounters::Bump(counters_.stack_overflow);
   return -1;
 }
@@ -40,6 +43,7 @@ int ThreadState::PushOverflow() noexcept {
 const ThreadState::OpenRange* ThreadState::PopOpenSlow(uint16_t domain) noexcept {
   if (overflow_ > 0) {  // the innermost pushes were never put on the stack
     --overflow_;
+    UpdateFastPopDepth();
     return nullptr;
   }
   for (int i = depth_; i-- > 0;) {
@@ -92,6 +96,7 @@ ThreadState* CreateCurrentThreadState() {
   ThreadState* state = session->threads().Register(static_cast<uint64_t>(syscall(SYS_gettid)),
                                                    static_cast<uint64_t>(pthread_self()));
   if (!state) return nullptr;
+  state->SetFlushTopLevelRanges(Session::flush_top_level_ranges());
   t_guard.state = state;
   t_current_state = state;
   return state;

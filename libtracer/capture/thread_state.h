@@ -5,7 +5,9 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "libtracer/capture/event.h"
@@ -65,7 +67,19 @@ class ThreadState {
     uint64_t id;
     uint16_t domain;
     uint8_t flags;
+    uint8_t zero = 0;  // so domain and flags read as one word (Tag)
+    // domain and flags in one 32-bit word: the pop fast path checks both
+    // with one compare.
+    static constexpr uint32_t TagOf(uint16_t domain, uint8_t flags) noexcept {
+      return uint32_t{domain} | uint32_t{flags} << 16;
+    }
+    uint32_t Tag() const noexcept {
+      uint32_t t;
+      std::memcpy(&t, &domain, sizeof(t));
+      return t;
+    }
   };
+  static_assert(sizeof(OpenRange) == 16 && offsetof(OpenRange, flags) == 10);
 
   // slot: the state's index in its registry, for instance ids (1..2^22-1);
   // id: the thread's ThreadDef id in the stream.
@@ -131,7 +145,70 @@ class ThreadState {
   }
   void Publish1() noexcept { ring_.Publish(1); }
 
-  uint64_t NextInstanceId() noexcept { return (static_cast<uint64_t>(slot_) << 40) | ++sequence_; }
+  // The push+pop hot path (nvtx_handler.cc), each all or nothing: when
+  // the call needs more than the common case they change nothing and return
+  // slow(), the full path, which counts and handles the rest.
+  //
+  // Records a push of `name` in `domain` and opens its range: the stack
+  // has room, and the ring has room for the push and every open range's
+  // pop without rereading the consumer's position. Returns the range's
+  // nesting level. now() reads the clock, after the checks.
+  template <typename Clock, typename Slow>
+  __attribute__((always_inline)) int TryPushRecorded(uint16_t domain, uint32_t name, Clock now,
+                                                     Slow slow) noexcept {
+    const int d = depth_;
+    const uint64_t head = ring_.head();
+    if (__builtin_expect(
+            d >= kMaxDepth || !ring_.HasRoomBelowLimit(head, 1, uint64_t{reserved_pops_} + 1), 0)) {
+      return slow();
+    }
+    if (d < 0) __builtin_unreachable();
+    const uint64_t id = NextInstanceId();
+    Event* e = ring_.SlotAt(head);
+    SetEventHead(e, EventType::kPush, domain, name);
+    e->a = id;
+    e->b = 0;
+    e->time = now();
+    ring_.PublishTo(head + 1);
+    stack_[d] = OpenRange{id, domain, kRecorded};
+    ++reserved_pops_;
+    depth_ = d + 1;
+    return d;
+  }
+  // Pops the innermost open range when it is a recorded range of `domain`
+  // whose end needs nothing else (not the capture range, not a top-level
+  // range flushed as it ends, no overflow) and writes its pop event, at
+  // `now`, to the slot its push reserved. Returns the depth after the pop.
+  template <typename Slow>
+  __attribute__((always_inline)) int TryPopRecorded(uint16_t domain, uint64_t now,
+                                                    Slow slow) noexcept {
+    const int d = depth_;
+    if (__builtin_expect(d < min_fast_pop_depth_, 0)) return slow();
+    if (d < 1) __builtin_unreachable();  // min_fast_pop_depth_ >= 1
+    const OpenRange& r = stack_[d - 1];
+    if (__builtin_expect(r.Tag() != OpenRange::TagOf(domain, kRecorded), 0)) return slow();
+    --reserved_pops_;  // > 0: r is recorded (reserved_pops_ counts them)
+    const uint64_t head = ring_.head();
+    Event* e = ring_.SlotAt(head);
+    SetEventHead(e, EventType::kPop, domain, 0);
+    e->time = now;
+    e->a = r.id;
+    e->b = 0;
+    ring_.PublishTo(head + 1);
+    depth_ = d - 1;
+    return d - 1;
+  }
+  // Whether a pop that empties the stack must be written out at once
+  // (Session::flush_top_level_ranges, a forked child): set as the thread
+  // registers, which is after its session set it.
+  void SetFlushTopLevelRanges(bool on) noexcept {
+    flush_top_level_ = on;
+    UpdateFastPopDepth();
+  }
+
+  // slot << 40 | the slot's sequence, the slot's bits kept in last_id_ (an
+  // add, not a shift and an or, per push).
+  uint64_t NextInstanceId() noexcept { return ++last_id_; }
 
   // Range stack. PushOpen returns the nesting level (0-based) or -1 when
   // deeper than kMaxDepth (counted; the matching pop is then ignored).
@@ -170,6 +247,13 @@ class ThreadState {
   __attribute__((always_inline)) uint32_t NameId(const char* text) {
     return cache_->by_address.Lookup(text, &cache_->cache);
   }
+  // NameId's common cases alone (PointerNameCache::TryPredicted, TryHome):
+  // the id, or kNoNameId (then NameId). They never allocate or throw.
+  static constexpr uint64_t kNoNameId = PointerNameCache::kNoId;
+  __attribute__((always_inline)) uint64_t TryPredictedNameId(const char* text) noexcept {
+    return cache_->by_address.TryPredicted(text);
+  }
+  uint64_t TryHomeNameId(const char* text) noexcept { return cache_->by_address.TryHome(text); }
   ThreadCounters& counters() noexcept { return counters_; }
   ThreadRing& ring() noexcept { return ring_; }
   uint64_t os_tid() const noexcept { return os_tid_; }
@@ -193,6 +277,11 @@ class ThreadState {
   }
   int PushOverflow() noexcept;
   const OpenRange* PopOpenSlow(uint16_t domain) noexcept;
+  // The least depth_ TryPopRecorded takes: 1, or 2 when a pop to depth 0 is
+  // flushed; never while pushes beyond kMaxDepth are open (overflow_).
+  void UpdateFastPopDepth() noexcept {
+    min_fast_pop_depth_ = overflow_ > 0 ? INT_MAX : 1 + int{flush_top_level_};
+  }
 
   friend class ThreadRegistry;  // links states into its lists
 
@@ -202,10 +291,12 @@ class ThreadState {
   uint64_t pthread_id_;
   ThreadState* next_all_ = nullptr;   // every state of the registry (never unlinked)
   ThreadState* next_free_ = nullptr;  // the registry's free list
-  uint64_t sequence_ = 0;
+  uint64_t last_id_;                  // the last instance id handed out (NextInstanceId)
   int depth_ = 0;
-  int overflow_ = 0;            // pushes beyond kMaxDepth still open
+  int min_fast_pop_depth_ = 1;  // UpdateFastPopDepth
   uint32_t reserved_pops_ = 0;  // recorded open ranges, each owed one ring slot
+  int overflow_ = 0;            // pushes beyond kMaxDepth still open
+  bool flush_top_level_ = false;
   OpenRange stack_[kMaxDepth];
   OpenRange popped_{};  // PopOpenSlow's answer (taken out of the stack's middle)
   ThreadCounters counters_;

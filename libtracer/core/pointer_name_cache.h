@@ -7,20 +7,22 @@
 // keeps: len + 1 bytes, the NUL included, word by word, which is what the
 // content key costs to build, minus the hash and the strlen.
 //
-// The compare reads the text's first kInline (48) bytes in three 16-byte
-// loads and compares them with the entry's copy at once, counting only the
-// bytes up to the cached NUL (a mask): no loop, no branch on the length, so
-// a thread cycling through names of many lengths mispredicts nothing (the
-// word loop it replaces cost about 20 ns per push+pop at 5,000 names of
-// 33..51 bytes). Longer texts compare their remaining bytes against the
-// string table's copy. Those loads read past the text's NUL when it is now
-// shorter: done only when the bytes read lie on the text's first page (so no
-// fault is possible), by loads the sanitizers do not instrument (x86-64
-// asm). Whether they do depends only on the address and the cached length,
-// so it is decided once, when the entry is filled: a text that ends within
-// 48 bytes of its page's end is compared word by word up to its cached
-// length instead (bytes under 8 byte by byte, stopping at the first
-// difference, which never reads past the text's NUL), and one whose cached
+// Two ways to a hit. The NVTX push first tries the entry predicted to be
+// hit next (TryPredicted): names come back in the order they came (a
+// model's modules, step after step; one name over and over), so each entry
+// remembers the entry hit after it last time. That entry is checked by its
+// text alone, whatever the address: no hashing, and the id is the text's
+// either way. Its text (kInline = 48 bytes inline, the NUL included) is
+// compared 16 bytes at a time, one load for texts of 16 bytes or fewer,
+// else three, each byte past the cached NUL masked out: no loop and no
+// branch on the length. Those loads read up to 48 bytes from the text,
+// past its NUL when it is shorter: only when they lie on the text's page
+// (so no fault is possible; checked on the address each time), by loads
+// the sanitizers do not instrument (x86-64 asm). Otherwise, and for longer
+// texts, the push looks at the address's home entry (TryHome, Lookup):
+// its address must match, and its text is compared word by word up to
+// the cached length (bytes under 8 byte by byte, stopping at the first
+// difference, which never reads past the text's NUL). A text whose cached
 // length crosses its page is not cached (it takes the content path every
 // time, as does any text elsewhere than x86-64).
 //
@@ -67,9 +69,13 @@ class PointerNameCache {
   static constexpr size_t kMaxProbes = 8;
   // Bytes (the NUL included) an entry keeps inline; longer texts compare
   // against the string table's copy.
-  static constexpr size_t kInline = 40;
+  static constexpr size_t kInline = 48;
 
-  PointerNameCache() : entries_(new Entry[kInitialSlots]), mask_(kInitialSlots - 1) {}
+  PointerNameCache()
+      : entries_(new Entry[kInitialSlots]),
+        mask_(kInitialSlots - 1),
+        last_(&entries_[0]),
+        predicted_(&entries_[0]) {}
 
   // The id of the NUL-terminated text at `s` (not null), as content->Lookup
   // gives it.
@@ -87,6 +93,54 @@ class PointerNameCache {
 #endif
   }
 
+  // Lookup's hits alone, for the NVTX push hot path: nothing called,
+  // allocated or thrown. The id when `s` holds the text of the entry
+  // predicted to be hit next; else kNoId (then TryHome or Lookup).
+  //
+  // The predicted entry (the one hit after the last hit's entry, the last
+  // time it was hit) is checked by content only, with no hashing: the id is
+  // the text's, whatever its address. Its text is compared 16 bytes at a
+  // time, as many as it has (one for 16 bytes or fewer, else three), each
+  // byte past its NUL masked out; a text kept inline only (kInline) and
+  // not within kInline bytes of its page's end (the loads read past it).
+  static constexpr uint64_t kNoId = uint64_t{1} << 32;  // TryPredicted, TryHome: not found
+  __attribute__((always_inline)) uint64_t TryPredicted(const char* s) noexcept {
+#if !defined(__x86_64__)
+    return kNoId;
+#else
+    const Entry* e = predicted_;
+    const size_t n = e->n;
+    if (__builtin_expect((reinterpret_cast<uintptr_t>(s) & 4095) <= 4096 - kInline, 1)) {
+      uint64_t equal = Equal16(s, e->head);
+      if (n > 16) {
+        equal |= Equal16(s + 16, e->head + 16) << 16 | Equal16(s + 32, e->head + 32) << 32;
+      }
+      // Bits 0..n-1 all set: the text and its NUL (n = 0: an empty entry;
+      // n > kInline: not inline).
+      if (__builtin_expect((~equal << ((64 - n) & 63)) == 0 && n - 1 < kInline, 1)) {
+        last_ = const_cast<Entry*>(e);
+        predicted_ = &entries_[e->next];
+        __builtin_prefetch(predicted_);
+        return e->id;
+      }
+    }
+    return kNoId;
+#endif
+  }
+
+  // The second chance: the id when `s` is cached at its address's home
+  // entry with its current text (Lookup's common case), else kNoId.
+  __attribute__((noinline)) uint64_t TryHome(const char* s) noexcept {
+#if !defined(__x86_64__)
+    return kNoId;
+#else
+    const size_t home = SlotOf(s, slots());
+    const Entry& e = entries_[home];
+    if (e.ptr != s || !Same(e, s)) return kNoId;
+    return Hit(home);
+#endif
+  }
+
   // The home entry of an address in a table of `slots` entries (tests build
   // colliding addresses with it).
   static size_t SlotOf(const char* s, size_t slots) {
@@ -99,15 +153,24 @@ class PointerNameCache {
   size_t used() const { return used_; }
 
  private:
+  // head first, 16-byte aligned: TryPredicted compares it with aligned loads.
   struct alignas(64) Entry {
-    const char* ptr = nullptr;   // the address this entry answers for
-    const char* text = nullptr;  // the string table's copy (NUL-terminated)
+    // The text with its NUL when n <= kInline; else its first kLongHead
+    // bytes, then the string table's copy of it (LongText).
+    alignas(16) char head[kInline] = {};
+    const char* ptr = nullptr;  // the address this entry answers for
     uint32_t id = 0;
-    uint16_t n = 0;           // bytes compared: the length plus the NUL
-    uint16_t next = 0;        // the entry hit after this one last time (Hit)
-    char head[kInline] = {};  // the first min(n, kInline) bytes
+    uint16_t n = 0;     // bytes compared: the length plus the NUL
+    uint16_t next = 0;  // the entry hit after this one last time (Hit)
   };
-  static_assert(sizeof(Entry) == 64);
+  static_assert(sizeof(Entry) == 64 && offsetof(Entry, head) == 0);
+  static constexpr size_t kLongHead = kInline - sizeof(const char*);
+
+  static const char* LongText(const Entry& e) {
+    const char* text;
+    std::memcpy(&text, e.head + kLongHead, sizeof(text));
+    return text;
+  }
 
 #if defined(__x86_64__)
   // An 8-byte load the compiler and the sanitizers see no bounds for: only
@@ -118,9 +181,18 @@ class PointerNameCache {
     return v;
   }
 
+  // Bit i set: byte i of s equals byte i of want (16 bytes; want aligned).
+  // s's bytes are loaded unchecked: only where they lie on s's page.
+  static __attribute__((always_inline)) uint64_t Equal16(const char* s, const char* want) {
+    __m128i v;
+    asm("movdqu (%1), %0" : "=x"(v) : "r"(s));
+    const __m128i w = _mm_load_si128(reinterpret_cast<const __m128i*>(want));
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, w)));
+  }
+
   static __attribute__((always_inline)) bool Same(const Entry& e, const char* s) {
     const size_t n = e.n;
-    const char* want = n <= kInline ? e.head : e.text;
+    const char* want = n <= kInline ? e.head : LongText(e);
     if (n >= 8) {  // s's first n bytes lie on one page (Miss)
       size_t i = 0;
       for (; i + 8 < n; i += 8) {
@@ -141,12 +213,16 @@ class PointerNameCache {
   // (a model's modules, step after step), so each entry remembers the one
   // hit after it last time and a hit prefetches that one, a push ahead.
   __attribute__((always_inline)) uint32_t Hit(size_t i) {
-    Entry& prev = entries_[last_];
-    if (__builtin_expect(prev.next != i, 0)) prev.next = static_cast<uint16_t>(i);
-    last_ = i;
+    Link(i);
     const Entry& e = entries_[i];
-    __builtin_prefetch(&entries_[e.next]);
+    predicted_ = &entries_[e.next];
+    __builtin_prefetch(predicted_);
     return e.id;
+  }
+  // Entry i comes after the last one hit (or filled).
+  void Link(size_t i) noexcept {
+    if (__builtin_expect(last_->next != i, 0)) last_->next = static_cast<uint16_t>(i);
+    last_ = &entries_[i];
   }
 
   // The address is not at its home: the rest of its run (out of line, so
@@ -173,12 +249,21 @@ class PointerNameCache {
     // (see the header).
     if ((reinterpret_cast<uintptr_t>(s) & 4095) + len + 1 > 4096) return found.id;
     if (__builtin_expect(2 * (used_ + 1) > slots(), 0) && slots() < kMaxSlots) Grow();
-    Entry* e = &entries_[Place(s)];
+    const size_t i = Place(s);
+    Entry* e = &entries_[i];
     e->ptr = s;
-    e->text = found.text.data();
     e->n = static_cast<uint16_t>(len + 1);
     e->id = found.id;
-    std::memcpy(e->head, found.text.data(), std::min(len + 1, kInline));
+    if (len + 1 <= kInline) {
+      std::memcpy(e->head, found.text.data(), len + 1);
+    } else {
+      std::memcpy(e->head, found.text.data(), kLongHead);
+      const char* text = found.text.data();
+      std::memcpy(e->head + kLongHead, &text, sizeof(text));
+    }
+    // Predicted after the entry hit before it, from the next pass on.
+    Link(i);
+    predicted_ = &entries_[e->next];
     return found.id;
   }
 
@@ -208,7 +293,8 @@ class PointerNameCache {
     entries_ = std::move(bigger);
     mask_ = new_slots - 1;
     used_ = 0;
-    last_ = 0;
+    last_ = &entries_[0];
+    predicted_ = &entries_[0];
     for (size_t i = 0; i < old_slots; ++i) {
       if (old[i].ptr == nullptr) continue;
       const size_t j = Place(old[i].ptr);
@@ -222,7 +308,8 @@ class PointerNameCache {
   std::unique_ptr<Entry[]> entries_;
   size_t mask_;
   size_t used_ = 0;
-  size_t last_ = 0;  // the entry of the last hit
+  Entry* last_;       // the entry of the last hit
+  Entry* predicted_;  // the entry hit after last_ last time (TryPredicted)
   uint64_t misses_ = 0;
 };
 

@@ -15,9 +15,16 @@ namespace tracer {
 namespace {
 
 // One thread's caches over a private table (ids as a fresh process has them).
+// Id looks a name up as the NVTX push does: the predicted entry, then the
+// address's home entry, then Lookup.
 struct Caches {
   explicit Caches(StringTable* table) : content(table) {}
-  uint32_t Id(const char* s) { return by_address.Lookup(s, &content); }
+  uint32_t Id(const char* s) {
+    uint64_t id = by_address.TryPredicted(s);
+    if (id == PointerNameCache::kNoId) id = by_address.TryHome(s);
+    if (id == PointerNameCache::kNoId) return by_address.Lookup(s, &content);
+    return static_cast<uint32_t>(id);
+  }
   InternCache content;
   PointerNameCache by_address;
 };
@@ -79,6 +86,73 @@ TEST(PointerNameCacheTest, AChangeAtAnyByteIsSeen) {
       ASSERT_EQ(table.Text(c.Id(s)), want) << len << " " << at;
       s[at] = '\0';  // shorter
       ASSERT_EQ(table.Text(c.Id(s)), std::string(at, 'a')) << len << " " << at;
+    }
+  }
+}
+
+// Names pushed in the same order pass after pass (a model's modules): from
+// the second pass on, each is the predicted entry, found by its text alone.
+TEST(PointerNameCacheTest, NamesInARepeatedOrderArePredicted) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "no predicted lookups off x86-64";
+#endif
+  StringTable table;
+  Caches c(&table);
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) {
+    // 8 to 47 bytes: one 16-byte compare or three.
+    names.push_back("m." + std::to_string(i) + std::string(static_cast<size_t>(i % 41), 'x'));
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& n : names) ASSERT_EQ(table.Text(c.Id(n.c_str())), n);
+  }
+  size_t predicted = 0, near_page_end = 0;
+  for (const auto& n : names) {
+    const uint64_t id = c.by_address.TryPredicted(n.c_str());
+    if (id != PointerNameCache::kNoId) {
+      ++predicted;
+      EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), n);
+    } else {
+      // Not compared there (the loads would read past the page), or the
+      // chain broke there: the next lookup goes on from its home entry.
+      near_page_end += (reinterpret_cast<uintptr_t>(n.c_str()) & 4095) > 4096 - 48;
+      ASSERT_EQ(table.Text(c.Id(n.c_str())), n);
+    }
+  }
+  EXPECT_EQ(predicted + near_page_end, names.size());
+  // A copy of the predicted text at another address is answered by it too.
+  const std::string again = names[0];
+  for (const auto& n : names) c.Id(n.c_str());
+  const uint64_t id = c.by_address.TryPredicted(again.c_str());
+  if (id != PointerNameCache::kNoId) EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), again);
+  // Texts over the inline bytes are never predicted, and stay correct.
+  std::string long_name(60, 'L');
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
+  EXPECT_EQ(c.by_address.TryPredicted(long_name.c_str()), PointerNameCache::kNoId);
+  long_name[55] = 'M';
+  EXPECT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
+}
+
+// The predicted entry is checked by content: another text where it was
+// predicted (a reused buffer, a different name next) never gets its id.
+TEST(PointerNameCacheTest, APredictedEntryNeverAnswersForAnotherText) {
+  StringTable table;
+  Caches c(&table);
+  char buf[64];
+  const char* texts[] = {"alpha", "alpha.beta.gamma.delta", "alpha.beta.gamma.delta.eps.zeta"};
+  for (int round = 0; round < 3; ++round) {
+    for (const char* t : texts) {
+      std::strcpy(buf, t);
+      ASSERT_EQ(table.Text(c.Id(buf)), t);
+    }
+  }
+  // Each text predicts the next; now each position holds another text.
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      std::strcpy(buf, texts[(i + 1 + round) % 3]);
+      buf[1] = static_cast<char>('0' + round);  // and one byte differs
+      std::string want = buf;
+      ASSERT_EQ(table.Text(c.Id(buf)), want) << round << " " << i;
     }
   }
 }
@@ -184,7 +258,7 @@ TEST(PointerNameCacheTest, NeverReadsPastTheTextsPageWhenTheTextShrank) {
   ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
   StringTable table;
   Caches c(&table);
-  for (size_t len : {1, 7, 8, 9, 31, 39, 40, 41, 100}) {
+  for (size_t len : {1, 7, 8, 9, 15, 16, 17, 31, 39, 40, 41, 47, 48, 49, 100}) {
     char* s = map + page - len - 1;  // the NUL is the page's last byte
     std::memset(s, 'q', len);
     s[len] = '\0';

@@ -37,8 +37,8 @@
 // content cache (no lock for any text interned before: string_table.h) and
 // fills the first empty entry of the run, or refills the entry of its
 // address (its text changed); with no room within kMaxProbes it replaces
-// one of them (it stays correct: an address is answered only by its own
-// entry). The table starts at 128 entries (8 KiB) and grows fourfold, up to
+// one of them (it stays correct: every answer is checked against the text).
+// The table starts at 128 entries (8 KiB) and grows fourfold, up to
 // kMaxSlots (1 MiB), when more than half of it is in use, moving the
 // entries it holds: 5,000 names cycling settle at 16,384 entries, under a
 // third full, within one pass. Growing allocates on the application thread,

@@ -575,7 +575,7 @@ TEST(PrefetchedRowsTest, ScanResumesThroughSqlWhereItGivesUp) {
     ScanPlan plan;
     ASSERT_TRUE(PlanTableScan(&sdb, "t", kColumns, kTypes, &plan, &error)) << error;
     PrefetchedRows rows;
-    rows.StartScan(file, plan, names, &sdb, on_thread, sql, nulls, {"b", "e"}, {"c"});
+    ASSERT_TRUE(rows.StartScan(file, plan, names, &sdb, on_thread, sql, nulls, {"b", "e"}, {"c"}));
     EXPECT_EQ(PrefetchedAll(&rows, kColumns, kTypes), expected);
     EXPECT_EQ(rows.scanned_rows(), 3209u);
     EXPECT_FALSE(rows.scan_gave_up().empty());
@@ -585,7 +585,11 @@ TEST(PrefetchedRowsTest, ScanResumesThroughSqlWhereItGivesUp) {
   ScanPlan plan;
   ASSERT_TRUE(PlanTableScan(&sdb, "t", kColumns, kTypes, &plan, &error)) << error;
   PrefetchedRows rows;
-  rows.StartScan(file, plan, names, &sdb, false, sql, nulls, {"b", "e"}, {"c"});
+  ASSERT_TRUE(rows.StartScan(file, plan, names, &sdb, false, sql, nulls, {"b", "e"}, {"c"}));
+  // Started once only; names that do not match the plan start nothing.
+  EXPECT_FALSE(rows.StartScan(file, plan, names, &sdb, false, sql, nulls, {}, {}));
+  PrefetchedRows mismatched;
+  EXPECT_FALSE(mismatched.StartScan(file, plan, {"a"}, &sdb, false, sql, nulls, {}, {}));
   EXPECT_EQ(PrefetchedAll(&rows, kColumns, kTypes).size(), 5000u);
   EXPECT_EQ(rows.scanned_rows(), 5000u);
   EXPECT_TRUE(rows.scan_gave_up().empty());
@@ -623,8 +627,8 @@ TEST(NsysImporterTest, DirectReadingGivesTheSameTraceAsSql) {
       "",
       "PRAGMA journal_mode = WAL;",
       "CREATE INDEX by_start ON NVTX_EVENTS(start);",
-      "UPDATE NVTX_EVENTS SET domainId = 0.5 WHERE rowid = 1500;"
-      "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = '7' || 'x' WHERE rowid = 2500;",
+      ("UPDATE NVTX_EVENTS SET domainId = 0.5 WHERE rowid = 1500;"
+       "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = '7' || 'x' WHERE rowid = 2500;"),
   };
   for (const char* variant : variants) {
     SCOPED_TRACE(variant);

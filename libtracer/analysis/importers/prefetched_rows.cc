@@ -79,13 +79,15 @@ void PrefetchedRows::ReadNow(SqliteDb* db, const std::string& sql,
   if (OpenOnThread()) Produce();
 }
 
-void PrefetchedRows::StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
+bool PrefetchedRows::StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
                                const std::vector<std::string_view>& names, SqliteDb* db,
                                bool on_thread, const std::string& sql,
                                const std::vector<std::string_view>& nulls,
                                const std::vector<std::string_view>& texts,
                                const std::vector<std::string_view>& doubles) {
-  if (thread_.joinable() || names.size() != plan.columns.size() || names.size() > 64) return;
+  if (async_ || names.size() != plan.columns.size() || names.empty() || names.size() > 64) {
+    return false;
+  }
   async_ = true;
   sql_ = sql;
   path_ = db->path();
@@ -104,12 +106,13 @@ void PrefetchedRows::StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPl
   if (on_thread) {
     try {
       thread_ = std::thread([this] { Produce(); });
-      return;
+      return true;
     } catch (const std::system_error&) {
       // No thread to be had: read as the rows are asked for.
     }
   }
   direct_ = true;
+  return true;
 }
 
 void PrefetchedRows::TrackNamed() {

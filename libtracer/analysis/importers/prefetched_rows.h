@@ -61,8 +61,9 @@ class PrefetchedRows {
   // on a thread into blocks as StartOpen (on_thread), else each row as Step
   // asks for it, with no copy. When the scan gives up, the rest of the rows
   // (rowid past the last one read) are read through sql, on a connection of
-  // the thread's own or db.
-  void StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
+  // the thread's own or db. False (nothing started) when names and plan
+  // disagree or a reading was started already.
+  bool StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
                  const std::vector<std::string_view>& names, SqliteDb* db, bool on_thread,
                  const std::string& sql, const std::vector<std::string_view>& nulls,
                  const std::vector<std::string_view>& texts,

@@ -123,8 +123,13 @@ bool NsysSchema::LoadStrings(std::string* error) {
 
 uint32_t NsysSchema::String(int64_t nsys_id) {
   if (!sparse_strings_.empty()) {
+    CachedString& cached = sparse_cache_[static_cast<uint64_t>(nsys_id) % std::size(sparse_cache_)];
+    if (cached.global != kNotInterned && cached.id == nsys_id) return cached.global;
     auto it = sparse_strings_.find(nsys_id);
-    if (it != sparse_strings_.end()) return it->second;
+    if (it != sparse_strings_.end()) {
+      cached = {nsys_id, it->second};
+      return it->second;
+    }
   }
   if (nsys_id < 0 || static_cast<size_t>(nsys_id) >= nsys_strings_.size()) {
     return strings_->Intern("[unknown string " + std::to_string(nsys_id) + "]");

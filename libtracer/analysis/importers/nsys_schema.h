@@ -163,6 +163,13 @@ class NsysSchema {
   std::vector<std::string> nsys_strings_;
   std::vector<uint32_t> interned_;
   std::unordered_map<int64_t, uint32_t> sparse_strings_;  // nsys id -> global id
+  // The last sparse ids looked up, by their low bits: a runtime or kernel
+  // table names a few functions and kernels over and over.
+  struct CachedString {
+    int64_t id = 0;
+    uint32_t global = UINT32_MAX;  // none
+  };
+  CachedString sparse_cache_[64];
 };
 
 }  // namespace tracer::analysis::importers

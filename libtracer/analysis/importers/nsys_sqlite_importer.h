@@ -25,6 +25,13 @@
 //     TARGET_INFO_SESSION_START_TIME.utcEpochNs -> session_start_wall_ns.
 //   * Counters: import_* (records without pid, skipped NVTX event types,
 //     unclosed ranges, partially overlapping ranges).
+//
+// Reading: libsqlite3 reads the schema and the small tables; the rows of the
+// tables it imports are decoded straight from a mapping of the file
+// (sqlite_table_scan.h), the columns it reads only, as the import steps
+// through them. A table or a file the direct reading does not handle (WAL,
+// an index, a value of an unexpected type...) is read through SQL instead,
+// from the row where it gave up: the same records either way.
 #pragma once
 
 #include <string>
@@ -34,11 +41,18 @@
 
 namespace tracer::analysis::importers {
 
+// How the rows of the large tables are read: straight from the file where
+// the export allows it (sqlite_table_scan.h; each table falls back to SQL by
+// itself), or all through SQL: the reference the direct reading must equal
+// (tests, benchmarks).
+enum class NsysRowReader { kDirect, kSql };
+
 // Appends the processes of the export at path to trace. False with a
 // one-line *error when the file is not a readable nsys export.
 // fields: ImportFile's (with kReported the fields no report table reads
 // stay zero).
 bool ImportNsysSqlite(const std::string& path, Trace* trace, std::string* error,
-                      ImportFields fields = ImportFields::kAll);
+                      ImportFields fields = ImportFields::kAll,
+                      NsysRowReader reader = NsysRowReader::kDirect);
 
 }  // namespace tracer::analysis::importers

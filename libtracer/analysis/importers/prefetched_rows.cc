@@ -79,6 +79,90 @@ void PrefetchedRows::ReadNow(SqliteDb* db, const std::string& sql,
   if (OpenOnThread()) Produce();
 }
 
+bool PrefetchedRows::StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
+                               const std::vector<std::string_view>& names, SqliteDb* db,
+                               bool on_thread, const std::string& sql,
+                               const std::vector<std::string_view>& nulls,
+                               const std::vector<std::string_view>& texts,
+                               const std::vector<std::string_view>& doubles) {
+  if (async_ || names.size() != plan.columns.size() || names.empty() || names.size() > 64) {
+    return false;
+  }
+  async_ = true;
+  sql_ = sql;
+  path_ = db->path();
+  max_queued_ = 0;
+  // ReadNow's connection resumes a scan that gives up; a thread opens its own.
+  if (!on_thread) reading_db_ = db;
+  track_nulls_.assign(nulls.begin(), nulls.end());
+  track_texts_.assign(texts.begin(), texts.end());
+  track_doubles_.assign(doubles.begin(), doubles.end());
+  names_.assign(names.begin(), names.end());
+  cols_ = static_cast<int>(names.size());
+  TrackNamed();
+  file_ = std::move(file);
+  scan_ = std::make_unique<TableScan>(file_.get(), std::move(plan));
+  opened_ = true;
+  if (on_thread) {
+    try {
+      thread_ = std::thread([this] { Produce(); });
+      return true;
+    } catch (const std::system_error&) {
+      // No thread to be had: read as the rows are asked for.
+    }
+  }
+  direct_ = true;
+  return true;
+}
+
+void PrefetchedRows::TrackNamed() {
+  for (const std::string& n : track_nulls_) TrackNulls(Column(n));
+  for (const std::string& n : track_texts_) TrackText(Column(n));
+  for (const std::string& n : track_doubles_) TrackDouble(Column(n));
+}
+
+bool PrefetchedRows::ResumeWithSql() {
+  scan_why_ = scan_->why();
+  // The scan reads in rowid order, as SQLite's plain scan of the table does:
+  // the rows after the last one read are the rest.
+  const std::string sql =
+      scan_->rows() == 0 ? sql_ : sql_ + " WHERE rowid > " + std::to_string(scan_->rowid());
+  std::string error;
+  if (reading_db_ == nullptr) {
+    if (!db_.Open(path_, &error)) {
+      resume_error_ = error;
+      return false;
+    }
+    reading_db_ = &db_;
+  }
+  st_ = reading_db_->Prepare(sql, &error);
+  if (!st_.valid() || st_.ColumnCount() != cols_) {
+    resume_error_ = st_.valid() ? path_ + ": columns differ from the scan's" : error;
+    return false;
+  }
+  return true;
+}
+
+void PrefetchedRows::CopyScanned(Block* b) {
+  const size_t cols = static_cast<size_t>(cols_);
+  const TableScan& s = *scan_;
+  int64_t* v = &b->values[b->rows * cols];
+  // As FillBlock's SQL reading: a NULL reads as 0, noted where tracked.
+  for (size_t c = 0; c < cols; ++c) {
+    const uint64_t bit = uint64_t{1} << c;
+    const bool present = !s.IsNull(c);
+    if ((text_cols_ & bit) != 0) {
+      const std::string_view t = s.Text(c);
+      const uint64_t size = std::min<uint64_t>(t.size(), 0xFFFFFFFFu);
+      v[c] = present ? static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size) : 0;
+      b->text.append(t.data(), size);
+    } else {
+      v[c] = s.values()[c];  // a double's bits; 0 for NULL
+    }
+  }
+  b->nulls[b->rows++] = s.nulls() & tracked_nulls_;
+}
+
 bool PrefetchedRows::OpenOnThread() {
   std::string error;
   bool ok = false;
@@ -100,12 +184,7 @@ bool PrefetchedRows::OpenOnThread() {
   } catch (const std::exception& e) {
     error = e.what();
   }
-  if (ok) {
-    // Column answers from names_ from here on.
-    for (const std::string& n : track_nulls_) TrackNulls(Column(n));
-    for (const std::string& n : track_texts_) TrackText(Column(n));
-    for (const std::string& n : track_doubles_) TrackDouble(Column(n));
-  }
+  if (ok) TrackNamed();  // Column answers from names_ from here on
   std::lock_guard<std::mutex> lock(mu_);
   opened_ = true;
   if (!ok) {
@@ -139,6 +218,17 @@ bool PrefetchedRows::FillBlock(Block* b) {
   b->text.clear();
   b->rows = 0;
   while (b->rows < kBlockRows) {
+    if (scan_ != nullptr) {
+      if (scan_->Next()) {
+        CopyScanned(b);
+        continue;
+      }
+      scanned_rows_ = scan_->rows();
+      if (!scan_->failed()) return false;  // the end of the table
+      const bool resumed = ResumeWithSql();
+      scan_.reset();
+      if (!resumed) return false;
+    }
     if (!st_.Step()) return false;
     int64_t* v = &b->values[b->rows * cols];
     uint64_t nulls = 0;
@@ -189,8 +279,9 @@ void PrefetchedRows::Produce() {
       if (b.rows > 0) full_.push_back(std::move(b));
       if (!more) {
         done_ = true;
-        failed_ = !st_.ok();
-        if (failed_) thread_error_ = reading_db_->LastError();
+        failed_ = !st_.ok() || !resume_error_.empty();
+        if (failed_)
+          thread_error_ = !resume_error_.empty() ? resume_error_ : reading_db_->LastError();
         cv_.notify_all();
         return;
       }
@@ -204,7 +295,33 @@ void PrefetchedRows::Produce() {
   }
 }
 
+bool PrefetchedRows::StepScan() {
+  if (scan_->Next()) {
+    row_values_ = scan_->values();
+    row_nulls_ = scan_->nulls() & tracked_nulls_;
+    return true;
+  }
+  direct_ = false;
+  scanned_rows_ = scan_->rows();
+  if (!scan_->failed()) {
+    done_ = true;
+    return false;
+  }
+  // The rest through SQL, read here now into blocks, as ReadNow does.
+  const bool resumed = ResumeWithSql();
+  scan_.reset();
+  if (!resumed) {
+    done_ = true;
+    ok_ = false;
+    error_ = resume_error_;
+    return false;
+  }
+  Produce();
+  return Step();
+}
+
 bool PrefetchedRows::Step() {
+  if (direct_) return StepScan();
   if (!valid()) return false;
   if (next_row_ >= current_.rows) {
     std::unique_lock<std::mutex> lock(mu_);

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "libtracer/analysis/importers/sqlite_db.h"
+#include "libtracer/analysis/importers/sqlite_table_scan.h"
 
 namespace tracer::analysis::importers {
 
@@ -54,6 +56,22 @@ class PrefetchedRows {
   void ReadNow(SqliteDb* db, const std::string& sql, const std::vector<std::string_view>& nulls,
                const std::vector<std::string_view>& texts,
                const std::vector<std::string_view>& doubles);
+  // Reading the rows from the file itself (sqlite_table_scan.h) as plan
+  // says, result columns named names (those of sql's result, in its order):
+  // on a thread into blocks as StartOpen (on_thread), else each row as Step
+  // asks for it, with no copy. When the scan gives up, the rest of the rows
+  // (rowid past the last one read) are read through sql, on a connection of
+  // the thread's own or db. False (nothing started) when names and plan
+  // disagree or a reading was started already.
+  bool StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
+                 const std::vector<std::string_view>& names, SqliteDb* db, bool on_thread,
+                 const std::string& sql, const std::vector<std::string_view>& nulls,
+                 const std::vector<std::string_view>& texts,
+                 const std::vector<std::string_view>& doubles);
+  // Rows read from the file itself (StartScan), and why the scan gave up
+  // ("" when it did not): after the last Step.
+  size_t scanned_rows() const { return scanned_rows_; }
+  const std::string& scan_gave_up() const { return scan_why_; }
   // After StartOpen: waits until the statement is prepared; false with
   // *error (as Open's) when opening or preparing failed.
   bool WaitOpened(std::string* error);
@@ -86,6 +104,7 @@ class PrefetchedRows {
   double Double(int col) const { return std::bit_cast<double>(row_values_[col]); }
   // Valid until the next Step.
   std::string_view Text(int col) const {
+    if (direct_) return scan_->Text(static_cast<size_t>(col));
     const uint64_t v = static_cast<uint64_t>(row_values_[col]);
     return std::string_view(current_.text).substr(v >> 32, v & 0xFFFFFFFFu);
   }
@@ -103,6 +122,15 @@ class PrefetchedRows {
   bool FillBlock(Block* b);
   // StartOpen's part on the thread; false when it failed (said to WaitOpened).
   bool OpenOnThread();
+  // StartScan's: the column masks from the names; never fails.
+  void TrackNamed();
+  // Step's reading straight from the scan (StartScan without a thread).
+  bool StepScan();
+  // Copies the scan's current row into the next row of *b.
+  void CopyScanned(Block* b);
+  // The scan gave up: prepares sql for the rows after the last one it read;
+  // false (resume_error_) when that fails.
+  bool ResumeWithSql();
 
   SqliteDb db_;
   // The connection st_ reads: &db_, or ReadNow's.
@@ -122,6 +150,13 @@ class PrefetchedRows {
   std::string path_, sql_, open_error_;
   std::vector<std::string> names_, track_nulls_, track_texts_, track_doubles_;
   std::string thread_error_;
+  // StartScan: the file, the scan, what it read; resume_error_: the SQL
+  // reading of the rest could not start.
+  std::shared_ptr<const SqliteFileMap> file_;
+  std::unique_ptr<TableScan> scan_;
+  size_t scanned_rows_ = 0;
+  bool direct_ = false;  // rows come from scan_ at each Step
+  std::string scan_why_, resume_error_;
   // The reader's side.
   Block current_;
   size_t next_row_ = 0;

@@ -140,6 +140,10 @@ SqliteStatement SqliteDb::Prepare(const std::string& sql, std::string* error) {
   return SqliteStatement(stmt);
 }
 
+bool SqliteDb::Exec(const std::string& sql) {
+  return db_ != nullptr && sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
 std::string SqliteDb::LastError() const {
   return db_ != nullptr ? sqlite3_errmsg(db_) : "database not open";
 }

@@ -71,6 +71,8 @@ class SqliteDb {
 
   // Prepares sql; on failure returns an invalid statement and sets *error.
   SqliteStatement Prepare(const std::string& sql, std::string* error);
+  // Runs sql (statements without results wanted); false when it fails.
+  bool Exec(const std::string& sql);
   std::string LastError() const;
 
  private:

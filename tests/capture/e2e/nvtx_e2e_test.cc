@@ -207,7 +207,7 @@ TEST(CaptureE2E, RingFullDropsAreCountedAndConsistent) {
 TEST(CaptureE2E, TruncatedAndCorruptFilesKeepEveryFrameBeforeTheDamage) {
   TempDir dir;
   // slow 5: five ranges 5 ms apart with a 1 ms flush interval, so the file
-  // holds several frames.
+  // holds several frames (the client waits for a frame after each range).
   RunResult r =
       RunProgram({NVTX_CLIENT, "slow", "5"},
                  {{"TRACER_OUTPUT", dir.File("f.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "1"}},

@@ -19,8 +19,12 @@
 // a core). A thread past the mark runs at the writer's pace instead; past
 // 15/16 it sleeps 50 us per event rather than yields (YieldToWriter).
 // Never a wait: when the writer has handed no ring any room for
-// kYieldWithoutProgressNs (blocked on a full disk, say), the producer stops
-// yielding and drops as before until the writer moves again.
+// kYieldWithoutProgressNs while blocked writing the trace (a full disk, a
+// pipe nobody reads), or for kStarvedWriterNs whatever it was doing, the
+// producer stops yielding and drops as before until the writer moves again.
+// A writer that is merely starved (runnable but not run, or waiting on the
+// memory map lock, for over 100 ms on a loaded machine) is not stuck:
+// dropping then lost up to 5 % of four flat-out threads' events.
 #pragma once
 
 #include <sched.h>
@@ -50,6 +54,19 @@ void RingPassedFillMark() noexcept;
 // the rings one after the other, so one ring's tail may rest for a long
 // while when the writer is starved but busy).
 inline std::atomic<uint64_t> g_ring_writer_progress{0};
+
+// CLOCK_MONOTONIC_COARSE in ns (vDSO, no syscall): the producer's clock for
+// YieldToWriter, and the writer's for g_ring_writer_writing_since_ns.
+inline uint64_t RingCoarseNowNs() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Set by the consumer (RingCoarseNowNs, at least 1) while it writes the
+// trace file, 0 otherwise: a producer tells a writer blocked in write() (a
+// full disk: stuck) from one that has no core yet (starved).
+inline std::atomic<uint64_t> g_ring_writer_writing_since_ns{0};
 
 class ThreadRing {
  public:
@@ -349,9 +366,10 @@ class ThreadRing {
     return to;
   }
 
-  // Past the yield mark: one sched_yield, unless the writer has handed no
-  // ring any room for kYieldWithoutProgressNs (then it is not draining:
-  // yielding would only slow the thread down).
+  // Past the yield mark: one sched_yield, unless the writer is stuck (then
+  // it is not draining: yielding would only slow the thread down): it has
+  // handed no ring any room for kYieldWithoutProgressNs while blocked in a
+  // write of the trace file, or for kStarvedWriterNs.
   // Past sleep_mark_ (15/16 full) sched_yield has not been enough: with
   // more busy threads than cores it mostly hands the core to another
   // producer, not to the writer (on 2 cores, 4 threads pushing flat out lost
@@ -359,16 +377,18 @@ class ThreadRing {
   // kNearlyFullSleepNs per event instead, which frees its core for whatever
   // the scheduler runs next; still bounded by the progress check above.
   __attribute__((noinline)) void YieldToWriter(uint64_t fill) noexcept {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // vDSO, no syscall
-    const uint64_t now =
-        static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+    const uint64_t now = RingCoarseNowNs();
     const uint64_t progress = g_ring_writer_progress.load(std::memory_order_relaxed);
     if (progress != progress_seen_) {
       progress_seen_ = progress;
       progress_ns_ = now;
     }
-    if (now - progress_ns_ >= kYieldWithoutProgressNs) return;
+    const uint64_t stalled = now - progress_ns_;
+    if (stalled >= kYieldWithoutProgressNs) {
+      if (stalled >= kStarvedWriterNs) return;
+      const uint64_t writing = g_ring_writer_writing_since_ns.load(std::memory_order_relaxed);
+      if (writing != 0 && now - std::min(now, writing) >= kYieldWithoutProgressNs) return;
+    }
     ++yields_;
     if (fill > sleep_mark_) {
       const timespec pause{0, static_cast<long>(kNearlyFullSleepNs)};
@@ -378,9 +398,12 @@ class ThreadRing {
     sched_yield();
   }
 
-  // A writer that has not drained this ring for this long is stuck, not
-  // starved: the producer drops instead of yielding.
+  // A writer that has handed no ring room for this long, blocked in a write
+  // all along, is stuck, not starved: the producer drops instead of yielding.
   static constexpr uint64_t kYieldWithoutProgressNs = 100'000'000;
+  // Stuck whatever it is doing: the longest a thread past the yield mark is
+  // slowed down (yields, 50 us sleeps) by a writer that makes no progress.
+  static constexpr uint64_t kStarvedWriterNs = 2'000'000'000;
   // How long a producer past sleep_mark_ sleeps per event (YieldToWriter).
   static constexpr uint64_t kNearlyFullSleepNs = 50'000;
   // Rings smaller than this many pages keep their pages (one page of room

@@ -441,10 +441,24 @@ void Writer::MaybeCutFrame() {
   if (builder_.ApproximateBytes() >= kWriterFrameBytes) EmitFrame();
 }
 
+// Marks the writer as inside a write of the trace file for the producers'
+// stuck-or-starved test (ThreadRing::YieldToWriter).
+class WritingTrace {
+ public:
+  WritingTrace() noexcept {
+    g_ring_writer_writing_since_ns.store(std::max<uint64_t>(1, RingCoarseNowNs()),
+                                         std::memory_order_relaxed);
+  }
+  ~WritingTrace() { g_ring_writer_writing_since_ns.store(0, std::memory_order_relaxed); }
+  WritingTrace(const WritingTrace&) = delete;
+  WritingTrace& operator=(const WritingTrace&) = delete;
+};
+
 void Writer::EmitFrame() {
   if (builder_.pending_items() == 0) return;
   frame_.clear();
   builder_.FinishFrame(&frame_);
+  WritingTrace writing;
   file_.Append(frame_);
 }
 
@@ -478,6 +492,7 @@ void Writer::WriteFooter(uint64_t end_ns, uint64_t unclosed) {
   builder_.SetFooter(footer);
   frame_.clear();
   builder_.FinishFrame(&frame_);
+  WritingTrace writing;
   file_.Append(frame_);
 }
 

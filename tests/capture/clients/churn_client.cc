@@ -3,6 +3,7 @@
 // exit()), for the thread-churn end-to-end tests (churn_e2e_test.cc says
 // what each mode must leave in the trace). Figures for the test go to stderr
 // as "key=value" lines.
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,14 +101,25 @@ int ChurnExit(int workers, int ms) {
   exit(0);
 }
 
-// sigterm_exit W MS US: W workers record ranges "w" (payload = worker << 32
+// sigterm_exit W N US: W workers record ranges "w" (payload = worker << 32
 // | sequence), one every US us of busy work (so the test can size rings that
 // never fill), each counting the ranges it ended; a SIGTERM
 // handler calls exit(0), as servers and launchers do; the main thread sends
-// the signal after MS ms. Prints, per worker, before_<w>=<ranges ended
+// the signal once every worker ended N ranges (a count, not a time: the
+// rings then hold the same amount for the final drain however loaded the
+// machine is). Prints, per worker, before_<w>=<ranges ended
 // before the handler ran> and after_<w>=<ranges ended by the time the
 // tracer's atexit handler returned> (from an atexit handler registered
 // before the tracer's, which runs after it).
+//
+// Under the test variant of the library (libtracer_test.so, which exports
+// tracerTestAddShutdownHook) the session's shutdown waits, once it stopped
+// recording and before its final drain, until every worker ended two more
+// ranges: each worker then certainly recorded (was refused) a range after
+// the session closed and before the drain that counts refusals, which the
+// scheduler alone does not ensure (on a loaded machine no worker may run in
+// that window). Prints shutdown_hook=<1 when it waited, 0 without the hook,
+// 2 when it gave up after 60 s, 3 when registered but never run>.
 std::atomic<uint64_t> g_ended[kMaxWorkers];
 uint64_t g_before[kMaxWorkers];
 int g_workers = 0;
@@ -118,6 +130,39 @@ void OnTerm(int) {
   exit(0);
 }
 
+int g_shutdown_hook = 0;
+
+// Runs inside the tracer's shutdown, the session closed: waits until each
+// worker ended two more ranges (the second one began after this started).
+void WaitForEveryWorkerPastTheClose() {
+  uint64_t seen[kMaxWorkers];
+  for (int w = 0; w < g_workers; ++w) seen[w] = g_ended[w].load();
+  const uint64_t deadline = NowUs() + 60 * 1000000ull;
+  for (int w = 0; w < g_workers; ++w) {
+    while (g_ended[w].load() < seen[w] + 2) {
+      if (NowUs() > deadline) {
+        g_shutdown_hook = 2;
+        return;
+      }
+      usleep(100);
+    }
+  }
+  g_shutdown_hook = 1;
+}
+
+// Registers WaitForEveryWorkerPastTheClose with the test variant of the
+// library, when that is the one loaded (NVTX_INJECTION64_PATH).
+void AddShutdownHookIfTestLibrary() {
+  const char* lib = getenv("NVTX_INJECTION64_PATH");
+  if (!lib) return;
+  void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return;
+  using AddHook = int (*)(void (*)());
+  auto add = reinterpret_cast<AddHook>(dlsym(h, "tracerTestAddShutdownHook"));
+  if (add && add(&WaitForEveryWorkerPastTheClose) == 0) g_shutdown_hook = 3;
+  dlclose(h);
+}
+
 void PrintCounts() {
   uint64_t after[kMaxWorkers];
   for (int w = 0; w < g_workers; ++w) after[w] = g_ended[w].load();
@@ -126,10 +171,11 @@ void PrintCounts() {
             static_cast<unsigned long long>(g_before[w]), w,
             static_cast<unsigned long long>(after[w]));
   }
+  fprintf(stderr, "shutdown_hook=%d\n", g_shutdown_hook);
   fflush(stderr);
 }
 
-int SigtermExit(int workers, int ms, int pace_us) {
+int SigtermExit(int workers, int ranges, int pace_us) {
   g_workers = workers < kMaxWorkers ? workers : kMaxWorkers;
   g_pace_us = static_cast<uint64_t>(pace_us);
   atexit(PrintCounts);
@@ -157,7 +203,10 @@ int SigtermExit(int workers, int ms, int pace_us) {
   }
   pthread_sigmask(SIG_UNBLOCK, &term, nullptr);
   while (started.load() < g_workers) usleep(1000);
-  usleep(static_cast<useconds_t>(ms) * 1000);
+  for (int w = 0; w < g_workers; ++w) {
+    while (g_ended[w].load() < static_cast<uint64_t>(ranges)) usleep(1000);
+  }
+  AddShutdownHookIfTestLibrary();  // the workers recorded: the session runs
   kill(getpid(), SIGTERM);
   for (;;) pause();
 }
@@ -169,7 +218,7 @@ int main(int argc, char** argv) {
   auto arg = [&](int i, int def) { return argc > i ? atoi(argv[i]) : def; };
   if (mode == "churn") return Churn(arg(2, 8), arg(3, 100), arg(4, 3));
   if (mode == "churn_exit") return ChurnExit(arg(2, 8), arg(3, 300));
-  if (mode == "sigterm_exit") return SigtermExit(arg(2, 4), arg(3, 200), arg(4, 20));
+  if (mode == "sigterm_exit") return SigtermExit(arg(2, 4), arg(3, 20000), arg(4, 20));
   fprintf(stderr, "churn_client: unknown mode '%s'\n", mode.c_str());
   return 2;
 }

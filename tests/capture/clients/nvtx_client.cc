@@ -586,10 +586,15 @@ int main(int argc, char** argv) {
     return EntryPoints(argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? strtoul(argv[3], nullptr, 10) : 0);
   }
   if (mode == "slow") {  // slow N: N ranges "tick", 5 ms apart
+    // After each range, until the writer appended a frame (at most 10 s):
+    // one frame a range however late a loaded machine runs the writer.
+    const std::string path = OwnTracePath();
     for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 5; i < n; ++i) {
+      const long size = FileSize(path);
       nvtxRangePushA("tick");
       usleep(5000);
       nvtxRangePop();
+      if (size >= 0) WaitForGrowth(path, size);
     }
     return 0;
   }

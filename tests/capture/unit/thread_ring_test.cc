@@ -28,6 +28,17 @@ bool PushNumbered(ThreadRing& ring, uint64_t n, uint64_t* next) {
   return true;
 }
 
+// PushNumbered one event at a time with the writer making progress before
+// each (as a draining writer does): the yields then do not depend on how
+// long each took (seconds in all on a loaded machine).
+bool PushWhileTheWriterMoves(ThreadRing& ring, uint64_t n, uint64_t* next) {
+  for (uint64_t i = 0; i < n; ++i) {
+    g_ring_writer_progress.fetch_add(1, std::memory_order_relaxed);
+    if (!PushNumbered(ring, 1, next)) return false;
+  }
+  return true;
+}
+
 // Drains, checking the numbers continue from *expected.
 void DrainChecking(ThreadRing& ring, uint64_t* expected) {
   ring.Drain([&](const Event& e) { ASSERT_EQ(e.time, ++*expected); });
@@ -178,27 +189,38 @@ TEST(ThreadRingLapsTest, LongDrainGivesRoomBackAsItGoes) {
 
 // Past three quarters full the producer yields once per event while the
 // writer drains, never below the mark, not when switched off (drop), and
-// not while the writer has left the ring alone for 100 ms (stuck, not
-// starved): yielding then would only slow the thread down.
+// not while the writer has left the ring alone for 100 ms blocked in a
+// write of the trace (stuck, not starved): yielding then would only slow
+// the thread down. A writer that made no progress for 100 ms but is not
+// writing has no core yet (a loaded machine): the producer goes on yielding.
 TEST(ThreadRingYieldTest, YieldsPastThreeQuartersOnlyWhileTheWriterMoves) {
   ThreadRing ring(1 << 16);  // 2048 events, yield by default
   const uint64_t cap = ring.capacity();
   uint64_t next = 0, expected = 0;
   ASSERT_TRUE(PushNumbered(ring, cap * 3 / 4, &next));
   EXPECT_EQ(ring.yields(), 0u);
-  ASSERT_TRUE(PushNumbered(ring, 100, &next));
+  ASSERT_TRUE(PushWhileTheWriterMoves(ring, 100, &next));
   EXPECT_EQ(ring.yields(), 100u);  // one per event past the mark
 
-  // The writer stays away: after 100 ms without progress, no more yields.
+  // The writer stays away, not writing (starved): yields go on.
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  uint64_t yields = ring.yields();
   ASSERT_TRUE(PushNumbered(ring, 10, &next));
-  EXPECT_EQ(ring.yields(), 100u);
+  EXPECT_EQ(ring.yields(), yields + 10);
+
+  // Blocked in a write for 100 ms without progress: stuck, no more yields.
+  g_ring_writer_writing_since_ns.store(RingCoarseNowNs());
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  yields = ring.yields();
+  ASSERT_TRUE(PushNumbered(ring, 10, &next));
+  EXPECT_EQ(ring.yields(), yields);
+  g_ring_writer_writing_since_ns.store(0);
 
   // It drains again: yields resume once the ring is past the mark again.
   DrainChecking(ring, &expected);
   ASSERT_TRUE(PushNumbered(ring, cap * 3 / 4, &next));
   const uint64_t before = ring.yields();
-  ASSERT_TRUE(PushNumbered(ring, 50, &next));
+  ASSERT_TRUE(PushWhileTheWriterMoves(ring, 50, &next));
   EXPECT_EQ(ring.yields(), before + 50);
 
   DrainChecking(ring, &expected);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -333,6 +334,16 @@ bool IsGzip(const std::string& path) {
   return in.gcount() == 2 && head[0] == 0x1f && head[1] == 0x8b;
 }
 
+// analysis::IsRecordedStream, once per file: it parses the file's first
+// chunk (an imported trace's holds thousands of records, a few ms), and
+// deciding how to read the inputs asks up to three times per file.
+bool IsRecordedStreamFile(const std::string& path) {
+  static std::map<std::string, bool> known;
+  auto [it, inserted] = known.emplace(path, false);
+  if (inserted) it->second = analysis::IsRecordedStream(path);
+  return it->second;
+}
+
 bool IsStreamFile(const std::string& path) {
   analysis::FrameScanner scanner(path);
   std::string error;
@@ -350,7 +361,7 @@ bool EstimateWhole(const std::vector<std::string>& files, uint64_t* bytes, uint6
     // The nsys check first: it reads 16 bytes, the stream check a frame.
     if (analysis::IsNsysExport(f)) {
       *estimate += size * kNsysInMemoryFactor;
-    } else if (analysis::IsRecordedStream(f)) {
+    } else if (IsRecordedStreamFile(f)) {
       *estimate += size * kInMemoryFactor;
     } else if (analysis::IsKinetoTrace(f)) {
       *estimate += size * (IsGzip(f) ? kKinetoGzInMemoryFactor : kKinetoInMemoryFactor);
@@ -427,7 +438,7 @@ std::string BoundedUnavailable(const std::vector<std::string>& files,
     // A file that cannot be opened is no import: reading it says why.
     if (std::ifstream probe(f, std::ios::binary); !probe) continue;
     if (!IsStreamFile(f)) return f + " is not a trace the bounded path reads";
-    if (!analysis::IsRecordedStream(f)) {
+    if (!IsRecordedStreamFile(f)) {
       return f + " was written by `tracer import`, not recorded (no launch records)";
     }
   }

@@ -225,7 +225,29 @@ TEST(RangeIndexTest, InnermostOpenAtAndTimeDerivedParents) {
   EXPECT_EQ(p.ranges[index.Parent(layer3)].id, 2u);
   EXPECT_EQ(index.Depth(layer3), 2u);
   EXPECT_EQ(index.Children(index.Find(2)).size(), 2u);
-  EXPECT_EQ(index.ByName(p.ranges[layer3].name).size(), 2u);
+}
+
+// Find by instance id, whether the ids run consecutively in record order
+// (importers: an index plus the first id) or not (recorded streams): every
+// id finds its record, ids around and between them find nothing.
+TEST(RangeIndexTest, FindsEveryInstanceIdDenseOrNot) {
+  for (const std::vector<uint64_t>& ids :
+       {std::vector<uint64_t>{7, 8, 9, 10}, std::vector<uint64_t>{40, 3, 17, 5}}) {
+    TraceFileBuilder b;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      b.Range(ids[i], 0, 1, "r" + std::to_string(i), 100 * i, 100 * i + 50);
+    }
+    const Trace trace = Read(b);
+    const ProcessTrace& p = trace.processes[0];
+    const RangeIndex index(p);
+    ASSERT_EQ(p.ranges.size(), ids.size());
+    for (uint32_t i = 0; i < p.ranges.size(); ++i) EXPECT_EQ(index.Find(p.ranges[i].id), i);
+    for (uint64_t missing : {0, 1, 2, 4, 6, 11, 16, 18, 39, 41}) {
+      if (std::find(ids.begin(), ids.end(), missing) == ids.end()) {
+        EXPECT_EQ(index.Find(missing), kNoRange) << missing;
+      }
+    }
+  }
 }
 
 TEST(RangeIndexTest, ParentCyclesAreCut) {

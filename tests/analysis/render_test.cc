@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -167,6 +168,35 @@ TEST(RenderTest, ColumnUnitIsTheSmallestWithFourDigits) {
   EXPECT_EQ(FormatDurationIn(Cell(int64_t{12}), TimeUnit::kNs), "12");
   EXPECT_EQ(FormatDurationIn(Cell(), TimeUnit::kUs), "-");
   EXPECT_EQ(FormatDurationIn(Cell(std::string()), TimeUnit::kUs), "-");
+}
+
+// Integer durations in us, ms and s print without printf's floating point
+// (render.cc ThousandthsOf): the digits must be printf's "%.3f" of the
+// value in that unit, ties (1500 ns in ms: 0.0015) and their neighbours
+// included, which printf rounds on the double nearest the quotient.
+TEST(RenderTest, FixedUnitDurationsPrintAsPrintfWould) {
+  auto printf3 = [](int64_t ns, double per) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.3f", static_cast<double>(ns) / per);
+    return std::string(buf);
+  };
+  std::vector<int64_t> values;
+  for (int64_t base : {int64_t{0}, int64_t{1000}, int64_t{1234000}, int64_t{999999000},
+                       int64_t{123456789000}, int64_t{4503599627370000}}) {
+    for (int64_t d = -1600; d <= 1600; ++d) values.push_back(base + d);
+  }
+  for (int64_t step : {int64_t{500}, int64_t{500000}}) {
+    for (int64_t k = 1; k < 3000; k += 7) values.push_back(k * step);
+  }
+  size_t checked = 0;
+  for (int64_t ns : values) {
+    for (auto [unit, per] : {std::pair{TimeUnit::kUs, 1e3}, std::pair{TimeUnit::kMs, 1e6},
+                             std::pair{TimeUnit::kS, 1e9}}) {
+      ASSERT_EQ(FormatDurationIn(Cell(ns), unit), printf3(ns, per)) << ns << " ns / " << per;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 50000u);
 }
 
 // The cells of a column hold the same values as before, only in the

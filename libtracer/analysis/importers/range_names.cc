@@ -54,11 +54,12 @@ bool AllPerCallFields(std::string_view s) {
                                                 {"input_op_ids", true}}};
   if (s.empty()) return false;
   while (!s.empty()) {
-    if (s.substr(0, 2) != ", ") return false;
+    if (s.size() < 2 || s[0] != ',' || s[1] != ' ') return false;
     s.remove_prefix(2);
     const Key* key = nullptr;
     for (const Key& k : kKeys) {
-      if (s.substr(0, k.name.size()) == k.name) {
+      // The first character before the whole key: most keys differ there.
+      if (!s.empty() && s.front() == k.name.front() && s.substr(0, k.name.size()) == k.name) {
         key = &k;
         break;
       }
@@ -113,11 +114,21 @@ std::optional<size_t> PerCallSuffixStart(std::string_view name) {
   return std::nullopt;
 }
 
-bool IsBuiltinOpRangeName(std::string_view name) {
+namespace {
+
+// IsBuiltinOpRangeName but for the per-call suffix (known absent where it
+// is called).
+bool IsOpPrefixOrBackwardFunction(std::string_view name) {
   for (std::string_view prefix : kOpPrefixes) {
     if (name.substr(0, prefix.size()) == prefix) return true;
   }
-  return IsBackwardFunction(name) || PerCallSuffixStart(name).has_value();
+  return IsBackwardFunction(name);
+}
+
+}  // namespace
+
+bool IsBuiltinOpRangeName(std::string_view name) {
+  return IsOpPrefixOrBackwardFunction(name) || PerCallSuffixStart(name).has_value();
 }
 
 Status RangeNameRules::AddUserRules(std::string_view text, std::string_view source) {
@@ -175,7 +186,8 @@ RangeNameRules::View RangeNameRules::Apply(std::string_view raw, std::string* re
     name = name.substr(0, *p);
     per_call = true;
   }
-  out.op = per_call || IsBuiltinOpRangeName(name) || MatchesAny(op_rules_, name);
+  // Without a suffix, IsBuiltinOpRangeName would look for it again.
+  out.op = per_call || IsOpPrefixOrBackwardFunction(name) || MatchesAny(op_rules_, name);
   out.changed = name != raw;
   out.name = name;
   return out;

@@ -4,17 +4,31 @@
 
 namespace tracer::analysis {
 
+namespace {
+
+// The records a process's analysis reads: ranges and GPU ops.
+size_t AnalyzedRecords(const Trace& trace) {
+  size_t n = 0;
+  for (const ProcessTrace& p : trace.processes) {
+    n += p.ranges.size() + p.kernels.size() + p.memcpys.size() + p.memsets.size();
+  }
+  return n;
+}
+
+}  // namespace
+
 AnalyzedTrace::AnalyzedTrace(const Trace& trace, const AttributionOptions& options)
     : trace_(&trace), options_(options) {
   // Each process's analysis reads its own records only.
   processes_.resize(trace.processes.size());
-  ParallelFor(processes_.size(), [&](size_t i) {
+  ParallelFor(processes_.size(), AnalyzedRecords(trace), [&](size_t i) {
     processes_[i] = std::make_unique<ProcessAnalysis>(trace.processes[i], options);
   });
 }
 
 void AnalyzedTrace::ComputeProjections() const {
-  ParallelFor(processes_.size(), [&](size_t i) { processes_[i]->projection(); });
+  ParallelFor(processes_.size(), AnalyzedRecords(*trace_),
+              [&](size_t i) { processes_[i]->projection(); });
 }
 
 std::string_view AnalyzedTrace::RangeName(const RangeRecord& r) const {

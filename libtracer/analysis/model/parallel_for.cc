@@ -44,4 +44,12 @@ void ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   if (first_error) std::rethrow_exception(first_error);
 }
 
+void ParallelFor(size_t n, size_t records, const std::function<void(size_t)>& fn) {
+  if (records >= kParallelMinRecords) {
+    ParallelFor(n, fn);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) fn(i);
+}
+
 }  // namespace tracer::analysis

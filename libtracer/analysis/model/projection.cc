@@ -80,7 +80,7 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
 
   // Each range's projection is accumulated where it is kept: no running
   // copy per range beside it (that doubled the projection's peak memory).
-  by_range_.resize(p.ranges.size());
+  slot_.assign(p.ranges.size(), kNoSlot);
   for (;;) {
     int kind = -1;
     uint32_t index = 0;
@@ -102,12 +102,13 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
     const uint32_t stream = stream_of(kind, index);
     const bool kernel = kind == 0;
     for (uint32_t r : attribution.Stack(static_cast<OpKind>(kind), index)) {
-      if (r >= by_range_.size()) continue;
-      auto& proj = by_range_[r];
-      if (proj == nullptr) {
-        proj = std::make_unique<InstanceProjection>();
-        ++with_gpu_;
+      if (r >= slot_.size()) continue;
+      uint32_t& slot = slot_[r];
+      if (slot == kNoSlot) {
+        slot = static_cast<uint32_t>(pool_.size());
+        pool_.emplace_back();
       }
+      InstanceProjection* proj = &pool_[slot];
       Add(&proj->total, start, end, kernel);
       // A handful of streams per range: a linear scan beats hashing.
       auto& streams = proj->streams;
@@ -121,16 +122,17 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
       Add(&*it, start, end, kernel);
     }
   }
-  for (auto& proj : by_range_) {
-    if (proj == nullptr) continue;
-    proj->streams.shrink_to_fit();
-    std::sort(proj->streams.begin(), proj->streams.end(),
+  pool_.shrink_to_fit();
+  for (InstanceProjection& proj : pool_) {
+    proj.streams.shrink_to_fit();
+    std::sort(proj.streams.begin(), proj.streams.end(),
               [](const StreamSpan& a, const StreamSpan& b) { return a.stream < b.stream; });
   }
 }
 
 const InstanceProjection* Projection::Of(uint32_t range_index) const {
-  return range_index < by_range_.size() ? by_range_[range_index].get() : nullptr;
+  if (range_index >= slot_.size() || slot_[range_index] == kNoSlot) return nullptr;
+  return &pool_[slot_[range_index]];
 }
 
 }  // namespace tracer::analysis

@@ -46,11 +46,14 @@ class Projection {
   // nullptr when the range instance (index into ProcessTrace::ranges) has no
   // attributed GPU op.
   const InstanceProjection* Of(uint32_t range_index) const;
-  size_t instances_with_gpu() const { return with_gpu_; }
+  size_t instances_with_gpu() const { return pool_.size(); }
 
  private:
-  std::vector<std::unique_ptr<InstanceProjection>> by_range_;
-  size_t with_gpu_ = 0;
+  // Per range index, its projection's position in pool_, or kNoSlot: one
+  // array for all instances instead of an allocation each.
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  std::vector<uint32_t> slot_;
+  std::vector<InstanceProjection> pool_;
 };
 
 }  // namespace tracer::analysis

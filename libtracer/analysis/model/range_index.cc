@@ -7,8 +7,20 @@ namespace tracer::analysis {
 RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
   const auto& ranges = process.ranges;
   const uint32_t n = static_cast<uint32_t>(ranges.size());
-  by_id_.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) by_id_.emplace(ranges[i].id, i);
+  // Instance ids: importers number ranges consecutively in record order, so
+  // an id is usually its index plus the first id; otherwise (recorded
+  // streams) a sorted table. Either is a fraction of a node-based hash map.
+  dense_ids_ = n > 0;
+  for (uint32_t i = 0; i < n && dense_ids_; ++i) dense_ids_ = ranges[i].id == ranges[0].id + i;
+  if (dense_ids_) {
+    first_id_ = ranges[0].id;
+  } else {
+    by_id_.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) by_id_.emplace_back(ranges[i].id, i);
+    // Stable: with repeated ids the first record wins.
+    std::stable_sort(by_id_.begin(), by_id_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
 
   // Per-thread push/pop lists, sorted so that an enclosing range comes before
   // the ranges it contains (same start: the longer one first).
@@ -18,7 +30,6 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
     } else {
       by_thread_[ranges[i].thread].push_back(i);
     }
-    by_name_[ranges[i].name].push_back(i);
   }
   auto by_start = [&](uint32_t a, uint32_t b) {
     const RangeRecord& x = ranges[a];
@@ -49,10 +60,9 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
       }
       uint32_t parent = kNoRange;
       if (r.parent_id != 0) {
-        auto it = by_id_.find(r.parent_id);
-        if (it != by_id_.end() && it->second != i &&
-            ranges[it->second].kind == RangeKind::kPushPop) {
-          parent = it->second;
+        const uint32_t named = Find(r.parent_id);
+        if (named != kNoRange && named != i && ranges[named].kind == RangeKind::kPushPop) {
+          parent = named;
         }
       }
       if (parent == kNoRange && !open.empty()) parent = open.back();
@@ -105,15 +115,20 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
   std::vector<uint32_t> fill(child_offsets_.begin(), child_offsets_.end() - 1);
   std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), by_start);
+  sort(&order);  // importers' ranges are in start order already
   for (uint32_t i : order) {
     if (parent_[i] != kNoRange) children_[fill[parent_[i]]++] = i;
   }
 }
 
 uint32_t RangeIndex::Find(uint64_t instance_id) const {
-  auto it = by_id_.find(instance_id);
-  return it == by_id_.end() ? kNoRange : it->second;
+  if (dense_ids_) {
+    const uint64_t i = instance_id - first_id_;
+    return instance_id >= first_id_ && i < parent_.size() ? static_cast<uint32_t>(i) : kNoRange;
+  }
+  auto it = std::lower_bound(by_id_.begin(), by_id_.end(), instance_id,
+                             [](const auto& e, uint64_t id) { return e.first < id; });
+  return it != by_id_.end() && it->first == instance_id ? it->second : kNoRange;
 }
 
 std::span<const uint32_t> RangeIndex::Children(uint32_t index) const {
@@ -165,12 +180,6 @@ std::vector<uint32_t> RangeIndex::ThreadsWithRanges() const {
 std::span<const uint32_t> RangeIndex::ThreadRanges(uint32_t thread) const {
   auto it = by_thread_.find(thread);
   if (it == by_thread_.end()) return {};
-  return it->second;
-}
-
-std::span<const uint32_t> RangeIndex::ByName(uint32_t name) const {
-  auto it = by_name_.find(name);
-  if (it == by_name_.end()) return {};
   return it->second;
 }
 

@@ -25,6 +25,7 @@
 #include <span>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "libtracer/analysis/read/trace_model.h"
@@ -71,17 +72,17 @@ class RangeIndex {
   // Push/pop ranges opened by thread, sorted by start.
   std::span<const uint32_t> ThreadRanges(uint32_t thread) const;
 
-  // Every range index whose name is this global string id.
-  std::span<const uint32_t> ByName(uint32_t name) const;
-
  private:
   const ProcessTrace* process_;
-  std::unordered_map<uint64_t, uint32_t> by_id_;
+  // Find(): ids first_id_, first_id_ + 1, ... in record order, else by_id_
+  // (id, index) sorted by id.
+  bool dense_ids_ = false;
+  uint64_t first_id_ = 0;
+  std::vector<std::pair<uint64_t, uint32_t>> by_id_;
   std::vector<uint32_t> parent_, depth_;
   std::vector<uint32_t> child_offsets_, children_;                 // CSR
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread_;  // sorted by start
   std::vector<uint32_t> start_end_;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> by_name_;
   uint64_t flattened_ = 0;
 };
 

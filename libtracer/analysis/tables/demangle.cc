@@ -138,13 +138,25 @@ bool IsNumber(const std::string& w) {
   return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// A context of a group of kernels sharing a short name, with its words
+// (Words) as a list and as a set, computed once per group rather than once
+// per pair of its members.
+struct GroupContext {
+  std::string text;
+  std::vector<std::string> words;
+  std::set<std::string> word_set;
+};
+
 // The least text of `mine` (a context) that none of `others` shares: the
 // text up to the first difference when that comes early; else the fewest of
 // its words that, together, some word is missing from each other context
 // ("<...MulFunctor...>"). Empty when neither tells it apart.
-std::string Distinguish(const std::string& mine, const std::vector<const std::string*>& others) {
+std::string Distinguish(const GroupContext& mine_context,
+                        const std::vector<const GroupContext*>& others) {
+  const std::string& mine = mine_context.text;
   size_t diff = 0;  // first position where mine differs from every other
-  for (const std::string* o : others) {
+  for (const GroupContext* other : others) {
+    const std::string* o = &other->text;
     size_t common = 0;
     while (common < mine.size() && common < o->size() && mine[common] == (*o)[common]) ++common;
     diff = std::max(diff, common);
@@ -161,12 +173,10 @@ std::string Distinguish(const std::string& mine, const std::vector<const std::st
     return mine.substr(0, end) + (end < mine.size() ? "..." : "");
 
   // Greedy cover: each other context must lack one chosen word.
-  const std::vector<std::string> words = Words(mine);
-  std::vector<std::set<std::string>> other_words;
-  for (const std::string* o : others) {
-    const std::vector<std::string> w = Words(*o);
-    other_words.emplace_back(w.begin(), w.end());
-  }
+  const std::vector<std::string>& words = mine_context.words;
+  std::vector<const std::set<std::string>*> other_words;
+  other_words.reserve(others.size());
+  for (const GroupContext* o : others) other_words.push_back(&o->word_set);
   std::vector<bool> told(others.size(), false);
   std::set<std::string> chosen;
   size_t left = others.size();
@@ -177,7 +187,7 @@ std::string Distinguish(const std::string& mine, const std::vector<const std::st
       if (chosen.count(w) > 0) continue;
       size_t count = 0;
       for (size_t j = 0; j < others.size(); ++j) {
-        if (!told[j] && other_words[j].count(w) == 0) ++count;
+        if (!told[j] && other_words[j]->count(w) == 0) ++count;
       }
       // Most others told apart; among equals a name before a number, a
       // longer (more specific) word, then the earlier one. Type keywords
@@ -195,7 +205,7 @@ std::string Distinguish(const std::string& mine, const std::vector<const std::st
     if (best == nullptr) return {};  // every word of mine is in some other
     chosen.insert(*best);
     for (size_t j = 0; j < others.size(); ++j) {
-      if (!told[j] && other_words[j].count(*best) == 0) {
+      if (!told[j] && other_words[j]->count(*best) == 0) {
         told[j] = true;
         --left;
       }
@@ -219,10 +229,14 @@ std::vector<std::string> UniqueShortNames(const std::vector<std::string_view>& n
   }
   for (auto& [short_name, group] : by_short) {
     if (group.size() < 2) continue;
-    std::vector<std::string> context(group.size());
-    for (size_t g = 0; g < group.size(); ++g) context[g] = Context(names[group[g]], short_name);
+    std::vector<GroupContext> context(group.size());
     for (size_t g = 0; g < group.size(); ++g) {
-      std::vector<const std::string*> others;
+      context[g].text = Context(names[group[g]], short_name);
+      context[g].words = Words(context[g].text);
+      context[g].word_set.insert(context[g].words.begin(), context[g].words.end());
+    }
+    for (size_t g = 0; g < group.size(); ++g) {
+      std::vector<const GroupContext*> others;
       for (size_t h = 0; h < group.size(); ++h) {
         if (h != g) others.push_back(&context[h]);
       }

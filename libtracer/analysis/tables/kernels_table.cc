@@ -18,7 +18,7 @@ Table RenderKernelsTable(TableRows& rows, const ReportOptions& o) {
                         {"full_name", ColumnKind::kText, "Full name"}});
   std::vector<uint32_t> ids;
   for (const auto& [key, durations] : rows.kernels) ids.push_back(key.second);
-  const auto labels = KernelLabels(*rows.strings, std::move(ids));
+  const auto& labels = KernelLabelsOf(rows, std::move(ids));
   for (auto& [key, durations] : rows.kernels) {
     const DurationStats s = durations.Stats();
     const std::string_view raw = rows.strings->Get(key.second);

@@ -26,7 +26,7 @@ Table RenderRangeKernelsTable(TableRows& rows, const ReportOptions& o) {
   for (const auto& [range_key, kernels] : rows.range_kernels) {
     for (const auto& [kernel, g] : kernels) ids.push_back(kernel);
   }
-  const auto labels = KernelLabels(*rows.strings, std::move(ids));
+  const auto& labels = KernelLabelsOf(rows, std::move(ids));
   for (auto& [range_key, kernels] : rows.range_kernels) {
     int64_t range_total = 0;
     for (const auto& [kernel, g] : kernels) range_total += g.durations.total();

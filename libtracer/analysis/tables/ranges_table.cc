@@ -68,7 +68,7 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
   for (const auto& [key, g] : rows.ranges) {
     for (const auto& [kernel, ns] : g.kernel_time) ids.push_back(kernel);
   }
-  const auto labels = KernelLabels(*rows.strings, std::move(ids));
+  const auto& labels = KernelLabelsOf(rows, std::move(ids));
   for (auto& [key, g] : rows.ranges) {
     std::vector<Cell> row;
     if (o.by_process) row.push_back(Text(rows.process_labels[std::get<0>(key)]));

@@ -197,6 +197,32 @@ std::vector<TimeUnit> ColumnUnits(Table* t, const RenderOptions& o) {
 
 // A duration cell in a fixed unit: text / md with 3 decimals (ns: whole);
 // CSV with every ns kept.
+// printf("%.3f", ns / per) for per = 1e3, 1e6 or 1e9 (ns in a unit of at
+// least a microsecond), without printf's floating-point formatting, which
+// took most of the text rendering of a large table. Integer rounding of
+// ns / per to thousandths gives printf's digits except on an exact tie,
+// where printf rounds the double nearest ns / per: those (and negative or
+// huge values) return false and go to printf.
+bool ThousandthsOf(int64_t ns, int64_t per, std::string* out) {
+  if (ns < 0 || ns > (int64_t{1} << 52) || per < 1000) return false;
+  const int64_t step = per / 1000;  // ns per thousandth of the unit
+  int64_t q = ns / step;
+  const int64_t r = ns % step;
+  if (2 * r == step) return false;
+  if (2 * r > step) ++q;
+  char buf[32];
+  char* end = buf + sizeof(buf);
+  char* p = end;
+  for (int k = 0; k < 3; ++k, q /= 10) *--p = static_cast<char>('0' + q % 10);
+  *--p = '.';
+  do {
+    *--p = static_cast<char>('0' + q % 10);
+    q /= 10;
+  } while (q > 0);
+  out->assign(p, end);
+  return true;
+}
+
 std::string FixedDuration(const Cell& cell, TimeUnit u, bool human) {
   if (std::holds_alternative<std::monostate>(cell)) return human ? "-" : "";
   const auto* i = std::get_if<int64_t>(&cell);
@@ -207,6 +233,10 @@ std::string FixedDuration(const Cell& cell, TimeUnit u, bool human) {
   }
   if (d != nullptr && !std::isfinite(*d)) return human ? "-" : "";
   if (u == TimeUnit::kNs) return i != nullptr ? std::to_string(*i) : Printf("%.0f", *d);
+  if (human && i != nullptr) {
+    std::string out;
+    if (ThousandthsOf(*i, static_cast<int64_t>(NsPer(u)), &out)) return out;
+  }
   const double v = (i != nullptr ? static_cast<double>(*i) : *d) / NsPer(u);
   if (human) return Printf("%.3f", v);
   // Exact: ns integers print with as many decimals as the unit has ns.

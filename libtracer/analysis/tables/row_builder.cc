@@ -51,13 +51,29 @@ void RowBuilder::BeginProcess(size_t process) {
   row_process_ = options_.by_process ? process : 0;
   ranges_.clear();
   range_index_.clear();
+  range_by_name_.clear();
   cells_.clear();
   cell_index_.clear();
   std::fill(cache_.begin(), cache_.end(), CacheEntry());
   kernel_rows_.clear();
+  for (auto& rows : api_rows_) rows.clear();
 }
 
 RowBuilder::RangeRef RowBuilder::Range(uint32_t domain, uint32_t name) {
+  if (domain == 0) {
+    // The default domain, by far the most common: a slot per name id
+    // (string ids are dense) instead of a hash map node per name.
+    if (name >= range_by_name_.size()) {
+      range_by_name_.resize(std::max<size_t>(name + 1, 2 * range_by_name_.size()), kNoRef);
+    }
+    RangeRef& slot = range_by_name_[name];
+    if (slot == kNoRef) {
+      slot = static_cast<RangeRef>(ranges_.size());
+      RangeBuild& b = ranges_.emplace_back();
+      b.name = name;
+    }
+    return slot;
+  }
   const uint64_t key = (static_cast<uint64_t>(domain) << 32) | name;
   auto [it, inserted] = range_index_.emplace(key, static_cast<RangeRef>(ranges_.size()));
   if (inserted) {
@@ -127,11 +143,24 @@ void RowBuilder::AddKernel(uint32_t kernel, int64_t duration_ns) {
 }
 
 void RowBuilder::AddApi(const ApiRecord& a) {
-  const char* domain = a.domain == ApiDomain::kDriver ? "driver" : "runtime";
-  std::string name(ApiDisplayName(rows_->strings->Get(a.name)));
-  if (name.empty()) name = "cbid " + std::to_string(a.cbid);
-  rows_->api[{row_process_, std::move(name), domain}].Add(
-      static_cast<int64_t>(a.end_ns - a.start_ns));
+  const bool driver = a.domain == ApiDomain::kDriver;
+  // Map values keep their address: one name and tree lookup per function
+  // name id and domain, not per call.
+  std::vector<DurationAccumulator*>& by_name = api_rows_[driver ? 1 : 0];
+  DurationAccumulator** cached = nullptr;
+  if (a.name != 0) {
+    if (a.name >= by_name.size()) by_name.resize(a.name + 1, nullptr);
+    cached = &by_name[a.name];
+  }
+  DurationAccumulator* row = cached != nullptr ? *cached : nullptr;
+  if (row == nullptr) {
+    std::string name(ApiDisplayName(rows_->strings->Get(a.name)));
+    if (name.empty()) name = "cbid " + std::to_string(a.cbid);
+    row = &rows_->api[{row_process_, std::move(name), driver ? "driver" : "runtime"}];
+    // An empty display name depends on the cbid: not cached.
+    if (cached != nullptr && !ApiDisplayName(rows_->strings->Get(a.name)).empty()) *cached = row;
+  }
+  row->Add(static_cast<int64_t>(a.end_ns - a.start_ns));
 }
 
 void RowBuilder::AddMemcpy(const MemcpyRecord& m) {

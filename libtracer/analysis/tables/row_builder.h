@@ -96,7 +96,9 @@ class RowBuilder {
   size_t process_ = 0;      // index of the current process
   size_t row_process_ = 0;  // its row key (0 unless by_process)
   std::vector<RangeBuild> ranges_;
-  std::unordered_map<uint64_t, RangeRef> range_index_;  // domain << 32 | name
+  static constexpr RangeRef kNoRef = UINT32_MAX;
+  std::vector<RangeRef> range_by_name_;                 // domain 0: by name id
+  std::unordered_map<uint64_t, RangeRef> range_index_;  // other domains: domain << 32 | name
   std::vector<KernelCell> cells_;
   std::unordered_map<uint64_t, uint32_t> cell_index_;  // KernelCell::key -> index
   // Consecutive kernels revisit a handful of cells: a direct-mapped cache
@@ -109,6 +111,9 @@ class RowBuilder {
   // Kernel row by name id (string ids are dense: one slot per string at
   // most), for the current process.
   std::vector<DurationAccumulator*> kernel_rows_;
+  // API row by function name id, [0] runtime, [1] driver, for the current
+  // process.
+  std::vector<DurationAccumulator*> api_rows_[2];
 };
 
 }  // namespace tracer::analysis

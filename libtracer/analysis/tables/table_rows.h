@@ -77,7 +77,17 @@ struct TableRows {
   std::vector<std::string> summary_notes;
   // Added to every table rendered from these rows.
   std::vector<std::string> notes;
+  // The last kernel labels computed from these rows (KernelLabelsOf): the
+  // ranges, kernels and range-kernels tables mostly label the same kernels,
+  // and labelling (demangling, telling apart) is not free.
+  std::vector<uint32_t> labelled_ids;
+  std::unordered_map<uint32_t, std::string> labels;
 };
+
+// KernelLabels (table_util.h) of the kernels ids (any order, repeats
+// allowed), reusing the rows' last result when it was for the same kernels.
+const std::unordered_map<uint32_t, std::string>& KernelLabelsOf(TableRows& rows,
+                                                                std::vector<uint32_t> ids);
 
 Table RenderRangesTable(TableRows& rows, const ReportOptions& o);
 Table RenderMemoryOpsTable(TableRows& rows, const ReportOptions& o);

@@ -199,6 +199,17 @@ std::unordered_map<uint32_t, std::string> KernelLabels(const StringTable& string
   return out;
 }
 
+const std::unordered_map<uint32_t, std::string>& KernelLabelsOf(TableRows& rows,
+                                                                std::vector<uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (rows.labelled_ids != ids) {
+    rows.labels = KernelLabels(*rows.strings, ids);
+    rows.labelled_ids = std::move(ids);
+  }
+  return rows.labels;
+}
+
 std::string ThreadLabel(const Trace& trace, const ProcessTrace& p, uint32_t thread) {
   if (thread == 0 || thread >= p.threads.size() || !p.threads[thread].defined) {
     return "thread#" + std::to_string(thread);

@@ -64,6 +64,21 @@ insert) sums the gradients of the module's uses of an input before adding
 them to the others' and changes their rounding; with these hooks losses and
 gradients are bit for bit those without them (tests/python/test_lora.py).
 
+C++ hooks: where the build made tracer._torch_ranges for the torch in use
+(python/src/torch_ranges.cc; the project's CMake builds it when torch is
+importable, for that torch version only, as its C++ ABI changes between
+releases), annotate() registers its hooks instead of the Python ones below:
+builtin functions (no Python frame per call) that build the same graph,
+the end marker and output edge as C++ autograd nodes and the start as a
+C++ pre-hook on the output's node. With the torch or nvtx client they push
+to NVTX by name from C++ and the backward pass runs no Python at all; other
+backends (record_function, the tests' recorder) get their callables called,
+with the GIL. `annotate(..., native=False)` or TRACER_TORCH_NATIVE=0 picks
+the Python hooks; tests/python runs its hook tests with both and checks
+they give the same ranges and losses. The C++ nodes and pre-hook do not
+implement compiled autograd's interface (torch._dynamo.compiled_autograd):
+use the Python hooks there.
+
 Names: modules whose default names would be the same (peft's
 ``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the enclosing
 path parts that tell them apart (``b_q_proj_lora_A_default_0``);
@@ -104,6 +119,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import os
 import threading
 import warnings
 from typing import Callable, Iterable, Optional, Sequence, Union
@@ -268,6 +284,40 @@ def optimizer():
 
 
 # --- per-module hooks ------------------------------------------------------
+
+
+class _Native:
+    module = None  # tracer._torch_ranges, False when missing or refused
+    error = ""
+
+
+def _native_module():
+    """tracer._torch_ranges (python/src/torch_ranges.cc), the same hooks
+    with the backward machinery in C++, or None: not built, built for
+    another torch version, or TRACER_TORCH_NATIVE=0."""
+    if _Native.module is None:
+        _Native.module = False
+        if os.environ.get("TRACER_TORCH_NATIVE", "1") != "0":
+            try:
+                from . import _torch_ranges  # type: ignore[attr-defined]
+
+                _Native.module = _torch_ranges
+            except ImportError as e:
+                _Native.error = str(e)
+    return _Native.module or None
+
+
+def _native_mode(native, backend: _nvtx.Backend) -> int:
+    """0: no calls (the no-op backend), 1: NVTX by name (the torch and nvtx
+    clients both push into NVTX's default domain), 2: the backend's
+    callables (any other backend, e.g. a recorder)."""
+    if isinstance(backend, _nvtx.NullBackend):
+        return 0
+    if native.has_nvtx and isinstance(backend, (_nvtx.TorchBackend, _nvtx.NvtxPackageBackend)):
+        return 1
+    return 2
+
+
 
 
 def _adapter_positions(
@@ -656,6 +706,7 @@ class Annotation:
         self.active = active
         self.backend = backend
         self.ranges: dict = {}
+        self.native = False  # the hooks of tracer._torch_ranges
         self._handles: list = []
 
     def remove(self) -> None:
@@ -672,7 +723,7 @@ class Annotation:
 
     def __repr__(self) -> str:
         return (
-            f"Annotation(active={self.active}, backend={self.backend!r}, "
+            f"Annotation(active={self.active}, backend={self.backend!r}, native={self.native}, "
             f"modules={len(self.ranges)}, hooks={len(self._handles)})"
         )
 
@@ -721,6 +772,7 @@ def annotate(
     backend: Union[None, str, _nvtx.Backend] = None,
     warn_shared_names: bool = True,
     distinct_names: bool = True,
+    native: Optional[bool] = None,
 ) -> Annotation:
     """Pushes an NVTX range around each submodule's forward and backward.
 
@@ -743,6 +795,10 @@ def annotate(
     o, told apart by the enclosing ``f_q_3`` range).
     warn_shared_names: warn when several modules still get the same range
     name (name_fn, distinct_names=False, or paths that do not differ).
+    native: the hooks of tracer._torch_ranges (C++ autograd nodes, no Python
+    in the backward pass when the ranges go to NVTX) when it is built for
+    this torch; False: the Python hooks; True: raise ImportError without it.
+    Both make the same ranges.
     """
     if not (force or enabled()):
         return Annotation(active=False, backend="none")
@@ -794,6 +850,13 @@ def annotate(
         _qualify_shared(bases, {p for p, _, _, default in chosen if default}, positions)
     by_range: dict = {}
     handles = result._handles
+    ext = _native_module() if native is not False else None
+    if native and ext is None:
+        raise ImportError(f"tracer._torch_ranges is not available ({_Native.error or 'not built'})")
+    mode = _native_mode(ext, backend) if ext is not None else 0
+    if mode == 1:
+        ext.init_nvtx()
+    result.native = ext is not None
     for path, module, _, _ in chosen:
         base = bases[path]
         fname, bname = prefix_forward + base, prefix_backward + base
@@ -807,7 +870,16 @@ def annotate(
         )
         if not (forward or want_backward):
             continue
-        if want_backward:
+        if ext is not None:
+            push_f = push_b = pop = None
+            if mode == 2:
+                push_f, push_b, pop = backend.make_push(fname), backend.make_push(bname), backend.pop
+            params = module.parameters
+            pre, post = ext.hooks(
+                mode, fname, bname, push_f, push_b, pop, forward, want_backward, trainable,
+                lambda params=params: next(iter(params()), None),
+            )
+        elif want_backward:
             hooks = _ModuleHooks(
                 backend.make_push(fname), backend.make_push(bname), backend.pop,
                 forward, trainable, module.parameters,

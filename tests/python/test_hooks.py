@@ -337,6 +337,60 @@ class DisabledTest(unittest.TestCase):
         self.assertEqual([e[1:3] for e in rec.events], [("push", "f_0"), ("pop", None)])
 
 
+class NativeTest(unittest.TestCase):
+    """tracer._torch_ranges (the C++ hooks) against the Python hooks."""
+
+    def setUp(self):
+        if tt._native_module() is None:
+            self.skipTest("tracer._torch_ranges not built for this torch: Python hooks only")
+
+    def recorded_steps(self, native, steps=2):
+        cfg, model = tiny_model()
+        rec = Recorder()
+        handle = tt.annotate(model, force=True, backend=rec, native=native, **SAMPLE_NAMES)
+        self.assertEqual(handle.native, native)
+        tokens, targets = batch(cfg)
+        trees, losses = [], []
+        for _ in range(steps):
+            rec.events.clear()
+            loss = model(tokens, targets)
+            loss.backward()
+            losses.append(loss.item())
+            model.zero_grad(set_to_none=True)
+            root = replay(rec.events)[threading.get_ident()]
+            trees.append([(n.depth, n.name) for n in root.descendants()])
+        handle.remove()
+        return trees, losses
+
+    def test_same_ranges_and_losses_as_the_python_hooks(self):
+        native_trees, native_losses = self.recorded_steps(True)
+        python_trees, python_losses = self.recorded_steps(False)
+        self.assertEqual(native_trees, python_trees)
+        self.assertEqual(native_losses, python_losses)
+        self.assertTrue(any(name.startswith("b_lora_a") for _, name in native_trees[1]))
+
+    def test_no_op_backend_pushes_nothing_and_runs(self):
+        cfg, model = tiny_model(layers=1)
+        handle = tt.annotate(model, force=True, backend=_nvtx.NullBackend(), native=True)
+        tokens, targets = batch(cfg)
+        for _ in range(2):
+            model(tokens, targets).backward()
+        handle.remove()
+        for m in model.modules():
+            self.assertFalse(m._forward_pre_hooks or m._forward_hooks)
+
+
+class BuildTest(unittest.TestCase):
+    def test_hooks_the_build_made(self):
+        # Under ctest: the C++ hooks wherever CMake built them, the Python
+        # hooks in the *_python variants and where torch was not found.
+        expected = tracer_testing.expected_native()
+        if expected is None:
+            self.skipTest("TRACER_EXPECT_NATIVE not set (not run by ctest)")
+        self.assertEqual(tt.annotate(nn.Linear(2, 2), force=True, backend=Recorder()).native,
+                         expected, tt._Native.error)
+
+
 class BackendTest(unittest.TestCase):
     def test_real_clients_without_a_tool(self):
         # Both real NVTX clients must be callable when no tool is attached

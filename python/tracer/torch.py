@@ -26,23 +26,26 @@ active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
 Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py --procs 2
---rounds 8 --steps 2, on the LoRA sample's model with 4 layers of hidden
-size 512 (284 annotated modules, about 0.62 s of CPU per step), measures
-the hooks at +3.2 % per step (95 % interval +1.2 to +5.2 %; +4.3 %, +2.9
-to +5.8 %, in a run on a more loaded machine) and libtracer.so recording
-their ranges at -0.9 % (-2.4 to +0.8 %: not told apart from nothing). An
-output edge per call instead (one code path on every step) measured +1.5 %
-(-0.0 to +3.1 %) against these hooks in the same rounds (-0.4 %, -1.9 to
-+1.0 %, in the other run) and was left out. The cost is the Python work
-per call, and mostly the caches the model's own tensors leave cold for
-it: bench_hooks.py (100 Linear layers) measures 3.6 us per call for the
-forward ranges and 26 us for forward and backward on small tensors, 22 us
-and 86 us with 2 MB of activations per layer (--width 16 --batch 32768
---steps 4); an end marker alone takes 2.6 us (timeit), 14 us after a 2 MB
-tensor op, 12-28 us per call in the model (thread CPU time, depending on
-the machine's load). Hooks with empty bodies (the hook calls themselves)
-measured +0.0 % (+/- 1.6 %) on the model. `backward=False`, `include`,
-`exclude` and `max_depth` trim it.
+--rounds 6 --steps 2, on the LoRA sample's model with 4 layers of hidden
+size 512 (284 annotated modules, about 0.6 s of CPU per step), with the
+previous Python hooks in the same rounds (--baseline-python), on a machine
+loaded 13-32 deep: the C++ hooks (below) cost +1.1 % per step (95 %
+interval +0.2 to +2.0 %; +1.5 %, +0.4 to +2.7 %, in another run, their
+builtins then wrapped in dynamo.disable) against +5.6 % (+4.3 to +6.8 %;
++5.2 %, +3.6 to +6.8 %) for the Python hooks; libtracer.so recording their
+ranges adds +0.8 % (-0.9 to +2.5 %; +0.0 %, -0.8 to +0.8 %): not told
+apart from nothing; both together +2.4 % (+0.9 to +4.0 %; +1.3 %, +0.3 to
++2.4 %) against +6.3 % (+5.6 to +7.1 %; +6.5 %, +5.1 to +8.0 %) with the
+Python hooks. What is left is per call: torch's hook dispatch in
+Module.__call__ (with hooks it takes its slow path), an end node, its
+edges and a node pre-hook made per call, the end node run by the engine,
+all with the caches the model's own tensors leave cold. The Python hooks
+cost more: an autograd Function per call and Python run in the backward
+pass (bench_hooks.py, Python hooks on 100 Linear layers: 3.6 us per call
+for the forward ranges and 26 us for forward and backward on small
+tensors, 22 us and 86 us with 2 MB of activations per layer: --width 16
+--batch 32768 --steps 4). `backward=False`, `include`, `exclude` and
+`max_depth` trim it.
 
 Backward ranges: a module call's range is popped when the call's own
 backward nodes, and the accumulation of the parameter gradients they make,
@@ -377,7 +380,9 @@ def _parent(path: str) -> str:
 def _eager(hook):
     """torch.compile must not trace the hooks: a traced _Start / _End loses
     its callbacks (pushes without pops). Run eagerly, they cut the compiled
-    graph at each annotated module, as torch's own full backward hooks do."""
+    graph at each annotated module, as torch's own full backward hooks do.
+    The C++ hooks are builtins, which dynamo does not trace either: they need
+    no wrapper (whose Python frame costs more than they do)."""
     disable = getattr(getattr(torch, "_dynamo", None), "disable", None)
     return disable(hook) if disable is not None else hook
 
@@ -887,8 +892,10 @@ def annotate(
             pre, post = hooks.pre, hooks.post
         else:
             pre, post = _forward_only(backend.make_push(fname), backend.pop)
-        handles.append(module.register_forward_pre_hook(_eager(pre), with_kwargs=True))
-        handles.append(module.register_forward_hook(_eager(post), always_call=True))
+        if ext is None:
+            pre, post = _eager(pre), _eager(post)
+        handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
+        handles.append(module.register_forward_hook(post, always_call=True))
         result.ranges[path] = (fname, bname if want_backward else None)
     clashes = {n: p for n, p in by_range.items() if len(p) > 1}
     if clashes and warn_shared_names:

@@ -7,6 +7,8 @@ test sees exactly the sequence libtracer would receive.
 """
 
 import importlib.util
+import os
+import sys
 import threading
 import unittest
 import warnings
@@ -368,6 +370,20 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(native_trees, python_trees)
         self.assertEqual(native_losses, python_losses)
         self.assertTrue(any(name.startswith("b_lora_a") for _, name in native_trees[1]))
+
+    def test_another_torch_version_gets_the_python_hooks(self):
+        # The module's C++ ABI is that of the torch it was built against.
+        code = (
+            "import torch; torch.__version__ = '0.0.0'\n"
+            "import tracer.torch as tt\n"
+            "h = tt.annotate(torch.nn.Linear(2, 2), force=True, backend='torch')\n"
+            "print(h.native, tt._Native.error)\n"
+        )
+        out = tracer_testing.run([sys.executable, "-c", code],
+                                 env=tracer_testing.clean_env(PYTHONPATH=os.path.join(
+                                     tracer_testing.SOURCE_DIR, "python")))
+        self.assertEqual(out.returncode, 0, out.stdout)
+        self.assertIn("False tracer._torch_ranges was built for torch", out.stdout)
 
     def test_no_op_backend_pushes_nothing_and_runs(self):
         cfg, model = tiny_model(layers=1)

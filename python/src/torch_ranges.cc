@@ -248,15 +248,15 @@ void Collect(PyObject* obj, std::vector<at::Tensor>& inputs, std::optional<c10::
 }
 
 // Forward pre-hook: (module, args, kwargs) -> None.
-PyObject* Pre(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+PyObject* PreImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
   Hooks* h = HooksOf(self);
   h->PushForward();
   if (!h->backward) Py_RETURN_NONE;
   auto& st = stacks;
-  if (!at::GradMode::is_enabled() || argc < 2) {
-    st.frames.emplace_back();
-    Py_RETURN_NONE;
-  }
+  // A frame first, so that the forward hook pops this call's own frame
+  // whatever happens below (null: no backward range).
+  st.frames.emplace_back();
+  if (!at::GradMode::is_enabled() || argc < 2) Py_RETURN_NONE;
   std::vector<at::Tensor> inputs;
   std::optional<c10::Device> device;
   PyObject* args = argv[1];
@@ -270,11 +270,8 @@ PyObject* Pre(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
     Py_ssize_t pos = 0;
     while (PyDict_Next(argv[2], &pos, &key, &value)) Collect(value, inputs, device);
   }
-  if (inputs.empty() && !h->trainable) {
-    // Nothing in or under the module needs a gradient: no backward.
-    st.frames.emplace_back();
-    Py_RETURN_NONE;
-  }
+  // Nothing in or under the module needs a gradient: no backward.
+  if (inputs.empty() && !h->trainable) Py_RETURN_NONE;
   if (!device) {
     device = c10::Device(c10::kCPU);
     if (h->device_of != nullptr) {
@@ -293,7 +290,7 @@ PyObject* Pre(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
   for (const auto& t : inputs) end->add_next_edge(torch::autograd::impl::gradient_edge(t));
   end->add_input_metadata(grad);
   st.calls.push_back(end.get());
-  st.frames.push_back(std::move(end));
+  st.frames.back() = std::move(end);
   Py_RETURN_NONE;
 }
 
@@ -308,7 +305,7 @@ bool Timed(PyObject* obj, const EndNode& call) {
 
 // Forward hook: (module, args, output) -> None or the output through the
 // call's output edge.
-PyObject* Post(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+PyObject* PostImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
   Hooks* h = HooksOf(self);
   h->PopForward();
   if (!h->backward) Py_RETURN_NONE;
@@ -404,6 +401,38 @@ PyObject* Post(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
     }
   }
   return out;
+}
+
+// A C++ exception (from torch) must neither unwind through Python's C
+// frames nor fail the model's call: that call gets no backward range (its
+// end marker is never fed, so nothing is pushed for it) and one warning per
+// process says why.
+template <PyObject* (*Impl)(PyObject*, PyObject* const*, Py_ssize_t)>
+PyObject* Guarded(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  const char* what = "unknown exception";
+  try {
+    return Impl(self, argv, argc);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  static bool warned = false;
+  if (!warned) {
+    warned = true;
+    if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "tracer.torch: a module call got no backward range: %.200s", what) < 0) {
+      PyErr_Clear();
+    }
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* Pre(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  return Guarded<PreImpl>(self, argv, argc);
+}
+
+PyObject* Post(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  return Guarded<PostImpl>(self, argv, argc);
 }
 
 PyMethodDef kPreDef = {"tracer_pre_hook",

@@ -27,19 +27,20 @@ process load the tracer before DataLoader workers fork.
 
 Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py --procs 2
 --rounds 6 --steps 2, on the LoRA sample's model with 4 layers of hidden
-size 512 (284 annotated modules, about 0.6 s of CPU per step), with the
-previous Python hooks in the same rounds (--baseline-python), on a machine
-loaded 13-32 deep: the C++ hooks (below) cost +1.1 % per step (95 %
-interval +0.2 to +2.0 %; +1.5 %, +0.4 to +2.7 %, in another run, their
-builtins then wrapped in dynamo.disable) against +5.6 % (+4.3 to +6.8 %;
-+5.2 %, +3.6 to +6.8 %) for the Python hooks; libtracer.so recording their
-ranges adds +0.8 % (-0.9 to +2.5 %; +0.0 %, -0.8 to +0.8 %): not told
-apart from nothing; both together +2.4 % (+0.9 to +4.0 %; +1.3 %, +0.3 to
-+2.4 %) against +6.3 % (+5.6 to +7.1 %; +6.5 %, +5.1 to +8.0 %) with the
-Python hooks. What is left is per call: torch's hook dispatch in
-Module.__call__ (with hooks it takes its slow path), an end node, its
-edges and a node pre-hook made per call, the end node run by the engine,
-all with the caches the model's own tensors leave cold. The Python hooks
+size 512 (284 annotated modules, about 0.56-0.6 s of CPU per step), with
+the previous Python hooks in the same rounds (--baseline-python), in two
+runs (load 5-10, then 18-32): the C++ hooks (below) cost +0.97 % per step
+(95 % interval +0.65 to +1.30 %; +1.11 %, +0.18 to +2.04 %) against
++5.08 % (+4.38 to +5.78 %; +5.55 %, +4.29 to +6.83 %) for the Python
+hooks; libtracer.so recording their ranges adds +0.81 % (-0.42 to +2.05 %;
++0.79 %, -0.89 to +2.50 %), not told apart from nothing, as for the Python
+hooks' ranges (-0.29 %, -2.67 to +2.14 %; +0.64 %, -0.63 to +1.92 %); both
+together +1.91 % (+0.19 to +3.67 %; +2.42 %, +0.86 to +4.01 %) against
++5.59 % (+3.89 to +7.31 %; +6.34 %, +5.58 to +7.11 %). What is left is
+per call: torch's hook dispatch in Module.__call__ (with hooks it takes
+its slow path), an end node, its edges and a node pre-hook made per call,
+the end node run by the engine, all with the caches the model's own
+tensors leave cold. The Python hooks
 cost more: an autograd Function per call and Python run in the backward
 pass (bench_hooks.py, Python hooks on 100 Linear layers: 3.6 us per call
 for the forward ranges and 26 us for forward and backward on small

@@ -42,6 +42,10 @@ step to step, where a GPU run's caching allocator keeps device memory. With --pr
 torch.profiler (CPU activities) with the same ranges through record_function
 (configs none and rf), compared across processes with the no-tool none.
 
+The hooks are tracer._torch_ranges's (C++) when --ext-dir names a build's
+python/ directory holding it (default: the checkout's build/python), the
+Python ones otherwise (--ext-dir ''); the summary says which ran.
+
 With --baseline-python DIR (a checkout's python/ directory, e.g. a worktree
 of the commit before a change to tracer.torch), the worker also runs that
 package's hooks (configs noop0 and nvtx0) in the same rounds, so a change's
@@ -121,6 +125,7 @@ def worker(args) -> int:
         backends.update(noop0=backends["noop"], nvtx0=backends["nvtx"])
         configs = configs + ("noop0", "nvtx0")
 
+    native = {}
     counter = [0]
 
     def step() -> None:
@@ -140,6 +145,7 @@ def worker(args) -> int:
                 handle = annotators[c](model, force=True, backend=backends[c],
                                        warn_shared_names=False, distinct_names=False)
                 modules = len(handle.ranges)
+                native[c] = getattr(handle, "native", False)
             step()  # after a switch: caches, allocator
             # annotate() and remove() make and drop thousands of objects: a
             # full collection they provoke belongs to the switch, not to the
@@ -157,7 +163,7 @@ def worker(args) -> int:
     if prof is not None:
         prof.__exit__(None, None, None)
     with open(args.json, "w") as f:
-        json.dump({"blocks": out, "modules": modules}, f)
+        json.dump({"blocks": out, "modules": modules, "native": native}, f)
     return 0
 
 
@@ -212,6 +218,8 @@ def run_worker(tool, proc, args):
         cmd += ["--baseline-python", os.path.abspath(args.baseline_python)]
     cmd += ["--", *args.sample_args]
     env = clean_env()
+    if args.ext_dir:
+        env["TRACER_PYTHON_EXT_DIR"] = os.path.abspath(args.ext_dir)
     artifact = None
     if tool == "tracer":
         artifact = os.path.join(args.out_dir, f"tracer-{proc}.trace")
@@ -241,6 +249,12 @@ def main() -> int:
     p.add_argument("--profiler", action="store_true", help="also torch.profiler")
     p.add_argument("--baseline-python", default="",
                    help="another checkout's python/ dir: its tracer.torch hooks as noop0 / nvtx0")
+    default_ext = os.environ.get("TRACER_PYTHON_EXT_DIR") or (
+        os.path.join(ROOT, "build", "python") if os.path.isdir(os.path.join(ROOT, "build", "python"))
+        else "")
+    p.add_argument("--ext-dir", default=default_ext,
+                   help="a build's python/ dir with tracer/_torch_ranges*.so (the C++ hooks; "
+                   f"default {default_ext or 'none'}); '' for the Python hooks")
     p.add_argument("--out-dir", default="/tmp/tracer-bench-torch")
     p.add_argument("--worker", choices=sorted(CONFIGS), help=argparse.SUPPRESS)
     p.add_argument("--proc", type=int, default=0, help=argparse.SUPPRESS)
@@ -266,11 +280,13 @@ def main() -> int:
     blocks = {t: {c: {"cpu": [], "wall": []} for c in CONFIGS[t]} for t in tools}
     full_gc = {t: dict.fromkeys(CONFIGS[t], 0) for t in tools}
     modules = 0
+    native: dict = {}
     for proc in range(args.procs):
         order = tools[proc % len(tools):] + tools[:proc % len(tools)]
         for tool in order:
             data = run_worker(tool, proc, args)
             modules = max(modules, data["modules"])
+            native.update(data.get("native", {}))
             for c, clocks in data["blocks"].items():
                 for clock in ("cpu", "wall"):
                     blocks[tool][c][clock].append(clocks[clock])
@@ -287,6 +303,8 @@ def main() -> int:
         return [statistics.mean(v) for v in blocks[tool][c][clock]]
 
     print(f"\nper-module ranges on {modules} modules; {time.time() - t_start:.0f} s in all")
+    print("hooks: " + ", ".join(
+        f"{c} {'C++ (tracer._torch_ranges)' if n else 'Python'}" for c, n in sorted(native.items())))
     base = statistics.median(flat("none", "none", "cpu"))
     print(f"step CPU time, no tool, no hooks: median {base * 1e3:.1f} ms "
           f"(wall {statistics.median(flat('none', 'none', 'wall')) * 1e3:.1f} ms)")

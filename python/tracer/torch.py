@@ -26,23 +26,27 @@ active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
 Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py --procs 2
---rounds 8 --steps 2, on the LoRA sample's model with 4 layers of hidden
-size 512 (284 annotated modules, about 0.62 s of CPU per step), measures
-the hooks at +3.2 % per step (95 % interval +1.2 to +5.2 %; +4.3 %, +2.9
-to +5.8 %, in a run on a more loaded machine) and libtracer.so recording
-their ranges at -0.9 % (-2.4 to +0.8 %: not told apart from nothing). An
-output edge per call instead (one code path on every step) measured +1.5 %
-(-0.0 to +3.1 %) against these hooks in the same rounds (-0.4 %, -1.9 to
-+1.0 %, in the other run) and was left out. The cost is the Python work
-per call, and mostly the caches the model's own tensors leave cold for
-it: bench_hooks.py (100 Linear layers) measures 3.6 us per call for the
-forward ranges and 26 us for forward and backward on small tensors, 22 us
-and 86 us with 2 MB of activations per layer (--width 16 --batch 32768
---steps 4); an end marker alone takes 2.6 us (timeit), 14 us after a 2 MB
-tensor op, 12-28 us per call in the model (thread CPU time, depending on
-the machine's load). Hooks with empty bodies (the hook calls themselves)
-measured +0.0 % (+/- 1.6 %) on the model. `backward=False`, `include`,
-`exclude` and `max_depth` trim it.
+--rounds 6 --steps 2, on the LoRA sample's model with 4 layers of hidden
+size 512 (284 annotated modules, about 0.56-0.6 s of CPU per step), with
+the previous Python hooks in the same rounds (--baseline-python), in two
+runs (load 5-10, then 18-32): the C++ hooks (below) cost +0.97 % per step
+(95 % interval +0.65 to +1.30 %; +1.11 %, +0.18 to +2.04 %) against
++5.08 % (+4.38 to +5.78 %; +5.55 %, +4.29 to +6.83 %) for the Python
+hooks; libtracer.so recording their ranges adds +0.81 % (-0.42 to +2.05 %;
++0.79 %, -0.89 to +2.50 %), not told apart from nothing, as for the Python
+hooks' ranges (-0.29 %, -2.67 to +2.14 %; +0.64 %, -0.63 to +1.92 %); both
+together +1.91 % (+0.19 to +3.67 %; +2.42 %, +0.86 to +4.01 %) against
++5.59 % (+3.89 to +7.31 %; +6.34 %, +5.58 to +7.11 %). What is left is
+per call: torch's hook dispatch in Module.__call__ (with hooks it takes
+its slow path), an end node, its edges and a node pre-hook made per call,
+the end node run by the engine, all with the caches the model's own
+tensors leave cold. The Python hooks
+cost more: an autograd Function per call and Python run in the backward
+pass (bench_hooks.py, Python hooks on 100 Linear layers: 3.6 us per call
+for the forward ranges and 26 us for forward and backward on small
+tensors, 22 us and 86 us with 2 MB of activations per layer: --width 16
+--batch 32768 --steps 4). `backward=False`, `include`, `exclude` and
+`max_depth` trim it.
 
 Backward ranges: a module call's range is popped when the call's own
 backward nodes, and the accumulation of the parameter gradients they make,
@@ -63,6 +67,21 @@ module's inputs: an identity there (what torch's full backward hooks
 insert) sums the gradients of the module's uses of an input before adding
 them to the others' and changes their rounding; with these hooks losses and
 gradients are bit for bit those without them (tests/python/test_lora.py).
+
+C++ hooks: where the build made tracer._torch_ranges for the torch in use
+(python/src/torch_ranges.cc; the project's CMake builds it when torch is
+importable, for that torch version only, as its C++ ABI changes between
+releases), annotate() registers its hooks instead of the Python ones below:
+builtin functions (no Python frame per call) that build the same graph,
+the end marker and output edge as C++ autograd nodes and the start as a
+C++ pre-hook on the output's node. With the torch or nvtx client they push
+to NVTX by name from C++ and the backward pass runs no Python at all; other
+backends (record_function, the tests' recorder) get their callables called,
+with the GIL. `annotate(..., native=False)` or TRACER_TORCH_NATIVE=0 picks
+the Python hooks; tests/python runs its hook tests with both and checks
+they give the same ranges and losses. The C++ nodes and pre-hook do not
+implement compiled autograd's interface (torch._dynamo.compiled_autograd):
+use the Python hooks there.
 
 Names: modules whose default names would be the same (peft's
 ``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the enclosing
@@ -104,6 +123,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import os
 import threading
 import warnings
 from typing import Callable, Iterable, Optional, Sequence, Union
@@ -270,6 +290,40 @@ def optimizer():
 # --- per-module hooks ------------------------------------------------------
 
 
+class _Native:
+    module = None  # tracer._torch_ranges, False when missing or refused
+    error = ""
+
+
+def _native_module():
+    """tracer._torch_ranges (python/src/torch_ranges.cc), the same hooks
+    with the backward machinery in C++, or None: not built, built for
+    another torch version, or TRACER_TORCH_NATIVE=0."""
+    if _Native.module is None:
+        _Native.module = False
+        if os.environ.get("TRACER_TORCH_NATIVE", "1") != "0":
+            try:
+                from . import _torch_ranges  # type: ignore[attr-defined]
+
+                _Native.module = _torch_ranges
+            except ImportError as e:
+                _Native.error = str(e)
+    return _Native.module or None
+
+
+def _native_mode(native, backend: _nvtx.Backend) -> int:
+    """0: no calls (the no-op backend), 1: NVTX by name (the torch and nvtx
+    clients both push into NVTX's default domain), 2: the backend's
+    callables (any other backend, e.g. a recorder)."""
+    if isinstance(backend, _nvtx.NullBackend):
+        return 0
+    if native.has_nvtx and isinstance(backend, (_nvtx.TorchBackend, _nvtx.NvtxPackageBackend)):
+        return 1
+    return 2
+
+
+
+
 def _adapter_positions(
     model: nn.Module, adapters: Optional[Iterable[str]]
 ) -> dict:
@@ -327,7 +381,9 @@ def _parent(path: str) -> str:
 def _eager(hook):
     """torch.compile must not trace the hooks: a traced _Start / _End loses
     its callbacks (pushes without pops). Run eagerly, they cut the compiled
-    graph at each annotated module, as torch's own full backward hooks do."""
+    graph at each annotated module, as torch's own full backward hooks do.
+    The C++ hooks are builtins, which dynamo does not trace either: they need
+    no wrapper (whose Python frame costs more than they do)."""
     disable = getattr(getattr(torch, "_dynamo", None), "disable", None)
     return disable(hook) if disable is not None else hook
 
@@ -656,6 +712,7 @@ class Annotation:
         self.active = active
         self.backend = backend
         self.ranges: dict = {}
+        self.native = False  # the hooks of tracer._torch_ranges
         self._handles: list = []
 
     def remove(self) -> None:
@@ -672,7 +729,7 @@ class Annotation:
 
     def __repr__(self) -> str:
         return (
-            f"Annotation(active={self.active}, backend={self.backend!r}, "
+            f"Annotation(active={self.active}, backend={self.backend!r}, native={self.native}, "
             f"modules={len(self.ranges)}, hooks={len(self._handles)})"
         )
 
@@ -721,6 +778,7 @@ def annotate(
     backend: Union[None, str, _nvtx.Backend] = None,
     warn_shared_names: bool = True,
     distinct_names: bool = True,
+    native: Optional[bool] = None,
 ) -> Annotation:
     """Pushes an NVTX range around each submodule's forward and backward.
 
@@ -743,6 +801,10 @@ def annotate(
     o, told apart by the enclosing ``f_q_3`` range).
     warn_shared_names: warn when several modules still get the same range
     name (name_fn, distinct_names=False, or paths that do not differ).
+    native: the hooks of tracer._torch_ranges (C++ autograd nodes, no Python
+    in the backward pass when the ranges go to NVTX) when it is built for
+    this torch; False: the Python hooks; True: raise ImportError without it.
+    Both make the same ranges.
     """
     if not (force or enabled()):
         return Annotation(active=False, backend="none")
@@ -794,6 +856,13 @@ def annotate(
         _qualify_shared(bases, {p for p, _, _, default in chosen if default}, positions)
     by_range: dict = {}
     handles = result._handles
+    ext = _native_module() if native is not False else None
+    if native and ext is None:
+        raise ImportError(f"tracer._torch_ranges is not available ({_Native.error or 'not built'})")
+    mode = _native_mode(ext, backend) if ext is not None else 0
+    if mode == 1:
+        ext.init_nvtx()
+    result.native = ext is not None
     for path, module, _, _ in chosen:
         base = bases[path]
         fname, bname = prefix_forward + base, prefix_backward + base
@@ -807,7 +876,16 @@ def annotate(
         )
         if not (forward or want_backward):
             continue
-        if want_backward:
+        if ext is not None:
+            push_f = push_b = pop = None
+            if mode == 2:
+                push_f, push_b, pop = backend.make_push(fname), backend.make_push(bname), backend.pop
+            params = module.parameters
+            pre, post = ext.hooks(
+                mode, fname, bname, push_f, push_b, pop, forward, want_backward, trainable,
+                lambda params=params: next(iter(params()), None),
+            )
+        elif want_backward:
             hooks = _ModuleHooks(
                 backend.make_push(fname), backend.make_push(bname), backend.pop,
                 forward, trainable, module.parameters,
@@ -815,8 +893,10 @@ def annotate(
             pre, post = hooks.pre, hooks.post
         else:
             pre, post = _forward_only(backend.make_push(fname), backend.pop)
-        handles.append(module.register_forward_pre_hook(_eager(pre), with_kwargs=True))
-        handles.append(module.register_forward_hook(_eager(post), always_call=True))
+        if ext is None:
+            pre, post = _eager(pre), _eager(post)
+        handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
+        handles.append(module.register_forward_hook(post, always_call=True))
         result.ranges[path] = (fname, bname if want_backward else None)
     clashes = {n: p for n, p in by_range.items() if len(p) > 1}
     if clashes and warn_shared_names:

@@ -7,6 +7,8 @@ test sees exactly the sequence libtracer would receive.
 """
 
 import importlib.util
+import os
+import sys
 import threading
 import unittest
 import warnings
@@ -335,6 +337,74 @@ class DisabledTest(unittest.TestCase):
         model(torch.ones(1, 2))
         handle.remove()
         self.assertEqual([e[1:3] for e in rec.events], [("push", "f_0"), ("pop", None)])
+
+
+class NativeTest(unittest.TestCase):
+    """tracer._torch_ranges (the C++ hooks) against the Python hooks."""
+
+    def setUp(self):
+        if tt._native_module() is None:
+            self.skipTest("tracer._torch_ranges not built for this torch: Python hooks only")
+
+    def recorded_steps(self, native, steps=2):
+        cfg, model = tiny_model()
+        rec = Recorder()
+        handle = tt.annotate(model, force=True, backend=rec, native=native, **SAMPLE_NAMES)
+        self.assertEqual(handle.native, native)
+        tokens, targets = batch(cfg)
+        trees, losses = [], []
+        for _ in range(steps):
+            rec.events.clear()
+            loss = model(tokens, targets)
+            loss.backward()
+            losses.append(loss.item())
+            model.zero_grad(set_to_none=True)
+            root = replay(rec.events)[threading.get_ident()]
+            trees.append([(n.depth, n.name) for n in root.descendants()])
+        handle.remove()
+        return trees, losses
+
+    def test_same_ranges_and_losses_as_the_python_hooks(self):
+        native_trees, native_losses = self.recorded_steps(True)
+        python_trees, python_losses = self.recorded_steps(False)
+        self.assertEqual(native_trees, python_trees)
+        self.assertEqual(native_losses, python_losses)
+        self.assertTrue(any(name.startswith("b_lora_a") for _, name in native_trees[1]))
+
+    def test_another_torch_version_gets_the_python_hooks(self):
+        # The module's C++ ABI is that of the torch it was built against.
+        code = (
+            "import torch; torch.__version__ = '0.0.0'\n"
+            "import tracer.torch as tt\n"
+            "h = tt.annotate(torch.nn.Linear(2, 2), force=True, backend='torch')\n"
+            "print(h.native, tt._Native.error)\n"
+        )
+        out = tracer_testing.run([sys.executable, "-c", code],
+                                 env=tracer_testing.clean_env(PYTHONPATH=os.path.join(
+                                     tracer_testing.SOURCE_DIR, "python")))
+        self.assertEqual(out.returncode, 0, out.stdout)
+        self.assertIn("False tracer._torch_ranges was built for torch", out.stdout)
+
+    def test_no_op_backend_pushes_nothing_and_runs(self):
+        cfg, model = tiny_model(layers=1)
+        handle = tt.annotate(model, force=True, backend=_nvtx.NullBackend(), native=True)
+        tokens, targets = batch(cfg)
+        for _ in range(2):
+            model(tokens, targets).backward()
+        handle.remove()
+        for m in model.modules():
+            self.assertFalse(m._forward_pre_hooks or m._forward_hooks)
+
+
+class BuildTest(unittest.TestCase):
+    def test_hooks_the_build_made(self):
+        # Under ctest: the C++ hooks wherever CMake built them, the Python
+        # hooks in the *_python variants and where torch was not found.
+        expected = tracer_testing.expected_native()
+        if expected is None:
+            self.skipTest("TRACER_EXPECT_NATIVE not set (not run by ctest)")
+        self.assertEqual(tt.annotate(nn.Linear(2, 2), force=True, backend=Recorder()).native,
+                         expected, tt._Native.error)
 
 
 class BackendTest(unittest.TestCase):

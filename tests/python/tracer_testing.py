@@ -44,11 +44,23 @@ def work_dir(name: str) -> str:
     return path
 
 
+# Which tracer.torch hooks a child uses (the C++ ones of a build tree, or
+# the Python ones): kept, as the test itself runs with them.
+KEEP = ("TRACER_PYTHON_EXT_DIR", "TRACER_TORCH_NATIVE")
+
+
+def expected_native():
+    """True / False when CMake says whether tracer.torch must use its C++
+    hooks (TRACER_EXPECT_NATIVE), None when run by hand."""
+    value = os.environ.get("TRACER_EXPECT_NATIVE")
+    return None if value is None else value == "1"
+
+
 def clean_env(**extra) -> dict:
     """The environment without any NVTX/CUDA tool or tracer setting, so a
     test's child sees only what the test gives it."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TRACER_") and k not in
+           if not (k.startswith("TRACER_") and k not in KEEP) and k not in
            ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "LD_PRELOAD")}
     env["PYTHONWARNINGS"] = "ignore"
     env.update(extra)

@@ -1,0 +1,560 @@
+// tracer._torch_ranges: tracer.torch's per-module ranges with the backward
+// machinery in C++ (python/tracer/torch.py holds the Python version and the
+// full explanation; the two build the same graph).
+//
+// Why C++: the Python version costs about 90 us per module call in a
+// training step, most of it the autograd Function per call (_End), its
+// Python backward and the Python pre-hook that pushes, each run with the
+// GIL and with caches the model's tensors left cold. Here the forward hooks
+// are builtin functions (no Python frame), the end marker and the output
+// edge are C++ autograd nodes and the start of a backward range is a C++
+// pre-hook, so the backward pass runs no Python at all when the ranges go
+// to NVTX.
+//
+// Built only against the torch it was compiled with (TRACER_TORCH_VERSION,
+// checked at import: its C++ ABI changes between releases); tracer.torch
+// falls back to the Python version when this module is missing or refuses
+// to load.
+
+#include <Python.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/graph_task.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#ifdef TRACER_TORCH_RANGES_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+namespace {
+
+using torch::autograd::Edge;
+using torch::autograd::Node;
+using torch::autograd::variable_list;
+
+// Where the pushes and pops go: nowhere (the hooks' own cost, for
+// bench/torch), NVTX by name, or Python callables (any other tracer.torch
+// backend, e.g. the tests' recorder), called with the GIL.
+enum class Mode { kNull = 0, kNvtx = 1, kPython = 2 };
+
+void CallPython(PyObject* fn) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject* r = PyObject_CallNoArgs(fn);
+  if (r == nullptr) {
+    PyErr_WriteUnraisable(fn);  // a range callback never raises into torch
+  } else {
+    Py_DECREF(r);
+  }
+  PyGILState_Release(gil);
+}
+
+// One annotated module: its range names or callables, shared by its calls.
+struct Hooks {
+  Mode mode = Mode::kNull;
+  bool forward = true;     // push a forward range
+  bool backward = true;    // make backward ranges
+  bool trainable = false;  // something inside needs a gradient
+  bool wraps = false;      // the last call got an output edge
+  std::string fname, bname;
+  PyObject* push_f = nullptr;  // kPython: owned references
+  PyObject* push_b = nullptr;
+  PyObject* pop = nullptr;
+  PyObject* device_of = nullptr;  // () -> a tensor whose device to use, or None
+
+  ~Hooks() {
+    if (!Py_IsInitialized()) return;  // at exit: leak rather than crash
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_XDECREF(push_f);
+    Py_XDECREF(push_b);
+    Py_XDECREF(pop);
+    Py_XDECREF(device_of);
+    PyGILState_Release(gil);
+  }
+
+  void PushForward() const {
+    if (!forward) return;
+    if (mode == Mode::kNvtx) {
+#ifdef TRACER_TORCH_RANGES_NVTX
+      nvtxRangePushA(fname.c_str());
+#endif
+    } else if (mode == Mode::kPython) {
+      CallPython(push_f);
+    }
+  }
+  void PopForward() const {
+    if (forward) Pop();
+  }
+  void PushBackward() const {
+    if (mode == Mode::kNvtx) {
+#ifdef TRACER_TORCH_RANGES_NVTX
+      nvtxRangePushA(bname.c_str());
+#endif
+    } else if (mode == Mode::kPython) {
+      CallPython(push_b);
+    }
+  }
+  void Pop() const {
+    if (mode == Mode::kNvtx) {
+#ifdef TRACER_TORCH_RANGES_NVTX
+      nvtxRangePop();
+#endif
+    } else if (mode == Mode::kPython) {
+      CallPython(pop);
+    }
+  }
+};
+
+// Whether the engine runs `node` in the backward pass now in progress
+// (torch._C._will_engine_execute_node): not a marker that
+// torch.autograd.grad(..., inputs=) leaves out.
+bool WillRun(Node* node) {
+  const auto* exec_info = torch::autograd::get_current_graph_task_exec_info();
+  const auto* in_graph = torch::autograd::get_current_graph_task_nodes_in_graph();
+  if (exec_info == nullptr || in_graph == nullptr) return false;
+  if (in_graph->find(node) == in_graph->end()) return false;
+  if (exec_info->empty()) return true;
+  auto it = exec_info->find(node);
+  return it != exec_info->end() && it->second.should_execute();
+}
+
+// The end of one module call's backward (torch.py: _End). Made in the
+// forward pre-hook, before the call's own nodes (a lower sequence number),
+// so once it holds its placeholder gradient the engine runs it after all of
+// them and the accumulation of the gradients they make. Its edges lead to
+// the anchor and to the call's inputs that need a gradient; it hands them
+// none.
+struct EndNode : Node {
+  std::shared_ptr<Hooks> hooks;
+  c10::Device device;
+  bool open = false;
+  // Calls inside this one that handed their markers up to it.
+  std::vector<c10::intrusive_ptr<EndNode>> pending;
+
+  EndNode(std::shared_ptr<Hooks> h, c10::Device d) : hooks(std::move(h)), device(d) {}
+
+  variable_list apply(variable_list&& /*grads*/) override {
+    End();
+    return variable_list(num_outputs());
+  }
+  std::string name() const override { return "tracer::RangeEndBackward"; }
+
+  void Start() {
+    open = true;
+    hooks->PushBackward();
+  }
+  void End() {
+    if (open) {
+      open = false;
+      hooks->Pop();
+    }
+  }
+};
+
+// Identity over the outputs of an outermost call (torch.py: _Start): pushes
+// the call's backward range and hands the end markers of the call and of
+// the calls inside it their placeholder gradients.
+struct StartNode : Node {
+  c10::intrusive_ptr<EndNode> call;
+  size_t outputs = 0;  // the first `outputs` edges are the outputs' own
+  at::Tensor token_grad;
+
+  StartNode(c10::intrusive_ptr<EndNode> c, at::Tensor grad)
+      : call(std::move(c)), token_grad(std::move(grad)) {}
+
+  variable_list apply(variable_list&& grads) override {
+    bool any = false;
+    for (const auto& g : grads) any = any || g.defined();
+    // With no gradient at all the engine runs this node on the CPU queue,
+    // not on the device thread where the end markers run.
+    if (any && call && WillRun(call.get())) call->Start();
+    variable_list out(num_outputs());
+    for (size_t i = 0; i < outputs && i < grads.size(); ++i) out[i] = std::move(grads[i]);
+    for (size_t i = outputs; i < out.size(); ++i) out[i] = token_grad;
+    return out;
+  }
+  std::string name() const override { return "tracer::RangeStartBackward"; }
+  void release_variables() override { call.reset(); }
+};
+
+// A pre-hook on the node torch made for an inner call's output (torch.py:
+// _Starter): pushes the backward ranges of the calls returning that output,
+// outermost first.
+struct StartHook : torch::autograd::FunctionPreHook {
+  std::vector<c10::intrusive_ptr<EndNode>> calls;
+
+  variable_list operator()(const variable_list& grads) override {
+    bool any = false;
+    for (const auto& g : grads) any = any || g.defined();
+    if (!any) return grads;  // no gradient: no work, no range
+    for (auto& c : calls) {
+      if (!c->open && WillRun(c.get())) c->Start();
+    }
+    return grads;
+  }
+};
+
+// Per thread, like the Python version's _Stacks.
+struct Stacks {
+  std::vector<c10::intrusive_ptr<EndNode>> frames;  // null: a call without backward
+  std::vector<EndNode*> calls;                      // the non-null frames
+  // Output node -> its hook, while the outermost call is in progress; the
+  // reference keeps the node (and so the hook) alive until then, so that a
+  // node made later at the same address is never taken for it.
+  std::unordered_map<Node*, std::pair<c10::intrusive_ptr<Node>, StartHook*>> starters;
+};
+thread_local Stacks stacks;
+
+// Per device: the leaf every end marker hangs from and the placeholder
+// gradient (0-dim tensors, never read). Touched with the GIL held.
+std::unordered_map<c10::Device, std::pair<at::Tensor, at::Tensor>>& Anchors() {
+  static auto* anchors = new std::unordered_map<c10::Device, std::pair<at::Tensor, at::Tensor>>();
+  return *anchors;
+}
+
+const std::pair<at::Tensor, at::Tensor>& AnchorOf(c10::Device device) {
+  auto& anchors = Anchors();
+  auto it = anchors.find(device);
+  if (it == anchors.end()) {
+    at::Tensor anchor = at::empty({}, at::TensorOptions().device(device));
+    anchor.requires_grad_(true);
+    at::Tensor grad = at::empty({}, at::TensorOptions().device(device));
+    it = anchors.emplace(device, std::make_pair(anchor, grad)).first;
+  }
+  return it->second;
+}
+
+const char kCapsule[] = "tracer._torch_ranges.Hooks";
+
+Hooks* HooksOf(PyObject* capsule) {
+  return static_cast<std::shared_ptr<Hooks>*>(PyCapsule_GetPointer(capsule, kCapsule))->get();
+}
+
+const std::shared_ptr<Hooks>& SharedHooksOf(PyObject* capsule) {
+  return *static_cast<std::shared_ptr<Hooks>*>(PyCapsule_GetPointer(capsule, kCapsule));
+}
+
+// Adds a tensor argument to the call's inputs.
+void Collect(PyObject* obj, std::vector<at::Tensor>& inputs, std::optional<c10::Device>& device) {
+  if (!THPVariable_Check(obj)) return;
+  const at::Tensor& t = THPVariable_Unpack(obj);
+  if (!device) device = t.device();
+  if (t.requires_grad()) inputs.push_back(t);
+}
+
+// Forward pre-hook: (module, args, kwargs) -> None.
+PyObject* PreImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  Hooks* h = HooksOf(self);
+  h->PushForward();
+  if (!h->backward) Py_RETURN_NONE;
+  auto& st = stacks;
+  // A frame first, so that the forward hook pops this call's own frame
+  // whatever happens below (null: no backward range).
+  st.frames.emplace_back();
+  if (!at::GradMode::is_enabled() || argc < 2) Py_RETURN_NONE;
+  std::vector<at::Tensor> inputs;
+  std::optional<c10::Device> device;
+  PyObject* args = argv[1];
+  if (PyTuple_Check(args)) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); ++i) {
+      Collect(PyTuple_GET_ITEM(args, i), inputs, device);
+    }
+  }
+  if (argc > 2 && argv[2] != Py_None && PyDict_Check(argv[2])) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(argv[2], &pos, &key, &value)) Collect(value, inputs, device);
+  }
+  // Nothing in or under the module needs a gradient: no backward.
+  if (inputs.empty() && !h->trainable) Py_RETURN_NONE;
+  if (!device) {
+    device = c10::Device(c10::kCPU);
+    if (h->device_of != nullptr) {
+      PyObject* t = PyObject_CallNoArgs(h->device_of);
+      if (t == nullptr) {
+        PyErr_Clear();  // a parameterless module: the CPU
+      } else {
+        if (THPVariable_Check(t)) device = THPVariable_Unpack(t).device();
+        Py_DECREF(t);
+      }
+    }
+  }
+  const auto& [anchor, grad] = AnchorOf(*device);
+  auto end = c10::make_intrusive<EndNode>(SharedHooksOf(self), *device);
+  end->add_next_edge(torch::autograd::impl::gradient_edge(anchor));
+  for (const auto& t : inputs) end->add_next_edge(torch::autograd::impl::gradient_edge(t));
+  end->add_input_metadata(grad);
+  st.calls.push_back(end.get());
+  st.frames.back() = std::move(end);
+  Py_RETURN_NONE;
+}
+
+// Whether `obj` is a tensor this call made on its marker's device (not an
+// input passed through): an output that times the call's backward.
+bool Timed(PyObject* obj, const EndNode& call) {
+  if (!THPVariable_Check(obj)) return false;
+  const at::Tensor& t = THPVariable_Unpack(obj);
+  const auto& fn = t.grad_fn();
+  return fn && t.device() == call.device && fn->sequence_nr() > call.sequence_nr();
+}
+
+// Forward hook: (module, args, output) -> None or the output through the
+// call's output edge.
+PyObject* PostImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  Hooks* h = HooksOf(self);
+  h->PopForward();
+  if (!h->backward) Py_RETURN_NONE;
+  auto& st = stacks;
+  if (st.frames.empty()) Py_RETURN_NONE;
+  c10::intrusive_ptr<EndNode> call = std::move(st.frames.back());
+  st.frames.pop_back();
+  if (!call) Py_RETURN_NONE;
+  if (!st.calls.empty() && st.calls.back() == call.get()) st.calls.pop_back();
+  PyObject* output = argc > 2 ? argv[2] : Py_None;
+  std::vector<Py_ssize_t> timed;
+  const bool single = THPVariable_Check(output);
+  if (single) {
+    if (Timed(output, *call)) timed.push_back(0);
+  } else if (PyTuple_Check(output) || PyList_Check(output)) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(output);
+    PyObject** items = PySequence_Fast_ITEMS(output);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (Timed(items[i], *call)) timed.push_back(i);
+    }
+  }  // dicts, dataclasses: no backward range for this call
+  h->wraps = !timed.empty();
+  EndNode* parent = st.calls.empty() ? nullptr : st.calls.back();
+  if (parent != nullptr && parent->hooks->wraps) {
+    // The enclosing call feeds this marker; the range starts from a
+    // pre-hook on the outputs' nodes.
+    for (auto& p : call->pending) parent->pending.push_back(std::move(p));
+    call->pending.clear();
+    PyObject** items = single ? &output : PySequence_Fast_ITEMS(output);
+    for (Py_ssize_t i : timed) {
+      const auto& node = THPVariable_Unpack(items[i]).grad_fn();
+      auto it = st.starters.find(node.get());
+      if (it == st.starters.end()) {
+        auto hook = std::make_unique<StartHook>();
+        it = st.starters.emplace(node.get(), std::make_pair(node, hook.get())).first;
+        node->add_pre_hook(std::move(hook));
+      }
+      auto& calls = it->second.second->calls;
+      bool known = false;
+      for (const auto& c : calls) known = known || c.get() == call.get();
+      if (!known) calls.insert(calls.begin(), call);  // an enclosing call returns later
+    }
+    parent->pending.push_back(std::move(call));
+    Py_RETURN_NONE;
+  }
+  if (st.calls.empty()) st.starters.clear();
+  std::vector<c10::intrusive_ptr<EndNode>> ends = std::move(call->pending);
+  call->pending.clear();
+  // Nothing to time here: the markers get no gradient, their calls no range.
+  if (timed.empty()) Py_RETURN_NONE;
+  const at::Tensor& token_grad = AnchorOf(call->device).second;
+  auto start = c10::make_intrusive<StartNode>(call, token_grad);
+  start->outputs = timed.size();
+  PyObject** items = single ? &output : PySequence_Fast_ITEMS(output);
+  std::vector<at::Tensor> wrapped;
+  wrapped.reserve(timed.size());
+  for (Py_ssize_t i : timed) {
+    const at::Tensor& t = THPVariable_Unpack(items[i]);
+    start->add_input_metadata(t);
+    start->add_next_edge(torch::autograd::impl::gradient_edge(t));
+  }
+  start->add_next_edge(Edge(call, 0));
+  for (auto& e : ends) start->add_next_edge(Edge(std::move(e), 0));
+  uint32_t nr = 0;
+  for (Py_ssize_t i : timed) {
+    // A non-differentiable alias sharing the version counter: an in-place
+    // change of the output is still seen by the nodes that saved it.
+    at::Tensor alias = THPVariable_Unpack(items[i]).detach();
+    torch::autograd::impl::set_gradient_edge(alias, Edge(start, nr++));
+    wrapped.push_back(std::move(alias));
+  }
+  if (single) return THPVariable_Wrap(std::move(wrapped[0]));
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(output);
+  PyObject* out = PyList_Check(output) ? PyList_New(n) : PyTuple_New(n);
+  if (out == nullptr) return nullptr;
+  size_t k = 0;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item;
+    if (k < timed.size() && timed[k] == i) {
+      item = THPVariable_Wrap(std::move(wrapped[k++]));
+      if (item == nullptr) {
+        Py_DECREF(out);
+        return nullptr;
+      }
+    } else {
+      item = items[i];
+      Py_INCREF(item);
+    }
+    if (PyList_Check(out)) {
+      PyList_SET_ITEM(out, i, item);
+    } else {
+      PyTuple_SET_ITEM(out, i, item);
+    }
+  }
+  return out;
+}
+
+// A C++ exception (from torch) must neither unwind through Python's C
+// frames nor fail the model's call: that call gets no backward range (its
+// end marker is never fed, so nothing is pushed for it) and one warning per
+// process says why.
+template <PyObject* (*Impl)(PyObject*, PyObject* const*, Py_ssize_t)>
+PyObject* Guarded(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  const char* what = "unknown exception";
+  try {
+    return Impl(self, argv, argc);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  static bool warned = false;
+  if (!warned) {
+    warned = true;
+    if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "tracer.torch: a module call got no backward range: %.200s", what) < 0) {
+      PyErr_Clear();
+    }
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* Pre(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  return Guarded<PreImpl>(self, argv, argc);
+}
+
+PyObject* Post(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  return Guarded<PostImpl>(self, argv, argc);
+}
+
+PyMethodDef kPreDef = {"tracer_pre_hook",
+                       reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(Pre)), METH_FASTCALL,
+                       "forward pre-hook: (module, args, kwargs)"};
+PyMethodDef kPostDef = {"tracer_post_hook",
+                        reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(Post)), METH_FASTCALL,
+                        "forward hook: (module, args, output)"};
+
+void DestroyCapsule(PyObject* capsule) {
+  delete static_cast<std::shared_ptr<Hooks>*>(PyCapsule_GetPointer(capsule, kCapsule));
+}
+
+PyObject* NewRef(PyObject* o) {
+  if (o == Py_None) return nullptr;
+  Py_INCREF(o);
+  return o;
+}
+
+// hooks(mode, fname, bname, push_f, push_b, pop, forward, backward,
+//       trainable, device_of) -> (pre, post)
+PyObject* MakeHooks(PyObject* /*module*/, PyObject* args) {
+  int mode, forward, backward, trainable;
+  const char *fname, *bname;
+  PyObject *push_f, *push_b, *pop, *device_of;
+  if (!PyArg_ParseTuple(args, "issOOOpppO", &mode, &fname, &bname, &push_f, &push_b, &pop, &forward,
+                        &backward, &trainable, &device_of)) {
+    return nullptr;
+  }
+  if (mode < 0 || mode > 2) {
+    PyErr_SetString(PyExc_ValueError, "mode must be 0 (null), 1 (nvtx) or 2 (python)");
+    return nullptr;
+  }
+#ifndef TRACER_TORCH_RANGES_NVTX
+  if (mode == 1) {
+    PyErr_SetString(PyExc_ValueError, "built without NVTX");
+    return nullptr;
+  }
+#endif
+  auto h = std::make_shared<Hooks>();
+  h->mode = static_cast<Mode>(mode);
+  h->fname = fname;
+  h->bname = bname;
+  h->forward = forward;
+  h->backward = backward;
+  h->trainable = trainable;
+  if (h->mode == Mode::kPython) {
+    if (!PyCallable_Check(push_f) || !PyCallable_Check(push_b) || !PyCallable_Check(pop)) {
+      PyErr_SetString(PyExc_TypeError, "python mode needs push_f, push_b and pop callables");
+      return nullptr;
+    }
+    h->push_f = NewRef(push_f);
+    h->push_b = NewRef(push_b);
+    h->pop = NewRef(pop);
+  }
+  h->device_of = NewRef(device_of);
+  PyObject* capsule =
+      PyCapsule_New(new std::shared_ptr<Hooks>(std::move(h)), kCapsule, DestroyCapsule);
+  if (capsule == nullptr) return nullptr;
+  PyObject* pre = PyCFunction_New(&kPreDef, capsule);
+  PyObject* post = pre ? PyCFunction_New(&kPostDef, capsule) : nullptr;
+  Py_DECREF(capsule);
+  if (post == nullptr) {
+    Py_XDECREF(pre);
+    return nullptr;
+  }
+  return Py_BuildValue("(NN)", pre, post);
+}
+
+// Loads the NVTX tool into this module's NVTX client now (its own copy of
+// the NVTX header's state), at annotate(), not at the first range, which may
+// come after DataLoader workers have forked.
+PyObject* InitNvtx(PyObject* /*module*/, PyObject* /*unused*/) {
+#ifdef TRACER_TORCH_RANGES_NVTX
+  nvtxInitialize(nullptr);
+#endif
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kMethods[] = {
+    {"init_nvtx", InitNvtx, METH_NOARGS, "loads the NVTX tool (NVTX_INJECTION64_PATH) now"},
+    {"hooks", MakeHooks, METH_VARARGS,
+     "hooks(mode, fname, bname, push_f, push_b, pop, forward, backward, trainable, device_of)"
+     " -> (pre, post): forward pre-hook and forward hook of one module"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
+                       "_torch_ranges",
+                       "tracer.torch's per-module ranges, backward machinery in C++",
+                       -1,
+                       kMethods,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) PyObject* PyInit__torch_ranges() {
+  // The torch C++ ABI is only stable within one release.
+  PyObject* torch = PyImport_ImportModule("torch");
+  if (torch == nullptr) return nullptr;
+  PyObject* version = PyObject_GetAttrString(torch, "__version__");
+  Py_DECREF(torch);
+  if (version == nullptr) return nullptr;
+  const char* v = PyUnicode_AsUTF8(version);
+  bool same = v != nullptr && std::string(v) == TRACER_TORCH_VERSION;
+  Py_DECREF(version);
+  if (!same) {
+    PyErr_Format(PyExc_ImportError, "tracer._torch_ranges was built for torch %s",
+                 TRACER_TORCH_VERSION);
+    return nullptr;
+  }
+  PyObject* m = PyModule_Create(&kModule);
+  if (m == nullptr) return nullptr;
+  PyModule_AddIntConstant(m, "has_nvtx",
+#ifdef TRACER_TORCH_RANGES_NVTX
+                          1
+#else
+                          0
+#endif
+  );
+  PyModule_AddStringConstant(m, "torch_version", TRACER_TORCH_VERSION);
+  return m;
+}

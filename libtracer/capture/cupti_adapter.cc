@@ -281,11 +281,13 @@ void CUPTIAPI CuptiAdapter::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buff
       []() noexcept {});
 }
 
-// The launch path outside the guard: every call in it is noexcept and
-// nothing in it allocates, so there is nothing to catch (the guard's frame
-// and the dispatch through HandleApi were a third of its cost). It leaves
-// the rare cases to HandleApi: a window change to follow, or the thread's
-// first event (its state is created, which may throw).
+// The launch path outside the guard: nothing in it calls or allocates, so
+// there is nothing to catch (the guard's frame and the dispatch through
+// HandleApi were a third of its cost) and no register to save. It leaves
+// the rare cases to HandleApi, which records the same event: a window
+// change to follow, the thread's first event (its state is created, which
+// may throw), a ring past its limit (counted, or the producer yields), a
+// clock that is not the TSC.
 // Inlined into OnCallback (its only caller): one call frame, not two.
 __attribute__((always_inline)) inline bool CuptiAdapter::RecordLaunch(
     CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept {
@@ -295,19 +297,16 @@ __attribute__((always_inline)) inline bool CuptiAdapter::RecordLaunch(
     return false;
   }
   ThreadState* ts = internal::t_current_state;
-  if (__builtin_expect(ts == nullptr, 0)) return false;
+  if (__builtin_expect(ts == nullptr || !FastTicksReady(), 0)) return false;
   const uint64_t range = ts->innermost_range_id();
-  Event* e = ts->BeginAppend();
-  if (e == nullptr) return true;  // ring full: counted
-  e->type = EventType::kLaunch;
-  e->flags = static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver
-                                                                       : ApiDomain::kRuntime);
-  e->name = cbid;
-  e->time = NowTicks();
-  e->a = data.correlationId;
-  e->b = range;
-  ts->Publish1();
-  return true;
+  return ts->TryAppendOne([&](Event* e) noexcept {
+    SetEventHead(e, EventType::kLaunch, /*domain=*/0, cbid,
+                 static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_DRIVER_API ? ApiDomain::kDriver
+                                                                           : ApiDomain::kRuntime));
+    e->time = FastTicks();
+    e->a = data.correlationId;
+    e->b = range;
+  });
 }
 
 void CUPTIAPI CuptiAdapter::OnCallback(void* userdata, CUpti_CallbackDomain domain,

@@ -40,14 +40,16 @@ struct alignas(32) Event {
 };
 static_assert(sizeof(Event) == 32, "Event must stay one half cache line");
 
-// An event's first eight bytes (type, flags = 0, domain, name) in one store
-// instead of four: the push+pop hot path writes two events per pair.
+// An event's first eight bytes (type, flags, domain, name) in one store
+// instead of four: the push+pop hot path writes two events per pair, the
+// launch callback one.
 inline __attribute__((always_inline)) void SetEventHead(Event* e, EventType type, uint16_t domain,
-                                                        uint32_t name) noexcept {
+                                                        uint32_t name, uint8_t flags = 0) noexcept {
   static_assert(std::endian::native == std::endian::little);
   static_assert(offsetof(Event, type) == 0 && offsetof(Event, flags) == 1 &&
                 offsetof(Event, domain) == 2 && offsetof(Event, name) == 4);
-  const uint64_t head = static_cast<uint64_t>(type) | uint64_t{domain} << 16 | uint64_t{name} << 32;
+  const uint64_t head = static_cast<uint64_t>(type) | uint64_t{flags} << 8 |
+                        uint64_t{domain} << 16 | uint64_t{name} << 32;
   __builtin_memcpy(static_cast<void*>(e), &head, 8);
 }
 

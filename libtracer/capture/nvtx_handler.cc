@@ -483,24 +483,6 @@ __attribute__((noinline)) int RangePushNamedSlow(ThreadState* ts, uint32_t name)
       []() noexcept { return PushUnnamed(DefaultDomain()); });
 }
 
-// The hot path's clock: NowTicks split in two, so that a push or pop that
-// reads the TSC makes no call (its registers need no saving). Where ticks
-// are not the TSC, pushes and pops take the full path.
-inline __attribute__((always_inline)) bool FastTicksReady() noexcept {
-#if defined(__x86_64__)
-  return internal::g_ticks_are_tsc.load(std::memory_order_relaxed);
-#else
-  return true;
-#endif
-}
-inline __attribute__((always_inline)) uint64_t FastTicks() noexcept {
-#if defined(__x86_64__)
-  return __builtin_ia32_rdtsc();
-#else
-  return NowTicks();
-#endif
-}
-
 // Whether a push of `name` (an id) in the default domain is recorded with
 // nothing else to do: a session, its window open, the name not the capture
 // range's, the domain not excluded, the clock the TSC.

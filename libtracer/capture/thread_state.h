@@ -137,13 +137,27 @@ class ThreadState {
     }
     return BeginAppend();  // no reservation (cannot happen): checked
   }
-  // In-place Append of one event (launch path): nullptr when full (counted).
+  // In-place Append of one event: nullptr when full (counted).
   Event* BeginAppend() noexcept {
     if (__builtin_expect(ring_.HasRoom(1, reserved_pops_), 1)) return ring_.SlotAfterHead(0);
     ThreadCounters::Bump(counters_.ring_full);
     return nullptr;
   }
   void Publish1() noexcept { ring_.Publish(1); }
+
+  // The launch hot path (cupti_adapter.cc), all or nothing like the two
+  // below: fill(e) writes one event in place when the ring has room below
+  // its limit (HasRoom's first compare, head read once); otherwise nothing
+  // changes and it returns false, for the full path (Append) to count,
+  // yield or drop. No call on the way, so its caller saves no registers.
+  template <typename Fill>
+  __attribute__((always_inline)) bool TryAppendOne(Fill fill) noexcept {
+    const uint64_t head = ring_.head();
+    if (__builtin_expect(!ring_.HasRoomBelowLimit(head, 1, reserved_pops_), 0)) return false;
+    fill(ring_.SlotAt(head));
+    ring_.PublishTo(head + 1);
+    return true;
+  }
 
   // The push+pop hot path (nvtx_handler.cc), each all or nothing: when
   // the call needs more than the common case they change nothing and return

@@ -51,6 +51,25 @@ inline uint64_t NowTicks() noexcept {
   return internal::NowTicksSlow();
 }
 
+// NowTicks split in two for the hot paths (NVTX push/pop, the launch
+// callback): FastTicksReady() says whether FastTicks() is the TSC read, so
+// that a path which reads it makes no call (its registers need no saving);
+// where ticks are not the TSC those paths take their full path instead.
+inline __attribute__((always_inline)) bool FastTicksReady() noexcept {
+#if defined(__x86_64__)
+  return internal::g_ticks_are_tsc.load(std::memory_order_relaxed);
+#else
+  return true;
+#endif
+}
+inline __attribute__((always_inline)) uint64_t FastTicks() noexcept {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return NowTicks();
+#endif
+}
+
 // Brings *map up to the published ticks -> ns conversion when it changed
 // since *generation (0: never copied); true when it copied. Cheap when
 // nothing changed (one relaxed load): the writer calls it before each ring

@@ -86,6 +86,45 @@ TEST(ThreadStateTest, DroppedPushMakesItsPopDroppedToo) {
   EXPECT_EQ(ts.counters().ring_full.load(), 2u);  // the failed mark and the push
 }
 
+// The launch callback's fast path (TryAppendOne) is all or nothing: past
+// the ring's fast bound it writes and counts nothing, and the full path
+// (Append) records the same events up to the last slot not kept for an open
+// range's pop, then counts the drop.
+TEST(ThreadStateTest, TryAppendOneLeavesTheRestToTheFullPath) {
+  ThreadState ts(1, 4096, 0, 0);  // 128 events
+  ASSERT_TRUE(RecordPush(ts));    // one open range: its pop's slot is kept
+  uint64_t n = 0;
+  auto launch = [&](Event* e) noexcept {
+    e->type = EventType::kLaunch;
+    e->a = ++n;
+  };
+  while (ts.TryAppendOne(launch)) {
+  }
+  const uint64_t fast = n;
+  EXPECT_GT(fast, 0u);
+  EXPECT_EQ(ts.ring().SizeApprox(), 1 + fast);
+  EXPECT_EQ(ts.counters().ring_full.load(), 0u);
+  Event e;
+  e.type = EventType::kLaunch;
+  for (e.a = n + 1; ts.Append(e); e.a = ++n + 1) {
+  }
+  EXPECT_GT(n, fast);
+  EXPECT_EQ(1 + n + 1, 128u);  // the push, every launch, the kept pop
+  EXPECT_EQ(ts.counters().ring_full.load(), 1u);
+  EXPECT_FALSE(ts.TryAppendOne([](Event*) noexcept { ADD_FAILURE() << "wrote past the bound"; }));
+  EXPECT_EQ(ts.counters().ring_full.load(), 1u);
+  ASSERT_TRUE(RecordPop(ts));
+  std::vector<Event> drained;
+  ts.ring().Drain([&](const Event& d) { drained.push_back(d); });
+  ASSERT_EQ(drained.size(), 128u);
+  EXPECT_EQ(drained.front().type, EventType::kPush);
+  EXPECT_EQ(drained.back().type, EventType::kPop);
+  for (uint64_t i = 1; i <= n; ++i) {
+    EXPECT_EQ(drained[i].type, EventType::kLaunch);
+    EXPECT_EQ(drained[i].a, i);
+  }
+}
+
 TEST(ThreadStateTest, InstanceIdsEncodeThreadAndAreUnique) {
   ThreadState a(1, 4096, 0, 0), b(2, 4096, 0, 0);
   std::set<uint64_t> ids;

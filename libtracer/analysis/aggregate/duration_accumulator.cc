@@ -94,6 +94,26 @@ void DurationAccumulator::AddToHistogram(int64_t v, uint64_t n) {
   histogram_[b] += n;
 }
 
+DurationStats DurationAccumulator::Totals() const {
+  DurationStats s;
+  if (count_ == 0) return s;
+  s.count = count_;
+  s.min = min_;
+  s.max = max_;
+  // Values are >= 0 (Add), so while sum_ has not saturated the kept values'
+  // sum in long double (ComputeStats) is exact and equals it.
+  long double sum = sum_;
+  if (!binned_ && sum_ == INT64_MAX) {
+    sum = 0;
+    for (int64_t v : values_) sum += v;
+    s.total = sum >= 0x1p63L ? INT64_MAX : static_cast<int64_t>(sum);
+  } else {
+    s.total = sum_;
+  }
+  s.avg = static_cast<int64_t>(std::llround(sum / count_));
+  return s;
+}
+
 DurationStats DurationAccumulator::Stats() {
   if (!binned_) return ComputeStats(&values_);
   DurationStats s;

@@ -31,6 +31,10 @@ class DurationAccumulator {
 
   // Reorders the kept values.
   DurationStats Stats();
+  // Count, total, min, max and avg exactly as Stats() gives them; median and
+  // stddev left 0 (for tables that show only these: no selection over the
+  // kept values, no reordering).
+  DurationStats Totals() const;
 
  private:
   void ToHistogram();

@@ -36,7 +36,7 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
   return sum;
 }
 
-void DurationAccumulator::Add(int64_t v) {
+void DurationAccumulator::AddSlow(int64_t v) {
   if (v < 0) v = 0;
   if (count_ == 0) {
     min_ = max_ = v;
@@ -46,7 +46,6 @@ void DurationAccumulator::Add(int64_t v) {
   }
   ++count_;
   sum_ = SaturatingAdd(sum_, v);
-  sum_sq_ += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v);
   if (!binned_) {
     // Most accumulators (one per range instance and kernel name while
     // streaming) hold a few dozen values: one allocation instead of five.
@@ -89,6 +88,9 @@ void DurationAccumulator::ToHistogram() {
 }
 
 void DurationAccumulator::AddToHistogram(int64_t v, uint64_t n) {
+  // sum_sq_ covers the binned values only: kept values are squared when
+  // they are binned (ToHistogram), not on every Add.
+  sum_sq_ += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v) * n;
   const uint32_t b = DurationBucket(v);
   if (b >= histogram_.size()) histogram_.resize(b + 1);
   histogram_[b] += n;

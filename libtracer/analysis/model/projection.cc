@@ -94,6 +94,22 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
   std::vector<StreamNode> nodes;
   std::vector<Building> building;  // per pool_ slot
   slot_.assign(p.ranges.size(), kNoSlot);
+  // At most one projection per range that some stack holds: reserved up
+  // front, so that the pool is not copied as it grows (nor shrunk after).
+  {
+    std::vector<bool> held(p.ranges.size());
+    size_t instances = 0;
+    for (uint32_t s = 0; s < attribution.distinct_stacks(); ++s) {
+      for (uint32_t r : attribution.StackAt(s)) {
+        if (r < held.size() && !held[r]) {
+          held[r] = true;
+          ++instances;
+        }
+      }
+    }
+    pool_.reserve(instances);
+    building.reserve(instances);
+  }
   for (;;) {
     int kind = -1;
     uint32_t index = 0;
@@ -157,7 +173,6 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
       Add(&nodes[n].span, start, end, kernel);
     }
   }
-  pool_.shrink_to_fit();
   size_t spans = nodes.size();
   for (const Building& bl : building) spans += bl.first_node == kNoNode ? 1 : 0;
   streams_.reserve(spans);  // no reallocation: the spans below stay valid

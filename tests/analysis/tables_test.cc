@@ -310,6 +310,35 @@ TEST(TablesOverflowTest, HugeDurationsSaturateInsteadOfWrapping) {
   EXPECT_EQ(ComputeStats(&values).total, INT64_MAX);
 }
 
+// Totals() gives what Stats() gives for count, total, min, max and avg: kept
+// values, a saturated sum of kept values (whose average is taken from the
+// unsaturated sum), and binned values.
+TEST(DurationAccumulatorTest, TotalsMatchStats) {
+  const auto expect_same = [](DurationAccumulator acc) {
+    const DurationStats t = acc.Totals();
+    const DurationStats s = acc.Stats();
+    EXPECT_EQ(t.count, s.count);
+    EXPECT_EQ(t.total, s.total);
+    EXPECT_EQ(t.min, s.min);
+    EXPECT_EQ(t.max, s.max);
+    EXPECT_EQ(t.avg, s.avg);
+  };
+  expect_same(DurationAccumulator());
+  DurationAccumulator few;
+  for (int64_t v : {7, -3, 100, 2, 2}) few.Add(v);
+  EXPECT_EQ(few.Totals().avg, 22);  // 111 / 5, the negative value counted as 0
+  expect_same(few);
+  DurationAccumulator saturated;
+  for (int64_t v : {INT64_MAX, INT64_MAX / 2, int64_t{1} << 62}) saturated.Add(v);
+  EXPECT_EQ(saturated.Totals().total, INT64_MAX);
+  EXPECT_LT(saturated.Totals().avg, INT64_MAX);
+  expect_same(saturated);
+  DurationAccumulator binned;
+  for (size_t i = 0; i <= DurationAccumulator::kExactLimit; ++i) binned.Add(1000 + i % 977);
+  EXPECT_FALSE(binned.exact());
+  expect_same(binned);
+}
+
 // The GPU sums of a range (kernel time, busy) and the kernels' share base
 // saturate too: three kernels of 2^63 - 1 ns in one range.
 TEST(TablesOverflowTest, HugeKernelTimesSaturate) {

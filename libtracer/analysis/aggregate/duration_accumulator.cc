@@ -36,7 +36,7 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
   return sum;
 }
 
-void DurationAccumulator::Add(int64_t v) {
+void DurationAccumulator::AddSlow(int64_t v) {
   if (v < 0) v = 0;
   if (count_ == 0) {
     min_ = max_ = v;
@@ -46,7 +46,6 @@ void DurationAccumulator::Add(int64_t v) {
   }
   ++count_;
   sum_ = SaturatingAdd(sum_, v);
-  sum_sq_ += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v);
   if (!binned_) {
     // Most accumulators (one per range instance and kernel name while
     // streaming) hold a few dozen values: one allocation instead of five.
@@ -89,9 +88,32 @@ void DurationAccumulator::ToHistogram() {
 }
 
 void DurationAccumulator::AddToHistogram(int64_t v, uint64_t n) {
+  // sum_sq_ covers the binned values only: kept values are squared when
+  // they are binned (ToHistogram), not on every Add.
+  sum_sq_ += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v) * n;
   const uint32_t b = DurationBucket(v);
   if (b >= histogram_.size()) histogram_.resize(b + 1);
   histogram_[b] += n;
+}
+
+DurationStats DurationAccumulator::Totals() const {
+  DurationStats s;
+  if (count_ == 0) return s;
+  s.count = count_;
+  s.min = min_;
+  s.max = max_;
+  // Values are >= 0 (Add), so while sum_ has not saturated the kept values'
+  // sum in long double (ComputeStats) is exact and equals it.
+  long double sum = sum_;
+  if (!binned_ && sum_ == INT64_MAX) {
+    sum = 0;
+    for (int64_t v : values_) sum += v;
+    s.total = sum >= 0x1p63L ? INT64_MAX : static_cast<int64_t>(sum);
+  } else {
+    s.total = sum_;
+  }
+  s.avg = static_cast<int64_t>(std::llround(sum / count_));
+  return s;
 }
 
 DurationStats DurationAccumulator::Stats() {

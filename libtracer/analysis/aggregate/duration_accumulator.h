@@ -21,7 +21,20 @@ class DurationAccumulator {
  public:
   static constexpr size_t kExactLimit = 1u << 16;
 
-  void Add(int64_t v);
+  void Add(int64_t v) {
+    // The common case inline: a value kept, room for it without growing.
+    int64_t sum;
+    if (v >= 0 && count_ != 0 && !binned_ && values_.size() < values_.capacity() &&
+        values_.size() < kExactLimit && !__builtin_add_overflow(sum_, v, &sum)) {
+      sum_ = sum;
+      min_ = v < min_ ? v : min_;
+      max_ = v > max_ ? v : max_;
+      ++count_;
+      values_.push_back(v);
+      return;
+    }
+    AddSlow(v);
+  }
   void Merge(const DurationAccumulator& other);
 
   int64_t count() const { return count_; }
@@ -31,14 +44,19 @@ class DurationAccumulator {
 
   // Reorders the kept values.
   DurationStats Stats();
+  // Count, total, min, max and avg exactly as Stats() gives them; median and
+  // stddev left 0 (for tables that show only these: no selection over the
+  // kept values, no reordering).
+  DurationStats Totals() const;
 
  private:
+  void AddSlow(int64_t v);
   void ToHistogram();
   void AddToHistogram(int64_t v, uint64_t n);
 
   int64_t count_ = 0;
   int64_t sum_ = 0;               // 292 years of nanoseconds
-  unsigned __int128 sum_sq_ = 0;  // for stddev once values are no longer kept
+  unsigned __int128 sum_sq_ = 0;  // of the binned values (stddev once not kept)
   int64_t min_ = 0, max_ = 0;
   std::vector<int64_t> values_;
   bool binned_ = false;

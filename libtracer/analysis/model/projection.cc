@@ -34,16 +34,16 @@ void Add(GpuSpan* span, uint64_t start, uint64_t end, bool kernel) {
 
 // Record indexes of one op kind in start order (ties by index): none held
 // when the records already are (the common case), else a permutation.
-template <typename Records>
-std::vector<uint32_t> StartOrder(const Records& records) {
+// start(i): record i's start.
+template <typename Start>
+std::vector<uint32_t> StartOrder(size_t size, const Start& start) {
   const auto by_start = [&](uint32_t x, uint32_t y) {
-    return records[x].start_ns != records[y].start_ns ? records[x].start_ns < records[y].start_ns
-                                                      : x < y;
+    return start(x) != start(y) ? start(x) < start(y) : x < y;
   };
   std::vector<uint32_t> order;
-  for (size_t i = 1; i < records.size(); ++i) {
-    if (records[i].start_ns < records[i - 1].start_ns) {
-      order.resize(records.size());
+  for (size_t i = 1; i < size; ++i) {
+    if (start(i) < start(i - 1)) {
+      order.resize(size);
       std::iota(order.begin(), order.end(), 0u);
       std::sort(order.begin(), order.end(), by_start);
       break;
@@ -59,28 +59,57 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
   // results never depend on a sort's stability): a merge of the three kinds,
   // each in its own start order. Only a kind whose records are out of order
   // costs an index (4 bytes per op) rather than a copy of every op.
-  const std::vector<uint32_t> order[3] = {StartOrder(p.kernels), StartOrder(p.memcpys),
-                                          StartOrder(p.memsets)};
+  // Kernels are read by column (a whole KernelRecord costs more than the
+  // three fields used here).
+  const auto start_of = [&](int kind, size_t i) -> uint64_t {
+    return kind == 0   ? p.kernels.start_ns(i)
+           : kind == 1 ? p.memcpys[i].start_ns
+                       : p.memsets[i].start_ns;
+  };
+  const std::vector<uint32_t> order[3] = {
+      StartOrder(p.kernels.size(), [&](size_t i) { return start_of(0, i); }),
+      StartOrder(p.memcpys.size(), [&](size_t i) { return start_of(1, i); }),
+      StartOrder(p.memsets.size(), [&](size_t i) { return start_of(2, i); })};
   const size_t sizes[3] = {p.kernels.size(), p.memcpys.size(), p.memsets.size()};
   size_t next[3] = {0, 0, 0};
   const auto index_of = [&](int kind, size_t pos) -> uint32_t {
     return order[kind].empty() ? static_cast<uint32_t>(pos) : order[kind][pos];
   };
-  const auto start_of = [&](int kind, uint32_t i) -> uint64_t {
-    return kind == 0   ? p.kernels[i].start_ns
-           : kind == 1 ? p.memcpys[i].start_ns
-                       : p.memsets[i].start_ns;
-  };
-  const auto end_of = [&](int kind, uint32_t i) -> uint64_t {
-    return kind == 0 ? p.kernels[i].end_ns : kind == 1 ? p.memcpys[i].end_ns : p.memsets[i].end_ns;
-  };
-  const auto stream_of = [&](int kind, uint32_t i) -> uint32_t {
-    return kind == 0 ? p.kernels[i].stream : kind == 1 ? p.memcpys[i].stream : p.memsets[i].stream;
-  };
 
   // Each range's projection is accumulated where it is kept: no running
   // copy per range beside it (that doubled the projection's peak memory).
+  // While an instance's ops all ran on one stream (the common case), that
+  // stream's span is its total: only instances on several streams hold
+  // per-stream spans while the ops are read, a chain through one array
+  // (newest first). Every instance's streams are laid out once all ops are in.
+  struct StreamNode {
+    StreamSpan span;
+    uint32_t next;
+  };
+  constexpr uint32_t kNoNode = UINT32_MAX;
+  struct Building {
+    uint32_t first_stream;  // the stream of the instance's first op
+    uint32_t first_node;    // kNoNode while every op ran on first_stream
+  };
+  std::vector<StreamNode> nodes;
+  std::vector<Building> building;  // per pool_ slot
   slot_.assign(p.ranges.size(), kNoSlot);
+  // At most one projection per range that some stack holds: reserved up
+  // front, so that the pool is not copied as it grows (nor shrunk after).
+  {
+    std::vector<bool> held(p.ranges.size());
+    size_t instances = 0;
+    for (uint32_t s = 0; s < attribution.distinct_stacks(); ++s) {
+      for (uint32_t r : attribution.StackAt(s)) {
+        if (r < held.size() && !held[r]) {
+          held[r] = true;
+          ++instances;
+        }
+      }
+    }
+    pool_.reserve(instances);
+    building.reserve(instances);
+  }
   for (;;) {
     int kind = -1;
     uint32_t index = 0;
@@ -98,8 +127,20 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
     }
     if (kind < 0) break;
     ++next[kind];
-    const uint64_t end = std::max(end_of(kind, index), start);
-    const uint32_t stream = stream_of(kind, index);
+    uint64_t end = 0;
+    uint32_t stream = 0;
+    if (kind == 0) {
+      const KernelRecord k = p.kernels[index];
+      end = k.end_ns;
+      stream = k.stream;
+    } else if (kind == 1) {
+      end = p.memcpys[index].end_ns;
+      stream = p.memcpys[index].stream;
+    } else {
+      end = p.memsets[index].end_ns;
+      stream = p.memsets[index].stream;
+    }
+    end = std::max(end, start);
     const bool kernel = kind == 0;
     for (uint32_t r : attribution.Stack(static_cast<OpKind>(kind), index)) {
       if (r >= slot_.size()) continue;
@@ -107,26 +148,50 @@ Projection::Projection(const ProcessTrace& p, const Attribution& attribution) {
       if (slot == kNoSlot) {
         slot = static_cast<uint32_t>(pool_.size());
         pool_.emplace_back();
+        building.push_back({stream, kNoNode});
       }
-      InstanceProjection* proj = &pool_[slot];
-      Add(&proj->total, start, end, kernel);
+      Building& bl = building[slot];
+      GpuSpan& total = pool_[slot].total;
+      if (bl.first_node == kNoNode && stream != bl.first_stream) {
+        // A second stream: the first one's span so far is the total.
+        bl.first_node = static_cast<uint32_t>(nodes.size());
+        StreamNode& first = nodes.emplace_back(StreamNode{{}, kNoNode});
+        static_cast<GpuSpan&>(first.span) = total;
+        first.span.stream = bl.first_stream;
+      }
+      Add(&total, start, end, kernel);
+      if (bl.first_node == kNoNode) continue;
       // A handful of streams per range: a linear scan beats hashing.
-      auto& streams = proj->streams;
-      auto it = std::find_if(streams.begin(), streams.end(),
-                             [&](const StreamSpan& e) { return e.stream == stream; });
-      if (it == streams.end()) {
-        streams.emplace_back();
-        it = streams.end() - 1;
-        it->stream = stream;
+      uint32_t n = bl.first_node;
+      while (n != kNoNode && nodes[n].span.stream != stream) n = nodes[n].next;
+      if (n == kNoNode) {
+        n = static_cast<uint32_t>(nodes.size());
+        nodes.push_back({{}, bl.first_node});
+        nodes.back().span.stream = stream;
+        bl.first_node = n;
       }
-      Add(&*it, start, end, kernel);
+      Add(&nodes[n].span, start, end, kernel);
     }
   }
-  pool_.shrink_to_fit();
-  for (InstanceProjection& proj : pool_) {
-    proj.streams.shrink_to_fit();
-    std::sort(proj.streams.begin(), proj.streams.end(),
-              [](const StreamSpan& a, const StreamSpan& b) { return a.stream < b.stream; });
+  size_t spans = nodes.size();
+  for (const Building& bl : building) spans += bl.first_node == kNoNode ? 1 : 0;
+  streams_.reserve(spans);  // no reallocation: the spans below stay valid
+  for (size_t slot = 0; slot < pool_.size(); ++slot) {
+    const size_t begin = streams_.size();
+    const Building& bl = building[slot];
+    if (bl.first_node == kNoNode) {
+      StreamSpan& only = streams_.emplace_back();
+      static_cast<GpuSpan&>(only) = pool_[slot].total;
+      only.stream = bl.first_stream;
+    } else {
+      for (uint32_t n = bl.first_node; n != kNoNode; n = nodes[n].next) {
+        streams_.push_back(nodes[n].span);
+      }
+      std::sort(streams_.begin() + static_cast<std::ptrdiff_t>(begin), streams_.end(),
+                [](const StreamSpan& a, const StreamSpan& b) { return a.stream < b.stream; });
+    }
+    pool_[slot].streams =
+        std::span<const StreamSpan>(streams_.data() + begin, streams_.size() - begin);
   }
 }
 

@@ -36,13 +36,17 @@ struct StreamSpan : GpuSpan {
 };
 
 struct InstanceProjection {
-  GpuSpan total;                    // across every stream
-  std::vector<StreamSpan> streams;  // sorted by stream id
+  GpuSpan total;                        // across every stream
+  std::span<const StreamSpan> streams;  // sorted by stream id; held by the Projection
 };
 
 class Projection {
  public:
   Projection(const ProcessTrace& process, const Attribution& attribution);
+  // The instances' stream spans point into streams_: a copy would point into
+  // the original's.
+  Projection(const Projection&) = delete;
+  Projection& operator=(const Projection&) = delete;
   // nullptr when the range instance (index into ProcessTrace::ranges) has no
   // attributed GPU op.
   const InstanceProjection* Of(uint32_t range_index) const;
@@ -54,6 +58,9 @@ class Projection {
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   std::vector<uint32_t> slot_;
   std::vector<InstanceProjection> pool_;
+  // Every instance's stream spans, one instance after another: one array
+  // instead of a vector (an allocation) per instance.
+  std::vector<StreamSpan> streams_;
 };
 
 }  // namespace tracer::analysis

@@ -73,7 +73,8 @@ Table RenderRangesTable(TableRows& rows, const ReportOptions& o) {
     std::vector<Cell> row;
     if (o.by_process) row.push_back(Text(rows.process_labels[std::get<0>(key)]));
     const DurationStats cpu = g.cpu.Stats();
-    const DurationStats proj = g.proj.Stats();
+    // Count, total and avg only: the gpu table shows the rest.
+    const DurationStats proj = g.proj.Totals();
     row.push_back(Text(std::get<1>(key)));
     row.push_back(Text(std::get<2>(key)));
     row.push_back(Int(cpu.count));

@@ -394,13 +394,15 @@ const Registrar kRun{Command{
                      "registering past it get 4K buffers (their overflow is dropped and "
                      "counted), so the tracer's buffers never exceed it by more than 4K per "
                      "such thread");
-      sub.add_option("--buffer-full", args->buffer_full,
-                     "what a thread does when its buffer is past three quarters full: yield "
-                     "(default) gives its core to the writer once per event while the writer "
-                     "is draining (never a wait: a writer stalled for 100 ms is not waited "
-                     "for), so threads recording flat out on busy cores run at the writer's "
-                     "pace instead of losing events; drop only drops when full "
-                     "(TRACER_BUFFER_FULL)")
+      sub.add_option(
+             "--buffer-full", args->buffer_full,
+             "what a thread does when its buffer is past three quarters full: yield "
+             "(default) gives its core to the writer once per event while the writer "
+             "is draining (never an open-ended wait: a writer blocked in a write of the "
+             "trace for 100 ms, or one that has drained nothing for 2 s, is not waited for), so "
+             "threads recording flat out on busy cores run at the writer's "
+             "pace instead of losing events; drop only drops when full "
+             "(TRACER_BUFFER_FULL)")
           ->check(CLI::IsMember({"yield", "drop"}));
       sub.add_option("--flush-interval", args->flush_interval,
                      "ms between writer drains (TRACER_FLUSH_INTERVAL_MS, default 200)");

@@ -561,10 +561,10 @@ TEST(PrefetchedRowsTest, ScanResumesThroughSqlWhereItGivesUp) {
       "\"e\" AS \"e\", \"f\" AS \"f\" FROM \"t\"";
   const std::vector<std::string_view> names = {"a", "b", "c", "d", "e", "f"};
   const std::vector<std::string_view> nulls = {"a", "b", "c", "d", "e", "f"};
-  PrefetchedRows reference;
   std::string error;
   SqliteDb sdb;
   ASSERT_TRUE(sdb.Open(db.path(), &error));
+  PrefetchedRows reference;  // after sdb: its statement is finalized first
   reference.ReadNow(&sdb, sql, nulls, {"b", "e"}, {"c"});
   const std::vector<Row> expected = PrefetchedAll(&reference, kColumns, kTypes);
   ASSERT_EQ(expected.size(), 5000u);

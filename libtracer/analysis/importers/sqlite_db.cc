@@ -88,7 +88,11 @@ bool SqliteStatement::TextValue(int col, std::string_view* v) const {
 }
 
 SqliteDb::~SqliteDb() {
-  if (db_ != nullptr) sqlite3_close(db_);
+  // close_v2: a statement still held by a reader destroyed after this
+  // connection (PrefetchedRows reading through SQL) keeps the connection
+  // alive until it is finalized, instead of sqlite3_close failing with
+  // SQLITE_BUSY and leaking it.
+  if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
 bool SqliteDb::Open(const std::string& path, std::string* error) {

@@ -42,6 +42,7 @@
 #include <fstream>
 #include <string>
 
+#include "bench/common/cpu_time.h"
 #include "libtracer/analysis/export/sqlite_export.h"
 #include "libtracer/analysis/importers/load_input.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
@@ -377,10 +378,8 @@ int main(int argc, char** argv) {
                         : mode == "nsys-raw"      ? RawSqliteScan(argv[3])
                                                   : MemoryTables(argv[3]);
     const double secs = Seconds(t0, Clock::now());
-    timespec main_cpu{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &main_cpu);
     std::printf("%.1f %.3f %.3f %.3f\n", OwnPeakRssMiB(), secs, OwnCpuSeconds(),
-                static_cast<double>(main_cpu.tv_sec) + static_cast<double>(main_cpu.tv_nsec) / 1e9);
+                tracer::bench::ThreadCpuSeconds());
     return rows > 0 ? 0 : 1;
   }
   for (int i = 1; i < argc; ++i) {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <string>
 
+#include "bench/common/cpu_time.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/tables/metrics_table.h"
 #include "libtracer/analysis/tables/tables.h"
@@ -31,21 +32,15 @@ namespace {
 using namespace tracer;
 using namespace tracer::analysis;
 
-// This thread's CPU time in seconds: on a machine shared with other work
-// wall time measures the neighbours as much as the code.
-double ThreadCpu() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using tracer::bench::ThreadCpuSeconds;
 
 // Best CPU time of fn over k runs, in seconds.
 double Best(size_t k, const std::function<void()>& fn) {
   double best = 1e30;
   for (size_t i = 0; i < k; ++i) {
-    const double t0 = ThreadCpu();
+    const double t0 = ThreadCpuSeconds();
     fn();
-    best = std::min(best, ThreadCpu() - t0);
+    best = std::min(best, ThreadCpuSeconds() - t0);
   }
   return best;
 }

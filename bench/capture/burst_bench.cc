@@ -70,6 +70,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "tests/capture/trace_file_reader.h"
 
 namespace {
@@ -101,11 +102,7 @@ long PeakRssKb() {
   return kb;
 }
 
-int64_t ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
+using tracer::bench::ThreadCpuNs;
 
 int64_t ProcessCpuNs() {
   rusage ru;

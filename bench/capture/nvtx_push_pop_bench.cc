@@ -71,6 +71,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "libtracer/core/clock.h"
 #include "libtracer/core/intern_cache.h"
 
@@ -84,11 +85,7 @@ long ThreadMinorFaults() {
   return ru.ru_minflt;
 }
 
-double ThreadCpuNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+double ThreadCpuNs() { return static_cast<double>(tracer::bench::ThreadCpuNs()); }
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;

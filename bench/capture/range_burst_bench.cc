@@ -29,17 +29,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "proto/trace.pb.h"
 
 namespace {
 
-// Thread CPU time of the pushing thread: the machines here are shared, and
-// wall time would count the time it waited for a core.
-double NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+// Thread CPU time of the pushing thread.
+double NowNs() { return static_cast<double>(tracer::bench::ThreadCpuNs()); }
 
 // Child: the loop. Prints ns per push+pop on its stdout pipe.
 // The first pair loads and starts the tool (not a per-range cost): it is

@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "libtracer/capture/event.h"
 #include "libtracer/capture/event_decoder.h"
 #include "libtracer/core/chunk_builder.h"
@@ -47,13 +48,7 @@
 
 namespace {
 
-// Thread CPU time, not wall time: the machines here are shared, and a
-// phase descheduled for a while would read as slow.
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using tracer::bench::ThreadCpuSeconds;
 
 // The ring events of n ranges on one thread, as the NVTX handler writes
 // them: a push (name, domain, time, instance id, category | color << 32)

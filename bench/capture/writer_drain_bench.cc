@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "libtracer/capture/event.h"
 #include "libtracer/capture/thread_registry.h"
 #include "libtracer/capture/thread_state.h"
@@ -35,11 +36,7 @@
 
 namespace {
 
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using tracer::bench::ThreadCpuSeconds;
 
 // The events of `ranges` ranges as the NVTX handler writes them: a push
 // (name, time, instance id) and its pop, nested `depth` deep.

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "bench/cupti/encoding_sink.h"
 #include "libtracer/capture/cupti_decoder.h"
 #include "libtracer/capture/thread_registry.h"
@@ -37,11 +38,7 @@ namespace {
 // wall time would charge other processes' slices to us.
 struct Clock {
   using time_point = double;
-  static double now() {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
-  }
+  static double now() { return tracer::bench::ThreadCpuSeconds(); }
 };
 
 double Seconds(double a, double b) { return b - a; }

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "bench/cupti/encoding_sink.h"
 #include "libtracer/capture/pm_host.h"
 #include "libtracer/capture/pm_metrics.h"
@@ -33,11 +34,7 @@
 
 namespace {
 
-double CpuNow(clockid_t id) {
-  timespec ts;
-  clock_gettime(id, &ts);
-  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
-}
+using tracer::bench::ClockSeconds;
 
 using AddSampleFn = void (*)(uint32_t, uint64_t, uint64_t, const double*, size_t);
 using DecodedFn = uint64_t (*)(uint32_t);
@@ -95,7 +92,7 @@ double BareCupti(tracer::CuptiApi* api, const Fake& fake, size_t n, const char**
   double values[3];
   double sum = 0;
   size_t got = 0;
-  const double t0 = CpuNow(CLOCK_THREAD_CPUTIME_ID);
+  const double t0 = ClockSeconds(CLOCK_THREAD_CPUTIME_ID);
   while (got < n) {
     auto dec = TRACER_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
     dec.pPmSamplingObject = en.pPmSamplingObject;
@@ -120,7 +117,7 @@ double BareCupti(tracer::CuptiApi* api, const Fake& fake, size_t n, const char**
     got += info.numCompletedSamples;
     api->PmSamplingCounterDataImageInitialize(&init);
   }
-  const double t = CpuNow(CLOCK_THREAD_CPUTIME_ID) - t0;
+  const double t = ClockSeconds(CLOCK_THREAD_CPUTIME_ID) - t0;
   if (sum == 42) std::printf(" ");
   return t / static_cast<double>(got);
 }
@@ -134,14 +131,14 @@ double PlainCopy(size_t n) {
   std::vector<Sample> in(n), out(n);
   for (size_t i = 0; i < n; ++i) in[i] = {i * 1000000, i * 1000000 + 999000, {1.0 * i, 2, 3}};
   const int reps = 20;
-  const double t0 = CpuNow(CLOCK_THREAD_CPUTIME_ID);
+  const double t0 = ClockSeconds(CLOCK_THREAD_CPUTIME_ID);
   for (int r = 0; r < reps; ++r) {
     for (size_t i = 0; i < n; ++i) {
       std::memcpy(&out[i], &in[i], sizeof(Sample));
       in[i].v[0] += out[(i + r) % n].v[1];  // keep the copies from being elided
     }
   }
-  const double t = CpuNow(CLOCK_THREAD_CPUTIME_ID) - t0;
+  const double t = ClockSeconds(CLOCK_THREAD_CPUTIME_ID) - t0;
   return t / static_cast<double>(n * reps);
 }
 
@@ -178,23 +175,23 @@ int main(int argc, char** argv) {
   o.log = [](const std::string& line) { std::fprintf(stderr, "tracer: %s\n", line.c_str()); };
   tracer::PmSampler sampler(api.get(), o);
   fake.Fill(0, n, 1'700'000'000'000'000'000ull);
-  const double p0 = CpuNow(CLOCK_PROCESS_CPUTIME_ID);
+  const double p0 = ClockSeconds(CLOCK_PROCESS_CPUTIME_ID);
   sampler.Start();
   sampler.DeviceSeen(0);
   // Set-up (config image: real host API) is excluded: wait for it first.
   while (sampler.stats().devices_sampling == 0 && sampler.stats().devices_failed == 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  const double p1 = CpuNow(CLOCK_PROCESS_CPUTIME_ID);
+  const double p1 = ClockSeconds(CLOCK_PROCESS_CPUTIME_ID);
   while (sampler.stats().samples < n && sampler.stats().devices_failed == 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
-  const double p2 = CpuNow(CLOCK_PROCESS_CPUTIME_ID);
+  const double p2 = ClockSeconds(CLOCK_PROCESS_CPUTIME_ID);
   tracer::bench::EncodingSink sink;
-  const double w0 = CpuNow(CLOCK_THREAD_CPUTIME_ID);
+  const double w0 = ClockSeconds(CLOCK_THREAD_CPUTIME_ID);
   sampler.Drain(sink, false);
   sink.Finish();
-  const double w1 = CpuNow(CLOCK_THREAD_CPUTIME_ID);
+  const double w1 = ClockSeconds(CLOCK_THREAD_CPUTIME_ID);
   sampler.Stop();
   const uint64_t got = sampler.stats().samples;
   if (got < n) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "libtracer/analysis/importers/gzip_stream.h"
 #include "libtracer/analysis/importers/kineto_json_importer.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
@@ -35,11 +36,7 @@ using tracer::analysis::ProcessTrace;
 using tracer::analysis::Trace;
 namespace imp = tracer::analysis::importers;
 
-double CpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using tracer::bench::ProcessCpuSeconds;
 
 struct Timing {
   double wall = 1e30;  // best wall-clock seconds
@@ -55,11 +52,11 @@ std::vector<Timing> BestTimes(const std::vector<std::function<void()>>& fns, int
   std::vector<Timing> best(fns.size());
   for (int i = 0; i < iterations; ++i) {
     for (size_t f = 0; f < fns.size(); ++f) {
-      const double c0 = CpuSeconds();
+      const double c0 = ProcessCpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
       fns[f]();
       const auto t1 = std::chrono::steady_clock::now();
-      const double c1 = CpuSeconds();
+      const double c1 = ProcessCpuSeconds();
       best[f].wall = std::min(best[f].wall, std::chrono::duration<double>(t1 - t0).count());
       best[f].cpu = std::min(best[f].cpu, c1 - c0);
     }

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/common/cpu_time.h"
 #include "libtracer/analysis/importers/nsys_sqlite_importer.h"
 #include "libtracer/analysis/importers/sqlite_db.h"
 #include "libtracer/analysis/importers/sqlite_table_scan.h"
@@ -32,11 +33,7 @@ namespace {
 
 namespace imp = tracer::analysis::importers;
 
-double CpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using tracer::bench::ProcessCpuSeconds;
 
 // The tables and columns nsys_read_floor steps (the default report's).
 struct Read {
@@ -171,12 +168,12 @@ void Bench(const std::string& path, int repeats, int only) {
   for (int i = 0; i < repeats; ++i) {
     for (size_t f = 0; f < fns.size(); ++f) {
       if (only >= 0 && static_cast<size_t>(only) != f) continue;
-      const double c0 = CpuSeconds();
+      const double c0 = ProcessCpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
       fns[f].second();
       const auto t1 = std::chrono::steady_clock::now();
       s[f].wall.push_back(std::chrono::duration<double>(t1 - t0).count() * 1e3);
-      s[f].cpu.push_back((CpuSeconds() - c0) * 1e3);
+      s[f].cpu.push_back((ProcessCpuSeconds() - c0) * 1e3);
     }
   }
   if (only >= 0) return;

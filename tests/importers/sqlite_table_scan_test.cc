@@ -570,12 +570,22 @@ TEST(PrefetchedRowsTest, ScanResumesThroughSqlWhereItGivesUp) {
   ASSERT_EQ(expected.size(), 5000u);
   auto file = std::make_shared<SqliteFileMap>();
   ASSERT_TRUE(file->Open(db.path(), &error)) << error;
-  for (bool on_thread : {false, true}) {
-    SCOPED_TRACE(on_thread);
+  // The rest resumed on the caller's connection, or on one of the reader's
+  // own (db nullptr).
+  for (SqliteDb* resume : {&sdb, static_cast<SqliteDb*>(nullptr)}) {
+    SCOPED_TRACE(resume != nullptr ? "caller's connection" : "own connection");
     ScanPlan plan;
     ASSERT_TRUE(PlanTableScan(&sdb, "t", kColumns, kTypes, &plan, &error)) << error;
     PrefetchedRows rows;
-    ASSERT_TRUE(rows.StartScan(file, plan, names, &sdb, on_thread, sql, nulls, {"b", "e"}, {"c"}));
+    ASSERT_TRUE(rows.StartScan({.file = file,
+                                .plan = plan,
+                                .names = names,
+                                .sql = sql,
+                                .db = resume,
+                                .path = db.path(),
+                                .nulls = nulls,
+                                .texts = {"b", "e"},
+                                .doubles = {"c"}}));
     EXPECT_EQ(PrefetchedAll(&rows, kColumns, kTypes), expected);
     EXPECT_EQ(rows.scanned_rows(), 3209u);
     EXPECT_FALSE(rows.scan_gave_up().empty());
@@ -584,12 +594,23 @@ TEST(PrefetchedRowsTest, ScanResumesThroughSqlWhereItGivesUp) {
   db.Exec("UPDATE t SET d = 1 WHERE rowid = 3210;");
   ScanPlan plan;
   ASSERT_TRUE(PlanTableScan(&sdb, "t", kColumns, kTypes, &plan, &error)) << error;
+  const ScanRead read = {.file = file,
+                         .plan = plan,
+                         .names = names,
+                         .sql = sql,
+                         .db = &sdb,
+                         .path = {},
+                         .nulls = nulls,
+                         .texts = {"b", "e"},
+                         .doubles = {"c"}};
   PrefetchedRows rows;
-  ASSERT_TRUE(rows.StartScan(file, plan, names, &sdb, false, sql, nulls, {"b", "e"}, {"c"}));
+  ASSERT_TRUE(rows.StartScan(read));
   // Started once only; names that do not match the plan start nothing.
-  EXPECT_FALSE(rows.StartScan(file, plan, names, &sdb, false, sql, nulls, {}, {}));
+  EXPECT_FALSE(rows.StartScan(read));
+  ScanRead other = read;
+  other.names = {"a"};
   PrefetchedRows mismatched;
-  EXPECT_FALSE(mismatched.StartScan(file, plan, {"a"}, &sdb, false, sql, nulls, {}, {}));
+  EXPECT_FALSE(mismatched.StartScan(other));
   EXPECT_EQ(PrefetchedAll(&rows, kColumns, kTypes).size(), 5000u);
   EXPECT_EQ(rows.scanned_rows(), 5000u);
   EXPECT_TRUE(rows.scan_gave_up().empty());

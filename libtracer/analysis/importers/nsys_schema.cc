@@ -154,7 +154,8 @@ bool NsysSchema::StartScanOf(const std::shared_ptr<const SqliteFileMap>& file,
                              const std::string& sql, SqliteDb* resume_db,
                              const std::vector<std::string_view>& nulls,
                              const std::vector<std::string_view>& texts,
-                             const std::vector<std::string_view>& doubles, PrefetchedRows* rows) {
+                             const std::vector<std::string_view>& doubles, PrefetchedRows* rows,
+                             size_t max_queued) {
   if (file == nullptr) return false;
   std::vector<std::string> columns;
   std::vector<ScanType> types;
@@ -179,7 +180,8 @@ bool NsysSchema::StartScanOf(const std::shared_ptr<const SqliteFileMap>& file,
                           .path = db_.path(),
                           .nulls = nulls,
                           .texts = texts,
-                          .doubles = doubles});
+                          .doubles = doubles,
+                          .max_queued = max_queued});
 }
 
 NsysSchema::TargetInfo NsysSchema::ReadTargetInfo(bool scan_devices) {

@@ -130,13 +130,15 @@ class NsysSchema {
   // those it lacks, NULL) of table from file, as sql would read them:
   // texts / doubles read as Text / Double, nulls tracked. The rest after a
   // row where the scan gives up is read through sql on resume_db (nullptr:
-  // a connection of the reader's own). False, nothing started, when the
-  // table is not one the scan reads (the caller reads it through SQL).
+  // a connection of the reader's own). max_queued: ScanRead's (0: no
+  // thread). False, nothing started, when the table is not one the scan
+  // reads (the caller reads it through SQL).
   bool StartScanOf(const std::shared_ptr<const SqliteFileMap>& file, std::string_view table,
                    const std::vector<std::string_view>& names, const std::string& sql,
                    SqliteDb* resume_db, const std::vector<std::string_view>& nulls,
                    const std::vector<std::string_view>& texts,
-                   const std::vector<std::string_view>& doubles, PrefetchedRows* rows);
+                   const std::vector<std::string_view>& doubles, PrefetchedRows* rows,
+                   size_t max_queued = 0);
   bool Finish(const SqliteStatement& st, std::string_view table, std::string* error);
 
   // Global string id of a StringIds id.

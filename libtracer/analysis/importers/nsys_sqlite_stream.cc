@@ -503,6 +503,9 @@ bool NsysStreamer::OpenCursor(Cursor<SqliteStatement>* c, const std::string& sql
   return true;
 }
 
+// Blocks of rows (2048 each) a table's reading runs ahead of the sweep.
+constexpr size_t kQueuedBlocks = 4;
+
 bool NsysStreamer::StartCursor(Cursor<PrefetchedRows>* c, const char* table, const char* pid_column,
                                const std::vector<std::string_view>& required,
                                const std::vector<std::string_view>& optional,
@@ -511,10 +514,11 @@ bool NsysStreamer::StartCursor(Cursor<PrefetchedRows>* c, const char* table, con
   const bool in_order = scan != prescans_.end() && scan->second->sorted;
   std::vector<std::string_view> names(required);
   names.insert(names.end(), optional.begin(), optional.end());
-  // Read straight from the file as the sweep steps, with no thread: the
-  // rest through SQL on this connection should the scan give up.
+  // Read straight from the file, decoded on a thread a few blocks ahead of
+  // the sweep (the aggregation of the rows costs this thread as much as
+  // their decoding), the rest through SQL there should the scan give up.
   if (in_order && StartScanOf(file_, table, names, Select(table, required, optional), &db_, nulls,
-                              {}, {}, &c->st)) {
+                              {}, {}, &c->st, kQueuedBlocks)) {
     c->global_col = c->st.Column(pid_column);
   } else {
     const std::string sql =

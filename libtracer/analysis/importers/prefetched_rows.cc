@@ -98,6 +98,18 @@ bool PrefetchedRows::StartScan(ScanRead read) {
   file_ = std::move(read.file);
   scan_ = std::make_unique<TableScan>(file_.get(), std::move(read.plan));
   opened_ = true;
+  if (read.max_queued > 0) {
+    max_queued_ = read.max_queued;
+    reading_db_ = nullptr;  // the thread resumes on a connection of its own
+    try {
+      thread_ = std::thread([this] { Produce(); });
+      return true;
+    } catch (const std::system_error&) {
+      // No thread to be had: read as the rows are asked for.
+      reading_db_ = read.db;
+      max_queued_ = 0;
+    }
+  }
   direct_ = true;
   return true;
 }
@@ -128,6 +140,25 @@ bool PrefetchedRows::ResumeWithSql() {
     return false;
   }
   return true;
+}
+
+void PrefetchedRows::CopyScanned(Block* b) {
+  const size_t cols = static_cast<size_t>(cols_);
+  const TableScan& s = *scan_;
+  int64_t* v = &b->values[b->rows * cols];
+  // As FillBlock's SQL reading: a NULL reads as 0, noted where tracked.
+  for (size_t c = 0; c < cols; ++c) {
+    const uint64_t bit = uint64_t{1} << c;
+    if ((text_cols_ & bit) != 0) {
+      const std::string_view t = s.Text(c);
+      const uint64_t size = std::min<uint64_t>(t.size(), 0xFFFFFFFFu);
+      v[c] = !s.IsNull(c) ? static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size) : 0;
+      b->text.append(t.data(), size);
+    } else {
+      v[c] = s.values()[c];  // a double's bits; 0 for NULL
+    }
+  }
+  b->nulls[b->rows++] = s.nulls() & tracked_nulls_;
 }
 
 bool PrefetchedRows::OpenOnThread() {
@@ -201,6 +232,17 @@ bool PrefetchedRows::FillBlock(Block* b) {
   b->text.clear();
   b->rows = 0;
   while (b->rows < kBlockRows) {
+    if (scan_ != nullptr) {  // a thread's reading of a scan
+      if (scan_->Next()) {
+        CopyScanned(b);
+        continue;
+      }
+      scanned_rows_ = scan_->rows();
+      if (!scan_->failed()) return false;  // the end of the table
+      const bool resumed = ResumeWithSql();
+      scan_.reset();
+      if (!resumed) return false;
+    }
     if (!st_.Step()) return false;
     int64_t* v = &b->values[b->rows * cols];
     uint64_t nulls = 0;
@@ -251,8 +293,9 @@ void PrefetchedRows::Produce() {
       if (b.rows > 0) full_.push_back(std::move(b));
       if (!more) {
         done_ = true;
-        failed_ = !st_.ok();
-        if (failed_) thread_error_ = reading_db_->LastError();
+        failed_ = !st_.ok() || !resume_error_.empty();
+        if (failed_)
+          thread_error_ = !resume_error_.empty() ? resume_error_ : reading_db_->LastError();
         cv_.notify_all();
         return;
       }

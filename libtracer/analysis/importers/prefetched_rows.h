@@ -48,6 +48,14 @@ struct ScanRead {
   std::string path;
   // The columns asked IsNull of, read as Text, read as Double.
   std::vector<std::string_view> nulls, texts, doubles;
+  // 0: each row read as Step asks for it, on the caller's thread, with no
+  // copy. Else the rows are decoded on a thread of their own into blocks,
+  // at most this many ahead of the reader, and the rest after a give-up is
+  // read there too, on a connection of the thread's own (db unused): for
+  // a reader whose own work per row is as large as the decoding (the
+  // bounded nsys importer, whose aggregation runs beside it), at the cost
+  // of a copy of each row.
+  size_t max_queued = 0;
 };
 
 class PrefetchedRows {
@@ -80,10 +88,10 @@ class PrefetchedRows {
   void ReadNow(SqliteDb* db, const std::string& sql, const std::vector<std::string_view>& nulls,
                const std::vector<std::string_view>& texts,
                const std::vector<std::string_view>& doubles);
-  // Reading the rows from the file itself (sqlite_table_scan.h), each row
-  // as Step asks for it, with no copy and no thread. When the scan gives up,
-  // the rest of the rows (rowid past the last one read) are read through
-  // read.sql on this thread, a block at a time. False (nothing started) when
+  // Reading the rows from the file itself (sqlite_table_scan.h): each row
+  // as Step asks for it, or on a thread (read.max_queued). When the scan
+  // gives up, the rest of the rows (rowid past the last one read) are read
+  // through read.sql, a block at a time. False (nothing started) when
   // read.names and read.plan disagree or a reading was started already.
   bool StartScan(ScanRead read);
   // Rows read from the file itself (StartScan), and why the scan gave up
@@ -152,6 +160,9 @@ class PrefetchedRows {
   // StartInline's: reads the next block into current_; false at the end or
   // on error (ok_, error_ set).
   bool NextInlineBlock();
+  // Copies the scan's current row into the next row of *b (a thread's
+  // reading of a scan).
+  void CopyScanned(Block* b);
   // The scan gave up: prepares sql for the rows after the last one it read;
   // false (resume_error_) when that fails.
   bool ResumeWithSql();

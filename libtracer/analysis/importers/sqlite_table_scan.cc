@@ -295,16 +295,19 @@ TableScan::TableScan(const SqliteFileMap* file, ScanPlan plan)
 }
 
 void TableScan::Touch(uint32_t n) {
-  touched_first_ = std::min(touched_first_, n);
-  touched_last_ = std::max(touched_last_, n);
-  if (++touched_ < release_every_) return;
-  file_->Release(touched_first_, touched_last_);
+  Note(n);
+  if (++touched_ >= release_every_) ReleaseTouched();
+}
+
+void TableScan::ReleaseTouched() {
+  if (touched_first_ <= touched_last_) file_->Release(touched_first_, touched_last_);
   touched_first_ = UINT32_MAX;
   touched_last_ = 0;
   touched_ = 0;
 }
 
 bool TableScan::Fail(std::string why) {
+  ReleaseTouched();
   failed_ = true;
   why_ = std::move(why);
   stack_.clear();
@@ -327,7 +330,7 @@ bool TableScan::Enter(uint32_t n) {
   const uint32_t cells = Be16(page + 3);
   const uint32_t header = type == kLeafTable ? 8 : 12;
   if (header + 2 * cells > usable_) return Fail("page " + std::to_string(n) + ": bad cell count");
-  stack_.push_back({page, 0, cells});
+  stack_.push_back({page, 0, cells, n});
   return true;
 }
 
@@ -361,8 +364,12 @@ bool TableScan::Next() {
       continue;
     }
     ++f.next;  // before Enter, which may move the stack
+    // This page is read again on the way back (it was given back with the
+    // leaves, maybe): in the span given back next.
+    Note(f.number);
     if (!Enter(child)) return false;
   }
+  ReleaseTouched();  // the end: nothing of the table is read again
   return false;
 }
 

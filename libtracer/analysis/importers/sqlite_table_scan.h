@@ -128,6 +128,7 @@ class TableScan {
     const uint8_t* page;  // never page 1, whose header starts at 100
     uint32_t next;        // next cell (cell_count: the right-most child)
     uint32_t cells;
+    uint32_t number;  // of the page
   };
   bool Fail(std::string why);
   // Pushes page n after checking it is a b-tree page not seen before.
@@ -135,11 +136,18 @@ class TableScan {
   // Decodes the leaf cell at offset off of page into the row's values.
   bool ReadCell(const uint8_t* page, uint32_t off);
   bool DecodeRecord(const uint8_t* p, size_t size, int64_t rowid);
-  // Notes page n read; every kReleaseBytes of pages read, gives the span
-  // read since the last time back (SqliteFileMap::Release): a scan's
-  // resident share of the file stays below that, whatever the table's size.
+  // Notes page n read; every kReleaseBytes of pages read, and at the end,
+  // gives the span read since the last time back (SqliteFileMap::Release):
+  // a scan's resident share of the file stays about that, whatever the
+  // table's size.
   void Touch(uint32_t n);
-  static constexpr size_t kReleaseBytes = size_t{4} << 20;
+  // Widens the span to give back to page n, read again.
+  void Note(uint32_t n) {
+    touched_first_ = n < touched_first_ ? n : touched_first_;
+    touched_last_ = n > touched_last_ ? n : touched_last_;
+  }
+  void ReleaseTouched();
+  static constexpr size_t kReleaseBytes = size_t{2} << 20;
 
   const SqliteFileMap* file_;
   ScanPlan plan_;

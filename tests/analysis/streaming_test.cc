@@ -22,6 +22,8 @@
 #include "libtracer/analysis/export/sqlite_export.h"
 #include "libtracer/analysis/importers/kineto_json_stream.h"
 #include "libtracer/analysis/importers/load_input.h"
+#include "libtracer/analysis/importers/sqlite_db.h"
+#include "libtracer/analysis/importers/sqlite_table_scan.h"
 #include "libtracer/analysis/model/analyzed_trace.h"
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/analysis/tables/stream_aggregator.h"
@@ -1035,6 +1037,110 @@ TEST(StreamingReport, NsysExportWithRowsOutOfStartOrderSameRowsAsTheWholeImport)
   ExpectSameTables({f}, {}, {}, false);
   ExpectSameTables({f}, {}, off, false);
   std::remove(f.c_str());
+}
+
+// The rows of the export at path's table read straight from the file: the
+// number read before the scan gives up ("" why: it did not).
+std::pair<size_t, std::string> ScanRows(const std::string& path, const std::string& table,
+                                        const std::vector<std::string>& columns) {
+  importers::SqliteDb db;
+  std::string error;
+  EXPECT_TRUE(db.Open(path, &error)) << error;
+  importers::SqliteFileMap file;
+  if (!file.Open(path, &error)) return {0, error};
+  importers::ScanPlan plan;
+  if (!importers::PlanTableScan(&db, table, columns,
+                                std::vector<importers::ScanType>(columns.size()), &plan, &error)) {
+    return {0, error};
+  }
+  importers::TableScan scan(&file, plan);
+  while (scan.Next()) {
+  }
+  return {scan.rows(), scan.why()};
+}
+
+TEST(StreamingReport, NsysExportReadFromTheFileOrThroughSqlSameRowsAsTheWholeImport) {
+  // The streaming importer reads the activity tables straight from the file
+  // (sqlite_table_scan.h), both in its prescan and in the sweep, and where
+  // the scan gives up at a row, the rest through SQL; where it refuses a
+  // table (an index) or the file (WAL), everything through SQL. Each way,
+  // the tables of the whole import.
+  Program p;
+  p.seed = 5;
+  p.steps = 60;
+  p.with_graph = false;
+  const std::vector<std::string> start_end = {"start", "end"};
+  struct Variant {
+    const char* name;
+    const char* sql;
+  };
+  const Variant variants[] = {
+      {"plain", ""},
+      // A real where an integer is stored (SQL reads it truncated, as the
+      // value it was): the scan gives up there, midway through each table.
+      {"gives up at a row",
+       "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = \"end\" + 0.5 WHERE rowid = "
+       "(SELECT MAX(rowid) / 2 FROM CUPTI_ACTIVITY_KIND_KERNEL);"
+       "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = \"end\" + 0.5 WHERE rowid = "
+       "(SELECT MAX(rowid) / 3 FROM CUPTI_ACTIVITY_KIND_RUNTIME);"},
+      {"an index on the kernels",
+       "CREATE INDEX kernel_start ON CUPTI_ACTIVITY_KIND_KERNEL(start);"},
+      {"WAL", "PRAGMA journal_mode = WAL;"},
+  };
+  for (const Variant& v : variants) {
+    SCOPED_TRACE(v.name);
+    const std::string f = WriteExportedProgram(p, "nsys_scanned", true);
+    if (*v.sql != '\0') {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db, v.sql, nullptr, nullptr, nullptr), SQLITE_OK);
+      sqlite3_close(db);
+    }
+    // What the scan does with the kernels, so that each way is the one meant.
+    const auto [rows, why] = ScanRows(f, "CUPTI_ACTIVITY_KIND_KERNEL", start_end);
+    if (std::string(v.name) == "plain") {
+      EXPECT_EQ(why, "");
+      EXPECT_GT(rows, 100u);
+    } else if (std::string(v.name) == "gives up at a row") {
+      EXPECT_NE(why, "");
+      EXPECT_GT(rows, 50u);
+      EXPECT_NE(ScanRows(f, "CUPTI_ACTIVITY_KIND_RUNTIME", start_end).second, "");
+    } else {
+      EXPECT_EQ(rows, 0u);
+      EXPECT_NE(why, "");
+    }
+    AttributionOptions off;
+    off.main_thread = MainThreadMode::kOff;
+    ExpectSameTables({f}, {}, {}, false);
+    ExpectSameTables({f}, {}, off, false);
+    // Every row once, whichever way it was read (the whole import shares
+    // the reading of PrefetchedRows): the counts SQLite gives.
+    int64_t kernels = 0, calls = 0;
+    {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(f.c_str(), &db), SQLITE_OK);
+      for (auto [table, count] : {std::pair{"CUPTI_ACTIVITY_KIND_KERNEL", &kernels},
+                                  std::pair{"CUPTI_ACTIVITY_KIND_RUNTIME", &calls}}) {
+        sqlite3_stmt* st = nullptr;
+        ASSERT_EQ(sqlite3_prepare_v2(db, (std::string("SELECT COUNT(*) FROM ") + table).c_str(), -1,
+                                     &st, nullptr),
+                  SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        *count = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+      }
+      sqlite3_close(db);
+    }
+    const StreamingResult got = Streamed({f}, {});
+    const auto* summary = testing::FindRow(got.tables[0], {{"source", "nsys-sqlite"}});
+    ASSERT_NE(summary, nullptr);
+    EXPECT_GT(kernels, 100);
+    EXPECT_EQ(testing::IntAt(got.tables[0], *summary, "kernels"), kernels);
+    EXPECT_EQ(testing::IntAt(got.tables[0], *summary, "api_calls"), calls);
+    std::remove(f.c_str());
+    std::remove((f + "-wal").c_str());
+    std::remove((f + "-shm").c_str());
+  }
 }
 
 TEST(StreamingReport, NsysExportHeldStateDependsOnOpenRangesNotOnLength) {

@@ -111,6 +111,41 @@ TEST(PrefetchedRowsTest, TextDoubleAndNullColumnsOverManyBlocks) {
     rows.Start();
     CheckNumberedRows(rows, n);
   }
+  {
+    // Opened here and read on this thread a block at a time (the streaming
+    // importer's prescan of a table the file scan does not read).
+    PrefetchedRows rows;
+    std::string error;
+    ASSERT_TRUE(rows.Open(db.path(), sql, &error)) << error;
+    rows.TrackNulls(rows.Column("m"));
+    rows.TrackText(rows.Column("s"));
+    rows.TrackDouble(rows.Column("d"));
+    rows.StartInline();
+    rows.Start();  // after StartInline: no thread
+    CheckNumberedRows(rows, n);
+    EXPECT_FALSE(rows.Step());  // and stays at the end
+    EXPECT_TRUE(rows.ok());
+  }
+}
+
+// Read inline, a statement that fails while stepping says so, as the
+// thread's reading does.
+TEST(PrefetchedRowsTest, InlineReadingSaysAStepError) {
+  TempDb db(NumberedRows(3000));
+  PrefetchedRows rows;
+  std::string error;
+  // abs() of the smallest integer overflows: an error at that row.
+  ASSERT_TRUE(rows.Open(db.path(),
+                        "SELECT CASE WHEN i = 2500 THEN abs(-9223372036854775807 - 1) ELSE i END "
+                        "AS i FROM t ORDER BY i",
+                        &error))
+      << error;
+  rows.StartInline();
+  int seen = 0;
+  while (rows.Step()) ++seen;
+  EXPECT_FALSE(rows.ok());
+  EXPECT_NE(rows.error().find("overflow"), std::string::npos) << rows.error();
+  EXPECT_LT(seen, 3000);
 }
 
 // ReadNow (a small table, read through the caller's connection before the

@@ -14,7 +14,10 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -357,6 +360,59 @@ TEST(TableScanTest, GivesUpAtAValueOfAnotherTypeAfterTheRowsBefore) {
   EXPECT_EQ(scan.rows, SqlRows(db.path(), "t", {"a"}, {ScanType::kDouble}));
 }
 
+// Resident KiB of this process's mapping that holds address p
+// (/proc/self/smaps); -1 when not found.
+long ResidentKibOfMapping(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in = false;
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(' ') < 30) {
+      in = a >= lo && a < hi;
+    } else if (in && line.rfind("Rss:", 0) == 0) {
+      return std::strtol(line.c_str() + 4, nullptr, 10);
+    }
+  }
+  return -1;
+}
+
+// A table larger than the scan's bound on what it keeps resident: the
+// mapping's resident pages stay about that bound while it is read, and
+// are given back at the end (a bounded reader of a 1 GB export).
+TEST(TableScanTest, GivesTheFilesPagesBackAsItReads) {
+  TempDb db;
+  db.Exec(
+      "CREATE TABLE t (a INTEGER, b TEXT);"
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000) "
+      "INSERT INTO t SELECT i, printf('%.*c', 200, 'z') FROM n;");
+  std::string error;
+  SqliteDb sdb;
+  ASSERT_TRUE(sdb.Open(db.path(), &error)) << error;
+  SqliteFileMap file;
+  ASSERT_TRUE(file.Open(db.path(), &error)) << error;
+  const long file_kib = static_cast<long>(file.page_count()) * file.page_size() / 1024;
+  ASSERT_GT(file_kib, 10 * 1024);
+  ScanPlan plan;
+  ASSERT_TRUE(
+      PlanTableScan(&sdb, "t", {"a", "b"}, {ScanType::kInt, ScanType::kText}, &plan, &error))
+      << error;
+  TableScan scan(&file, plan);
+  long most = 0;
+  int64_t sum = 0;
+  while (scan.Next()) {
+    sum += scan.Int(0) + static_cast<int64_t>(scan.Text(1).size());
+    if (scan.rows() % 5000 == 0) most = std::max(most, ResidentKibOfMapping(file.Page(1)));
+  }
+  EXPECT_TRUE(scan.why().empty()) << scan.why();
+  EXPECT_EQ(sum, int64_t{60000} * 60001 / 2 + 200 * 60000);
+  // 2 MiB of pages read between two give-backs, and the interior pages.
+  EXPECT_GT(most, 0);
+  EXPECT_LT(most, 4 * 1024) << "of " << file_kib << " KiB";
+  EXPECT_LT(ResidentKibOfMapping(file.Page(1)), 256);
+}
+
 TEST(PlanTableScanTest, RefusesTablesItDoesNotRead) {
   TempDb db;
   db.Exec(
@@ -570,12 +626,31 @@ TEST(PrefetchedRowsTest, ScanResumesThroughSqlWhereItGivesUp) {
   ASSERT_EQ(expected.size(), 5000u);
   auto file = std::make_shared<SqliteFileMap>();
   ASSERT_TRUE(file->Open(db.path(), &error)) << error;
-  for (bool on_thread : {false, true}) {
-    SCOPED_TRACE(on_thread);
+  // Read as Step asks, the rest resumed on the caller's connection or on one
+  // of the reader's own (db nullptr); or decoded on a thread, two blocks
+  // ahead, the rest resumed there.
+  struct Way {
+    SqliteDb* resume;
+    size_t max_queued;
+    const char* name;
+  };
+  for (const Way& way : {Way{&sdb, 0, "caller's connection"}, Way{nullptr, 0, "own connection"},
+                         Way{&sdb, 2, "on a thread"}}) {
+    SCOPED_TRACE(way.name);
+    SqliteDb* resume = way.resume;
     ScanPlan plan;
     ASSERT_TRUE(PlanTableScan(&sdb, "t", kColumns, kTypes, &plan, &error)) << error;
     PrefetchedRows rows;
-    ASSERT_TRUE(rows.StartScan(file, plan, names, &sdb, on_thread, sql, nulls, {"b", "e"}, {"c"}));
+    ASSERT_TRUE(rows.StartScan({.file = file,
+                                .plan = plan,
+                                .names = names,
+                                .sql = sql,
+                                .db = resume,
+                                .path = db.path(),
+                                .nulls = nulls,
+                                .texts = {"b", "e"},
+                                .doubles = {"c"},
+                                .max_queued = way.max_queued}));
     EXPECT_EQ(PrefetchedAll(&rows, kColumns, kTypes), expected);
     EXPECT_EQ(rows.scanned_rows(), 3209u);
     EXPECT_FALSE(rows.scan_gave_up().empty());
@@ -584,12 +659,23 @@ TEST(PrefetchedRowsTest, ScanResumesThroughSqlWhereItGivesUp) {
   db.Exec("UPDATE t SET d = 1 WHERE rowid = 3210;");
   ScanPlan plan;
   ASSERT_TRUE(PlanTableScan(&sdb, "t", kColumns, kTypes, &plan, &error)) << error;
+  const ScanRead read = {.file = file,
+                         .plan = plan,
+                         .names = names,
+                         .sql = sql,
+                         .db = &sdb,
+                         .path = {},
+                         .nulls = nulls,
+                         .texts = {"b", "e"},
+                         .doubles = {"c"}};
   PrefetchedRows rows;
-  ASSERT_TRUE(rows.StartScan(file, plan, names, &sdb, false, sql, nulls, {"b", "e"}, {"c"}));
+  ASSERT_TRUE(rows.StartScan(read));
   // Started once only; names that do not match the plan start nothing.
-  EXPECT_FALSE(rows.StartScan(file, plan, names, &sdb, false, sql, nulls, {}, {}));
+  EXPECT_FALSE(rows.StartScan(read));
+  ScanRead other = read;
+  other.names = {"a"};
   PrefetchedRows mismatched;
-  EXPECT_FALSE(mismatched.StartScan(file, plan, {"a"}, &sdb, false, sql, nulls, {}, {}));
+  EXPECT_FALSE(mismatched.StartScan(other));
   EXPECT_EQ(PrefetchedAll(&rows, kColumns, kTypes).size(), 5000u);
   EXPECT_EQ(rows.scanned_rows(), 5000u);
   EXPECT_TRUE(rows.scan_gave_up().empty());

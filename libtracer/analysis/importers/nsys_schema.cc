@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "libtracer/analysis/importers/nsys_global_id.h"
+#include "libtracer/analysis/importers/prefetched_rows.h"
+#include "libtracer/analysis/importers/sqlite_table_scan.h"
 
 namespace tracer::analysis::importers {
 namespace {
@@ -137,6 +139,49 @@ uint32_t NsysSchema::String(int64_t nsys_id) {
   uint32_t& slot = interned_[nsys_id];
   if (slot == kNotInterned) slot = strings_->Intern(nsys_strings_[nsys_id]);
   return slot;
+}
+
+std::shared_ptr<const SqliteFileMap> NsysSchema::MapForScan() {
+  if (!db_.Exec("BEGIN") || !db_.Exec("SELECT count(*) FROM sqlite_master")) return nullptr;
+  auto file = std::make_shared<SqliteFileMap>();
+  std::string why;
+  if (!file->Open(db_.path(), &why)) return nullptr;
+  return file;
+}
+
+bool NsysSchema::StartScanOf(const std::shared_ptr<const SqliteFileMap>& file,
+                             std::string_view table, const std::vector<std::string_view>& names,
+                             const std::string& sql, SqliteDb* resume_db,
+                             const std::vector<std::string_view>& nulls,
+                             const std::vector<std::string_view>& texts,
+                             const std::vector<std::string_view>& doubles, PrefetchedRows* rows,
+                             size_t max_queued) {
+  if (file == nullptr) return false;
+  std::vector<std::string> columns;
+  std::vector<ScanType> types;
+  auto in = [](const std::vector<std::string_view>& list, std::string_view name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  for (std::string_view n : names) {
+    // A column the table lacks ("" to the plan): sql selects NULL for it.
+    columns.emplace_back(db_.HasColumn(table, n) ? n : std::string_view());
+    types.push_back(in(texts, n)     ? ScanType::kText
+                    : in(doubles, n) ? ScanType::kDouble
+                                     : ScanType::kInt);
+  }
+  ScanPlan plan;
+  std::string why;
+  if (!PlanTableScan(&db_, table, columns, types, &plan, &why)) return false;
+  return rows->StartScan({.file = file,
+                          .plan = std::move(plan),
+                          .names = names,
+                          .sql = sql,
+                          .db = resume_db,
+                          .path = db_.path(),
+                          .nulls = nulls,
+                          .texts = texts,
+                          .doubles = doubles,
+                          .max_queued = max_queued});
 }
 
 NsysSchema::TargetInfo NsysSchema::ReadTargetInfo(bool scan_devices) {

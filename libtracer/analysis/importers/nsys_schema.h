@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,6 +18,9 @@
 #include "libtracer/analysis/read/trace_model.h"
 
 namespace tracer::analysis::importers {
+
+class PrefetchedRows;
+class SqliteFileMap;
 
 // NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE of schema 3.x; the
 // 2020 exports use the same numbers, checked on public exports of both).
@@ -116,6 +120,25 @@ class NsysSchema {
   bool Require(std::string_view table, std::initializer_list<std::string_view> columns,
                std::string* error);
   bool Query(const std::string& sql, SqliteStatement* st, std::string* error);
+  // The export mapped for reading its tables straight from the file
+  // (sqlite_table_scan.h) under a read transaction held on this connection
+  // until it closes (SQLite's shared lock keeps any writer from changing the
+  // pages under the mapping); nullptr when the file is not one the scan
+  // reads (then everything is read through SQL).
+  std::shared_ptr<const SqliteFileMap> MapForScan();
+  // Starts *rows reading sql's result columns (names, the table's own or
+  // those it lacks, NULL) of table from file, as sql would read them:
+  // texts / doubles read as Text / Double, nulls tracked. The rest after a
+  // row where the scan gives up is read through sql on resume_db (nullptr:
+  // a connection of the reader's own). max_queued: ScanRead's (0: no
+  // thread). False, nothing started, when the table is not one the scan
+  // reads (the caller reads it through SQL).
+  bool StartScanOf(const std::shared_ptr<const SqliteFileMap>& file, std::string_view table,
+                   const std::vector<std::string_view>& names, const std::string& sql,
+                   SqliteDb* resume_db, const std::vector<std::string_view>& nulls,
+                   const std::vector<std::string_view>& texts,
+                   const std::vector<std::string_view>& doubles, PrefetchedRows* rows,
+                   size_t max_queued = 0);
   bool Finish(const SqliteStatement& st, std::string_view table, std::string* error);
 
   // Global string id of a StringIds id.

@@ -61,9 +61,9 @@ class NsysImporter : public NsysSchema {
   // columns asked IsNull of; texts / doubles: those read as Text / Double.
   void StartTable(std::string_view table, const std::vector<std::string_view>& required,
                   const std::vector<std::string_view>& optional,
-                  std::initializer_list<std::string_view> nulls,
-                  std::initializer_list<std::string_view> texts = {},
-                  std::initializer_list<std::string_view> doubles = {});
+                  const std::vector<std::string_view>& nulls,
+                  const std::vector<std::string_view>& texts = {},
+                  const std::vector<std::string_view>& doubles = {});
   // The started reader of table; nullptr with *error when the export could
   // not be opened again or the SELECT failed to prepare.
   PrefetchedRows* Rows(std::string_view table, std::string* error);
@@ -145,9 +145,9 @@ constexpr std::string_view kActivityColumns[] = {
 
 void NsysImporter::StartTable(std::string_view table, const std::vector<std::string_view>& required,
                               const std::vector<std::string_view>& optional,
-                              std::initializer_list<std::string_view> nulls,
-                              std::initializer_list<std::string_view> texts,
-                              std::initializer_list<std::string_view> doubles) {
+                              const std::vector<std::string_view>& nulls,
+                              const std::vector<std::string_view>& texts,
+                              const std::vector<std::string_view>& doubles) {
   if (!db_.HasTable(table)) return;
   for (std::string_view c : required) {
     if (!db_.HasColumn(table, c)) return;  // the table's import says which
@@ -155,33 +155,14 @@ void NsysImporter::StartTable(std::string_view table, const std::vector<std::str
   auto& rows = started_[std::string(table)];
   rows = std::make_unique<PrefetchedRows>();
   const std::string sql = Select(table, required, optional);
-  if (file_ != nullptr) {
-    // The result columns of sql, in its order: absent optional ones ("")
-    // read as NULL.
-    std::vector<std::string_view> names(required);
-    names.insert(names.end(), optional.begin(), optional.end());
-    std::vector<std::string> columns;
-    std::vector<ScanType> types;
-    auto in = [](std::initializer_list<std::string_view> list, std::string_view name) {
-      return std::find(list.begin(), list.end(), name) != list.end();
-    };
-    for (std::string_view n : names) {
-      columns.emplace_back(db_.HasColumn(table, n) ? n : std::string_view());
-      types.push_back(in(texts, n)     ? ScanType::kText
-                      : in(doubles, n) ? ScanType::kDouble
-                                       : ScanType::kInt);
-    }
-    ScanPlan plan;
-    std::string why;
-    // Read as the import steps: decoding a record straight from the
-    // mapping costs less than handing it to a thread (blocks of copies,
-    // their page faults, the hand-over), 2.5x less CPU in all on the
-    // name-heavy h100_2gpu_mfu.sqlite.
-    if (PlanTableScan(&db_, table, columns, types, &plan, &why) &&
-        rows->StartScan(file_, std::move(plan), names, &db_, false, sql, nulls, texts, doubles)) {
-      return;
-    }
-  }
+  // The result columns of sql, in its order.
+  std::vector<std::string_view> names(required);
+  names.insert(names.end(), optional.begin(), optional.end());
+  // Read as the import steps: decoding a record straight from the mapping
+  // costs less than handing it to a thread (blocks of copies, their page
+  // faults, the hand-over), 2.5x less CPU in all on the name-heavy
+  // h100_2gpu_mfu.sqlite.
+  if (StartScanOf(file_, table, names, sql, &db_, nulls, texts, doubles, rows.get())) return;
   if (RowsAtMost(table) <= kReadNowRows) {
     // Read here, through this connection: a thread's connection would parse
     // the whole schema again (~0.3 ms) to step a few hundred rows.
@@ -206,13 +187,7 @@ int64_t NsysImporter::RowsAtMost(std::string_view table) {
 }
 
 void NsysImporter::MapFile() {
-  if (reader_ != NsysRowReader::kDirect) return;
-  // A read transaction held to the end of the import: SQLite's shared lock
-  // keeps any writer from changing the pages under the mapping.
-  if (!db_.Exec("BEGIN") || !db_.Exec("SELECT count(*) FROM sqlite_master")) return;
-  auto file = std::make_shared<SqliteFileMap>();
-  std::string why;
-  if (file->Open(db_.path(), &why)) file_ = std::move(file);
+  if (reader_ == NsysRowReader::kDirect) file_ = MapForScan();
 }
 
 void NsysImporter::StartAll() {

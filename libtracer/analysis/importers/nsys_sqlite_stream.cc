@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <queue>
+#include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "libtracer/analysis/importers/nsys_schema.h"
 #include "libtracer/analysis/importers/prefetched_rows.h"
 #include "libtracer/analysis/importers/process_builder.h"
+#include "libtracer/analysis/importers/sqlite_table_scan.h"
 
 namespace tracer::analysis::importers {
 namespace {
@@ -50,11 +54,13 @@ struct CursorState {
 template <typename Rows>
 struct Cursor : CursorState {
   Rows st;
-  int pid_col = -1, time_col = -1;
+  // pid_col: the pid (pid_, computed by the SELECT), else global_col: the
+  // globalPid / globalTid it is taken from (a table read from the file).
+  int pid_col = -1, global_col = -1, time_col = -1;
   void Next() {
     has = st.valid() && st.Step();
     if (has) {
-      pid = static_cast<uint32_t>(st.Int(pid_col));
+      pid = pid_col >= 0 ? static_cast<uint32_t>(st.Int(pid_col)) : NsysPid(st.Int(global_col));
       time = Clamp(st.Int(time_col));
     }
   }
@@ -81,6 +87,80 @@ struct ProcessMeta {
   std::string name;
 };
 
+// One activity table's plain read (NsysStreamer::PrescanTables), on a thread
+// of its own: straight from the file when the scan reads the table (rows
+// started on it), else through sql on a connection of its own.
+struct Prescan {
+  enum Kind {
+    kPlain,    // the runtime table
+    kGpu,      // kernels, memcpys, memsets: correlation ids and devices too
+    kCounted,  // syncs: rows counted per process
+  };
+  Prescan(const char* t, const char* column, Kind k) : table(t), pid_column(column), kind(k) {}
+  const char* table;
+  const char* pid_column;
+  Kind kind;
+  std::string sql;  // SELECT pid_column, start, end[, correlationId, deviceId]
+  PrefetchedRows rows;
+  bool scanning = false;  // rows were started on the file
+  // Found: rows stored in (process, start) order; a row without a process;
+  // every correlation id within CorrelationBits (kGpu).
+  bool sorted = true, null_pid = false, fits = true;
+  uint64_t max_time = 0;  // the largest start or end (Clamp'ed)
+  std::set<uint32_t> pids;
+  std::unordered_map<uint32_t, CorrelationBits> bits;  // pid -> ids with GPU work
+  std::set<std::pair<uint32_t, int64_t>> devices;      // (pid, deviceId)
+  std::map<uint32_t, uint64_t> rows_by_pid;            // kCounted
+  std::string error;
+
+  void Run(const std::string& path) {
+    if (!scanning) {
+      if (!rows.Open(path, sql, &error)) return;
+      rows.TrackNulls(0);  // the pid column
+      if (kind == kGpu) rows.TrackNulls(4);
+      rows.StartInline();
+    }
+    bool first = true;
+    uint32_t last_pid = 0;
+    uint64_t last_start = 0;
+    int64_t last_device = 0;
+    bool device_noted = false;
+    CorrelationBits* pid_bits = nullptr;
+    uint64_t* pid_rows = nullptr;
+    while (rows.Step()) {
+      if (rows.IsNull(0)) null_pid = true;
+      const uint32_t pid = NsysPid(rows.Int(0));
+      const uint64_t start = Clamp(rows.Int(1));  // what the sweep compares
+      max_time = std::max({max_time, start, Clamp(rows.Int(2))});
+      if (first || pid != last_pid) {
+        if (!first && pid < last_pid) sorted = false;
+        first = false;
+        last_pid = pid;
+        last_start = 0;
+        device_noted = false;
+        pids.insert(pid);
+        if (kind == kGpu) pid_bits = &bits[pid];
+        if (kind == kCounted) pid_rows = &rows_by_pid[pid];
+      }
+      if (start < last_start) sorted = false;
+      last_start = start;
+      if (kind == kCounted) ++*pid_rows;
+      if (kind != kGpu) continue;
+      if (fits) {
+        const int64_t corr = rows.Int(3);
+        if (corr < 0 || (corr > 0 && !pid_bits->Set(static_cast<uint64_t>(corr)))) fits = false;
+      }
+      // ReadTargetInfo's (pid, device) pairs of the rows that have both.
+      if (!rows.IsNull(0) && !rows.IsNull(4) && (!device_noted || rows.Int(4) != last_device)) {
+        last_device = rows.Int(4);
+        device_noted = true;
+        devices.emplace(pid, last_device);
+      }
+    }
+    if (!rows.ok()) error = path + ": error reading table " + table + ": " + rows.error();
+  }
+};
+
 class NsysStreamer : public NsysSchema {
  public:
   NsysStreamer(StringTable* strings, const NsysStreamCallbacks& cb, size_t batch)
@@ -90,17 +170,22 @@ class NsysStreamer : public NsysSchema {
 
  private:
   bool CheckSchema(std::string* error);
+  // One plain read of each activity table (Prescan) first: what the checks
+  // and the sweep need of it, in one pass.
+  bool PrescanTables(std::string* error);
   bool HasNullProcess(std::string* table);
   void FindMaxTime();
   bool ReadMeta(std::string* error);
-  // One plain scan per table: whether its rows are already in (process,
-  // start) order, and (GPU tables) the correlation ids with GPU work.
-  bool ScanOrderAndCorrelations(std::string* error);
   bool OpenCursors(std::string* error);
   bool OpenCursor(Cursor<SqliteStatement>* c, const std::string& sql, std::string* error);
-  // Prepares; the caller resolves its columns, then calls StartCursor.
-  bool OpenCursor(Cursor<PrefetchedRows>* c, const std::string& sql, std::string* error);
-  bool StartCursor(Cursor<PrefetchedRows>* c, std::string* error);
+  // Starts an activity table's cursor: its columns (required, then
+  // optional) read straight from the file when the table is stored in
+  // (process, start) order and the scan reads it, else through SQL on a
+  // thread (ORDER BY when out of order). pid_column: globalPid / globalTid.
+  bool StartCursor(Cursor<PrefetchedRows>* c, const char* table, const char* pid_column,
+                   const std::vector<std::string_view>& required,
+                   const std::vector<std::string_view>& optional,
+                   const std::vector<std::string_view>& nulls, std::string* error);
   void Sweep(uint32_t pid);
   void EmitClosedBefore(uint64_t t);
   void Flush();
@@ -115,14 +200,16 @@ class NsysStreamer : public NsysSchema {
   NsysStreamCallbacks cb_;
   size_t batch_;
   uint64_t max_time_ = 0;
-  // Correlation ids with GPU work per pid, from ScanOrderAndCorrelations
-  // (use_bits_ false: an id does not fit; the export is left to the whole
-  // import).
+  // The export mapped for reading tables straight from it (MapForScan);
+  // nullptr: everything through SQL.
+  std::shared_ptr<const SqliteFileMap> file_;
+  // What PrescanTables found, by table.
+  std::map<std::string, std::unique_ptr<Prescan>, std::less<>> prescans_;
+  // Correlation ids with GPU work per pid, from PrescanTables (use_bits_
+  // false: an id does not fit; the export is left to the whole import).
   bool use_bits_ = true;
   std::unordered_map<uint32_t, CorrelationBits> gpu_bits_;
   const CorrelationBits* pid_bits_ = nullptr;  // the swept pid's
-  // Tables whose rowid order is (pid, start) order: read without ORDER BY.
-  std::map<std::string, bool, std::less<>> in_order_;
   std::vector<uint32_t> pids_;
   std::map<uint32_t, ProcessMeta> meta_;
   std::vector<std::pair<uint32_t, uint32_t>> fallback_domains_;  // DomainStrings
@@ -207,51 +294,42 @@ bool NsysStreamer::CheckSchema(std::string* error) {
 }
 
 bool NsysStreamer::HasNullProcess(std::string* table) {
-  const std::pair<const char*, const char*> columns[] = {
-      {kRuntime, "globalTid"}, {kKernel, "globalPid"}, {kMemcpy, "globalPid"},
-      {kMemset, "globalPid"},  {kSync, "globalPid"},   {kNvtx, "globalTid"}};
-  for (const auto& [t, col] : columns) {
-    if (!db_.HasTable(t)) continue;
-    std::string error;
-    SqliteStatement st;
-    if (!Query("SELECT EXISTS(SELECT 1 FROM \"" + std::string(t) + "\" WHERE \"" + col +
-                   "\" IS NULL) AS x",
-               &st, &error)) {
-      continue;
-    }
-    if (st.Step() && st.Int(0) != 0) {
+  // The importer's order of tables: the first one with such a row is named.
+  for (const char* t : {kRuntime, kKernel, kMemcpy, kMemset, kSync}) {
+    auto it = prescans_.find(t);
+    if (it != prescans_.end() && it->second->null_pid) {
       *table = t;
       return true;
     }
+  }
+  if (!db_.HasTable(kNvtx)) return false;
+  std::string error;
+  SqliteStatement st;
+  if (Query("SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE globalTid IS NULL) AS x", &st, &error) &&
+      st.Step() && st.Int(0) != 0) {
+    *table = kNvtx;
+    return true;
   }
   return false;
 }
 
 bool NsysStreamer::OnlyProcessForNullNvtx() {
   // Exactly one pid in every other table and in the NVTX rows that have
-  // one, and at least one row elsewhere (the importer's process exists
+  // one, and at least one other table (the importer's process exists
   // before it reads NVTX_EVENTS).
-  std::string others;
-  const std::pair<const char*, const char*> columns[] = {{kRuntime, "globalTid"},
-                                                         {kKernel, "globalPid"},
-                                                         {kMemcpy, "globalPid"},
-                                                         {kMemset, "globalPid"},
-                                                         {kSync, "globalPid"}};
-  for (const auto& [t, col] : columns) {
-    if (!db_.HasTable(t)) continue;
-    if (!others.empty()) others += " UNION ";
-    others += "SELECT " + PidOf(t, col) + " AS p FROM \"" + std::string(t) + "\"";
-  }
-  if (others.empty()) return false;
+  if (prescans_.empty()) return false;
+  std::set<uint32_t> pids;
+  for (const auto& [table, scan] : prescans_) pids.insert(scan->pids.begin(), scan->pids.end());
   std::string error;
   SqliteStatement st;
-  if (!Query("SELECT COUNT(*), MIN(p) FROM (" + others + " UNION SELECT " +
-                 PidOf(kNvtx, "globalTid") + " AS p FROM NVTX_EVENTS WHERE globalTid IS NOT NULL)",
-             &st, &error) ||
-      !st.Step() || st.Int(0) != 1) {
+  if (!Query("SELECT DISTINCT " + PidOf(kNvtx, "globalTid") +
+                 " FROM NVTX_EVENTS WHERE globalTid IS NOT NULL",
+             &st, &error)) {
     return false;
   }
-  nvtx_null_pid_ = static_cast<uint32_t>(st.Int(1));
+  while (st.Step()) pids.insert(static_cast<uint32_t>(st.Int(0)));
+  if (!st.ok() || pids.size() != 1) return false;
+  nvtx_null_pid_ = *pids.begin();
   SqliteStatement n;
   if (Query("SELECT COUNT(*) FROM NVTX_EVENTS WHERE globalTid IS NULL", &n, &error) && n.Step())
     nvtx_without_tid_ = Clamp(n.Int(0));
@@ -260,17 +338,12 @@ bool NsysStreamer::OnlyProcessForNullNvtx() {
 
 void NsysStreamer::FindMaxTime() {
   // The importer's max_time_: every start and end it reads (NVTX: ranges
-  // and marks only).
-  std::vector<std::string> queries;
-  for (const char* t : {kRuntime, kKernel, kMemcpy, kMemset, kSync}) {
-    if (db_.HasTable(t))
-      queries.push_back("SELECT MAX(\"start\"), MAX(\"end\") FROM \"" + std::string(t) + "\"");
-  }
-  if (db_.HasTable(kNvtx)) {
-    queries.push_back(
-        "SELECT MAX(\"start\"), NULL FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)");
-    queries.push_back("SELECT NULL, MAX(\"end\") FROM NVTX_EVENTS WHERE eventType IN (59, 60)");
-  }
+  // and marks only); the activity tables' from their prescan.
+  for (const auto& [table, scan] : prescans_) max_time_ = std::max(max_time_, scan->max_time);
+  if (!db_.HasTable(kNvtx)) return;
+  const std::string queries[] = {
+      "SELECT MAX(\"start\"), NULL FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)",
+      "SELECT NULL, MAX(\"end\") FROM NVTX_EVENTS WHERE eventType IN (59, 60)"};
   for (const std::string& sql : queries) {
     std::string error;
     SqliteStatement st;
@@ -281,24 +354,19 @@ void NsysStreamer::FindMaxTime() {
 }
 
 bool NsysStreamer::ReadMeta(std::string* error) {
-  // Processes: every pid of a table the importer reads.
-  std::string sql;
-  const std::pair<const char*, const char*> columns[] = {
-      {kRuntime, "globalTid"}, {kKernel, "globalPid"}, {kMemcpy, "globalPid"},
-      {kMemset, "globalPid"},  {kSync, "globalPid"},   {kNvtx, "globalTid"}};
-  for (const auto& [t, col] : columns) {
-    if (!db_.HasTable(t)) continue;
-    if (!sql.empty()) sql += " UNION ";
-    sql += "SELECT " + (t == kNvtx ? NvtxPid() : PidOf(t, col)) + " AS p FROM \"" + std::string(t) +
-           "\"";
+  // Processes: every pid of a table the importer reads, in pid order.
+  std::set<uint32_t> pids;
+  for (const auto& [table, scan] : prescans_) pids.insert(scan->pids.begin(), scan->pids.end());
+  if (db_.HasTable(kNvtx)) {
+    SqliteStatement st;
+    if (!Query("SELECT DISTINCT " + NvtxPid() + " FROM NVTX_EVENTS", &st, error)) return false;
+    while (st.Step()) pids.insert(static_cast<uint32_t>(st.Int(0)));
+    if (!Finish(st, "processes", error)) return false;
   }
-  SqliteStatement st;
-  if (!Query("SELECT p FROM (" + sql + ") ORDER BY p", &st, error)) return false;
-  while (st.Step()) {
-    pids_.push_back(static_cast<uint32_t>(st.Int(0)));
-    meta_[pids_.back()];
+  for (uint32_t pid : pids) {
+    pids_.push_back(pid);
+    meta_[pid];
   }
-  if (!Finish(st, "processes", error)) return false;
 
   if (db_.HasTable(kNvtx)) {
     SqliteStatement nv;
@@ -334,13 +402,8 @@ bool NsysStreamer::ReadMeta(std::string* error) {
       }
     }
   }
-  if (db_.HasTable(kSync)) {
-    SqliteStatement sy;
-    if (Query("SELECT " + PidOf(kSync, "globalPid") + " AS p, COUNT(*) AS n FROM \"" + kSync +
-                  "\" GROUP BY p",
-              &sy, error)) {
-      while (sy.Step()) meta_[static_cast<uint32_t>(sy.Int(0))].syncs = Clamp(sy.Int(1));
-    }
+  if (auto sync = prescans_.find(kSync); sync != prescans_.end()) {
+    for (const auto& [pid, rows] : sync->second->rows_by_pid) meta_[pid].syncs = rows;
   }
   if (db_.HasColumn("ThreadNames", "nameId") && db_.HasColumn("ThreadNames", "globalTid")) {
     SqliteStatement tn;
@@ -375,84 +438,54 @@ bool NsysStreamer::ReadMeta(std::string* error) {
       session_start_ = static_cast<uint64_t>(ss.Int(0));
     }
   }
-  target_ = ReadTargetInfo();
+  target_ = ReadTargetInfo(false);  // the devices: from the prescans
+  for (const auto& [table, scan] : prescans_) {
+    for (const auto& [pid, device] : scan->devices) NoteDevice(pid, device, &target_);
+  }
   return true;
 }
 
-// One table's plain scan (ScanOrderAndCorrelations), on its own connection
-// so that the tables are scanned side by side.
-struct TableScan {
-  TableScan(const char* t, const char* column, bool gpu_table)
-      : table(t), pid_column(column), gpu(gpu_table) {}
-  const char* table;
-  const char* pid_column;
-  bool gpu;  // an activity table: collect its correlation ids
-  bool sorted = true, fits = true;
-  std::unordered_map<uint32_t, CorrelationBits> bits;  // pid -> ids with GPU work
-  std::string error;
-
-  void Run(const std::string& path) {
-    SqliteDb db;
-    if (!db.Open(path, &error)) return;
-    SqliteStatement st =
-        db.Prepare("SELECT \"" + std::string(pid_column) + "\" AS g, \"start\" AS s" +
-                       (gpu ? ", \"correlationId\" AS c" : "") + " FROM \"" + table + "\"",
-                   &error);
-    if (!st.valid()) return;
-    const int g_col = st.Column("g"), s_col = st.Column("s"), c_col = gpu ? st.Column("c") : -1;
-    bool first = true;
-    uint32_t last_pid = 0;
-    uint64_t last_start = 0;
-    CorrelationBits* pid_bits = nullptr;
-    while (st.Step()) {
-      const uint32_t pid = NsysPid(st.Int(g_col));
-      const uint64_t start = Clamp(st.Int(s_col));  // what the sweep compares
-      if (first || pid != last_pid) {
-        if (!first && pid < last_pid) sorted = false;
-        first = false;
-        last_pid = pid;
-        last_start = 0;
-        if (gpu) pid_bits = &bits[pid];
-      }
-      if (start < last_start) sorted = false;
-      last_start = start;
-      if (gpu && fits) {
-        const int64_t corr = st.Int(c_col);
-        if (corr < 0 || (corr > 0 && !pid_bits->Set(static_cast<uint64_t>(corr)))) fits = false;
-      }
-    }
-    if (!st.ok()) error = path + ": error reading table " + table + ": " + db.LastError();
-  }
-};
-
-bool NsysStreamer::ScanOrderAndCorrelations(std::string* error) {
+bool NsysStreamer::PrescanTables(std::string* error) {
   // Exports are mostly written in start order per process; checking costs
-  // one scan of two or three integer columns, far less than SQLite's sort
-  // (ORDER BY on 10 M rows spills to a temp file) or than a temp table of
-  // correlation ids probed per API row.
-  std::vector<TableScan> scans;
-  for (TableScan t :
-       {TableScan(kKernel, "globalPid", true), TableScan(kMemcpy, "globalPid", true),
-        TableScan(kMemset, "globalPid", true), TableScan(kRuntime, "globalTid", false)}) {
-    if (db_.HasTable(t.table)) scans.push_back(std::move(t));
+  // one read of a few integer columns, far less than SQLite's sort (ORDER BY
+  // on 10 M rows spills to a temp file) or than a temp table of correlation
+  // ids probed per API row. The same read answers what SQL would scan each
+  // table again for (rows without a process, the last timestamp, the
+  // processes, their devices and sync counts). The tables side by side, on
+  // threads.
+  std::vector<Prescan*> scans;
+  for (const auto& [t, pid_column, kind] : {std::tuple{kRuntime, "globalTid", Prescan::kPlain},
+                                            std::tuple{kKernel, "globalPid", Prescan::kGpu},
+                                            std::tuple{kMemcpy, "globalPid", Prescan::kGpu},
+                                            std::tuple{kMemset, "globalPid", Prescan::kGpu},
+                                            std::tuple{kSync, "globalPid", Prescan::kCounted}}) {
+    if (!db_.HasTable(t)) continue;
+    auto scan = std::make_unique<Prescan>(t, pid_column, kind);
+    std::vector<std::string_view> names = {pid_column, "start", "end"};
+    if (kind == Prescan::kGpu) {
+      names.push_back("correlationId");
+      names.push_back("deviceId");
+    }
+    scan->sql = Select(t, names);
+    // A table the scan cannot read is read through SQL on the thread.
+    scan->scanning = StartScanOf(file_, t, names, scan->sql, nullptr, {pid_column, "deviceId"}, {},
+                                 {}, &scan->rows);
+    scans.push_back(scan.get());
+    prescans_[t] = std::move(scan);
   }
   std::vector<std::thread> threads;
   for (size_t i = 1; i < scans.size(); ++i)
-    threads.emplace_back([&, i] { scans[i].Run(db_.path()); });
-  if (!scans.empty()) scans[0].Run(db_.path());
+    threads.emplace_back([&, i] { scans[i]->Run(db_.path()); });
+  if (!scans.empty()) scans[0]->Run(db_.path());
   for (std::thread& t : threads) t.join();
-  for (TableScan& scan : scans) {
-    if (!scan.error.empty()) {
-      *error = scan.error;
+  for (Prescan* scan : scans) {
+    if (!scan->error.empty()) {
+      *error = scan->error;
       return false;
     }
-    in_order_[scan.table] = scan.sorted;
-    if (!scan.fits) use_bits_ = false;
-    for (auto& [pid, bits] : scan.bits) gpu_bits_[pid].Merge(bits);
-  }
-  if (!use_bits_) {
-    *error = db_.path() + ": correlation ids too large to keep one bit each";
-    return false;
+    if (!scan->fits) use_bits_ = false;
+    for (auto& [pid, bits] : scan->bits) gpu_bits_[pid].Merge(bits);
+    scan->bits.clear();
   }
   return true;
 }
@@ -470,16 +503,33 @@ bool NsysStreamer::OpenCursor(Cursor<SqliteStatement>* c, const std::string& sql
   return true;
 }
 
-bool NsysStreamer::OpenCursor(Cursor<PrefetchedRows>* c, const std::string& sql,
-                              std::string* error) {
-  if (!c->st.Open(db_.path(), sql, error)) return false;
-  c->pid_col = c->st.Column("pid_");
-  c->time_col = c->st.Column("start");
-  return true;
-}
+// Blocks of rows (2048 each) a table's reading runs ahead of the sweep.
+constexpr size_t kQueuedBlocks = 4;
 
-bool NsysStreamer::StartCursor(Cursor<PrefetchedRows>* c, std::string* error) {
-  c->st.Start();
+bool NsysStreamer::StartCursor(Cursor<PrefetchedRows>* c, const char* table, const char* pid_column,
+                               const std::vector<std::string_view>& required,
+                               const std::vector<std::string_view>& optional,
+                               const std::vector<std::string_view>& nulls, std::string* error) {
+  auto scan = prescans_.find(table);
+  const bool in_order = scan != prescans_.end() && scan->second->sorted;
+  std::vector<std::string_view> names(required);
+  names.insert(names.end(), optional.begin(), optional.end());
+  // Read straight from the file, decoded on a thread a few blocks ahead of
+  // the sweep (the aggregation of the rows costs this thread as much as
+  // their decoding), the rest through SQL there should the scan give up.
+  if (in_order && StartScanOf(file_, table, names, Select(table, required, optional), &db_, nulls,
+                              {}, {}, &c->st, kQueuedBlocks)) {
+    c->global_col = c->st.Column(pid_column);
+  } else {
+    const std::string sql =
+        WithColumns(Select(table, required, optional), PidOf(table, pid_column) + " AS pid_") +
+        (in_order ? "" : " ORDER BY pid_, \"start\"");
+    if (!c->st.Open(db_.path(), sql, error)) return false;
+    for (std::string_view n : nulls) c->st.TrackNulls(c->st.Column(n));
+    c->pid_col = c->st.Column("pid_");
+    c->st.Start();
+  }
+  c->time_col = c->st.Column("start");
   c->Next();
   if (!c->st.ok()) {
     *error = db_.path() + ": error sorting a table: " + c->st.error();
@@ -490,11 +540,6 @@ bool NsysStreamer::StartCursor(Cursor<PrefetchedRows>* c, std::string* error) {
 
 bool NsysStreamer::OpenCursors(std::string* error) {
   const std::string order = " ORDER BY pid_, \"start\"";
-  // A table already in order is read as stored: no sort, no temp b-tree.
-  auto OrderOf = [&](std::string_view table) {
-    auto it = in_order_.find(table);
-    return it != in_order_.end() && it->second ? std::string() : order;
-  };
   if (db_.HasTable(kNvtx)) {
     // Start order, the enclosing range first (range_nesting.h); an unclosed
     // range ends at the last timestamp.
@@ -507,47 +552,42 @@ bool NsysStreamer::OpenCursors(std::string* error) {
     if (!OpenCursor(&nvtx_, sql, error)) return false;
   }
   if (db_.HasTable(kRuntime)) {
-    const std::string extra = PidOf(kRuntime, "globalTid") + " AS pid_";
-    const std::string sql =
-        WithColumns(Select(kRuntime, {"start", "end", "globalTid", "correlationId", "nameId"},
-                           {"eventClass", "returnValue"}),
-                    extra) +
-        OrderOf(kRuntime);
-    if (!OpenCursor(&api_, sql, error)) return false;
+    if (!StartCursor(&api_, kRuntime, "globalTid",
+                     {"start", "end", "globalTid", "correlationId", "nameId"},
+                     {"eventClass", "returnValue"}, {"eventClass"} /* ApiDomainOf */, error)) {
+      return false;
+    }
     const PrefetchedRows& st = api_.st;
     api_cols_ = {st.Column("start"),         st.Column("end"),    st.Column("globalTid"),
                  st.Column("correlationId"), st.Column("nameId"), st.Column("eventClass"),
                  st.Column("returnValue")};
-    api_.st.TrackNulls(api_cols_.event_class);  // ApiDomainOf
-    if (!StartCursor(&api_, error)) return false;
   }
   const std::vector<std::string_view> activity = {
       "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"};
-  auto activity_sql = [&](const char* t, std::vector<std::string_view> required,
-                          const std::vector<std::string_view>& optional) {
+  auto with = [&](std::initializer_list<std::string_view> required) {
     std::vector<std::string_view> cols = activity;
     cols.insert(cols.end(), required.begin(), required.end());
-    return WithColumns(Select(t, cols, optional), PidOf(t, "globalPid") + " AS pid_") + OrderOf(t);
+    return cols;
   };
-  if (db_.HasTable(kKernel) &&
-      !OpenCursor(&kernels_, activity_sql(kKernel, {"demangledName"}, {"graphId", "graphNodeId"}),
-                  error)) {
-    return false;
+  if (db_.HasTable(kKernel)) {
+    if (!StartCursor(&kernels_, kKernel, "globalPid", with({"demangledName"}),
+                     {"graphId", "graphNodeId"}, {}, error)) {
+      return false;
+    }
+    kernel_cols_.emplace(kernels_.st);
   }
-  if (db_.HasTable(kMemcpy) &&
-      !OpenCursor(&memcpys_, activity_sql(kMemcpy, {"bytes", "copyKind"}, {"srcKind", "dstKind"}),
-                  error)) {
-    return false;
+  if (db_.HasTable(kMemcpy)) {
+    if (!StartCursor(&memcpys_, kMemcpy, "globalPid", with({"bytes", "copyKind"}),
+                     {"srcKind", "dstKind"}, {}, error)) {
+      return false;
+    }
+    memcpy_cols_.emplace(memcpys_.st);
   }
-  if (db_.HasTable(kMemset) &&
-      !OpenCursor(&memsets_, activity_sql(kMemset, {"bytes"}, {"value"}), error)) {
-    return false;
-  }
-  if (kernels_.st.valid()) kernel_cols_.emplace(kernels_.st);
-  if (memcpys_.st.valid()) memcpy_cols_.emplace(memcpys_.st);
-  if (memsets_.st.valid()) memset_cols_.emplace(memsets_.st);
-  for (Cursor<PrefetchedRows>* c : {&kernels_, &memcpys_, &memsets_}) {
-    if (c->st.valid() && !StartCursor(c, error)) return false;
+  if (db_.HasTable(kMemset)) {
+    if (!StartCursor(&memsets_, kMemset, "globalPid", with({"bytes"}), {"value"}, {}, error)) {
+      return false;
+    }
+    memset_cols_.emplace(memsets_.st);
   }
   return true;
 }
@@ -806,6 +846,8 @@ void NsysStreamer::Sweep(uint32_t pid) {
 
 bool NsysStreamer::Run(const std::string& path, std::string* error, bool* unsupported) {
   if (!OpenExport(path, error) || !CheckSchema(error)) return false;
+  file_ = MapForScan();
+  if (!PrescanTables(error)) return false;
   std::string table;
   if (HasNullProcess(&table) && (table != kNvtx || !OnlyProcessForNullNvtx())) {
     // The importer files such rows under the only process or pid 0,
@@ -816,8 +858,9 @@ bool NsysStreamer::Run(const std::string& path, std::string* error, bool* unsupp
   }
   FindMaxTime();
   if (!ReadMeta(error)) return false;
-  if (!ScanOrderAndCorrelations(error)) {
-    if (!use_bits_ && unsupported != nullptr) *unsupported = true;
+  if (!use_bits_) {
+    *error = path + ": correlation ids too large to keep one bit each";
+    if (unsupported != nullptr) *unsupported = true;
     return false;
   }
   if (!OpenCursors(error)) return false;

@@ -4,16 +4,22 @@
 // at a time in the order the stream aggregator relies on
 // (tables/stream_aggregator.h), the order of a stream the tracer recorded.
 //
-// Reading: one plain scan of each activity table first (ScanOrderAndCorrelations:
-// two or three integer columns) notes which correlation ids have GPU work,
-// one bit each per process (correlation_bits.h), and whether the table's rows
-// are stored in (process, start) order, as exports mostly are. Then each
-// table is read as stored when it is, else through ORDER BY (pid, start),
-// which SQLite sorts on disk; the activity tables on threads and connections
-// of their own (prefetched_rows.h), NVTX_EVENTS on this one, and one sweep
-// merges them by time per process. What the sweep holds is the push/pop
-// ranges open on each thread plus the ranges closed but not yet handed out;
-// never the records.
+// Reading: one plain read of each activity table first (PrescanTables: the
+// process and time columns, and the correlation id and device of GPU work),
+// the tables side by side on threads, notes which correlation ids have GPU
+// work, one bit each per process (correlation_bits.h), whether the table's
+// rows are stored in (process, start) order, as exports mostly are, and what
+// SQL would scan each table again for (rows without a process, the last
+// timestamp, the processes, their devices, sync counts). Then each table is
+// read as stored when it is, else through ORDER BY (pid, start), which
+// SQLite sorts on disk (on a thread and connection of its own,
+// prefetched_rows.h); NVTX_EVENTS through SQL on this connection; and one
+// sweep merges them by time per process. The activity tables are read
+// straight from the file where the export allows it (sqlite_table_scan.h:
+// the scan holds a few MiB of the file resident, whatever its size), each
+// falling back to SQL by itself, from the row where the scan gave up. What
+// the sweep holds is the push/pop ranges open on each thread plus the
+// ranges closed but not yet handed out; never the records.
 //
 //   * NVTX push/pop and start/end ranges become RangeRecords when the sweep
 //     passes their end (children before parents). Ids, parents and depths

@@ -79,36 +79,35 @@ void PrefetchedRows::ReadNow(SqliteDb* db, const std::string& sql,
   if (OpenOnThread()) Produce();
 }
 
-bool PrefetchedRows::StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
-                               const std::vector<std::string_view>& names, SqliteDb* db,
-                               bool on_thread, const std::string& sql,
-                               const std::vector<std::string_view>& nulls,
-                               const std::vector<std::string_view>& texts,
-                               const std::vector<std::string_view>& doubles) {
-  if (async_ || names.size() != plan.columns.size() || names.empty() || names.size() > 64) {
+bool PrefetchedRows::StartScan(ScanRead read) {
+  if (async_ || read.names.size() != read.plan.columns.size() || read.names.empty() ||
+      read.names.size() > 64) {
     return false;
   }
   async_ = true;
-  sql_ = sql;
-  path_ = db->path();
+  sql_ = std::move(read.sql);
+  path_ = read.db != nullptr ? read.db->path() : std::move(read.path);
   max_queued_ = 0;
-  // ReadNow's connection resumes a scan that gives up; a thread opens its own.
-  if (!on_thread) reading_db_ = db;
-  track_nulls_.assign(nulls.begin(), nulls.end());
-  track_texts_.assign(texts.begin(), texts.end());
-  track_doubles_.assign(doubles.begin(), doubles.end());
-  names_.assign(names.begin(), names.end());
-  cols_ = static_cast<int>(names.size());
+  reading_db_ = read.db;  // nullptr: ResumeWithSql opens db_
+  track_nulls_.assign(read.nulls.begin(), read.nulls.end());
+  track_texts_.assign(read.texts.begin(), read.texts.end());
+  track_doubles_.assign(read.doubles.begin(), read.doubles.end());
+  names_.assign(read.names.begin(), read.names.end());
+  cols_ = static_cast<int>(read.names.size());
   TrackNamed();
-  file_ = std::move(file);
-  scan_ = std::make_unique<TableScan>(file_.get(), std::move(plan));
+  file_ = std::move(read.file);
+  scan_ = std::make_unique<TableScan>(file_.get(), std::move(read.plan));
   opened_ = true;
-  if (on_thread) {
+  if (read.max_queued > 0) {
+    max_queued_ = read.max_queued;
+    reading_db_ = nullptr;  // the thread resumes on a connection of its own
     try {
       thread_ = std::thread([this] { Produce(); });
       return true;
     } catch (const std::system_error&) {
       // No thread to be had: read as the rows are asked for.
+      reading_db_ = read.db;
+      max_queued_ = 0;
     }
   }
   direct_ = true;
@@ -150,11 +149,10 @@ void PrefetchedRows::CopyScanned(Block* b) {
   // As FillBlock's SQL reading: a NULL reads as 0, noted where tracked.
   for (size_t c = 0; c < cols; ++c) {
     const uint64_t bit = uint64_t{1} << c;
-    const bool present = !s.IsNull(c);
     if ((text_cols_ & bit) != 0) {
       const std::string_view t = s.Text(c);
       const uint64_t size = std::min<uint64_t>(t.size(), 0xFFFFFFFFu);
-      v[c] = present ? static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size) : 0;
+      v[c] = !s.IsNull(c) ? static_cast<int64_t>((uint64_t{b->text.size()} << 32) | size) : 0;
       b->text.append(t.data(), size);
     } else {
       v[c] = s.values()[c];  // a double's bits; 0 for NULL
@@ -206,7 +204,23 @@ bool PrefetchedRows::WaitOpened(std::string* error) {
 }
 
 void PrefetchedRows::Start() {
-  if (valid() && !thread_.joinable()) thread_ = std::thread([this] { Produce(); });
+  if (valid() && !inline_ && !thread_.joinable()) thread_ = std::thread([this] { Produce(); });
+}
+
+void PrefetchedRows::StartInline() {
+  if (valid() && !async_ && !thread_.joinable()) inline_ = true;
+}
+
+bool PrefetchedRows::NextInlineBlock() {
+  if (done_) return false;
+  // One block held: the one Step hands out rows of.
+  done_ = !FillBlock(&current_);
+  next_row_ = 0;
+  if (done_ && !st_.ok()) {
+    ok_ = false;
+    error_ = reading_db_->LastError();
+  }
+  return current_.rows > 0;
 }
 
 // Steps up to kBlockRows rows into *b; false once the statement has no more
@@ -218,7 +232,7 @@ bool PrefetchedRows::FillBlock(Block* b) {
   b->text.clear();
   b->rows = 0;
   while (b->rows < kBlockRows) {
-    if (scan_ != nullptr) {
+    if (scan_ != nullptr) {  // a thread's reading of a scan
       if (scan_->Next()) {
         CopyScanned(b);
         continue;
@@ -307,7 +321,7 @@ bool PrefetchedRows::StepScan() {
     done_ = true;
     return false;
   }
-  // The rest through SQL, read here now into blocks, as ReadNow does.
+  // The rest through SQL, read on this thread a block at a time.
   const bool resumed = ResumeWithSql();
   scan_.reset();
   if (!resumed) {
@@ -316,14 +330,16 @@ bool PrefetchedRows::StepScan() {
     error_ = resume_error_;
     return false;
   }
-  Produce();
+  inline_ = true;
   return Step();
 }
 
 bool PrefetchedRows::Step() {
   if (direct_) return StepScan();
   if (!valid()) return false;
-  if (next_row_ >= current_.rows) {
+  if (next_row_ >= current_.rows && inline_) {
+    if (!NextInlineBlock()) return false;
+  } else if (next_row_ >= current_.rows) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return !full_.empty() || done_; });
     if (full_.empty()) {

@@ -1,13 +1,18 @@
-// The rows of one SELECT, stepped on a thread of their own through a
-// connection of their own, a few blocks ahead of the reader. SQLite's
-// stepping and column decoding are most of the time of the nsys bounded
-// importer (nsys_sqlite_stream.h); its large tables (kernels, runtime calls,
-// copies, sets) are read this way so that each table's decoding runs beside
-// the sweep and the aggregation instead of one after another. The
-// whole-trace importer (nsys_sqlite_importer.h) reads NVTX_EVENTS this way
-// while it reads the activity tables. Integer and NULL columns, and the
-// columns named by TrackText / TrackDouble. Same reading interface as
-// SqliteStatement (Column, Step, IsNull, Int, Double, Text, ok).
+// The rows of one table or SELECT, read the fastest way the caller can use:
+//   * StartScan: straight from the file (sqlite_table_scan.h), each row as
+//     Step asks, with no copy; where the scan gives up, the rest through SQL
+//     on the caller's thread. The importers' large tables, when the export
+//     allows it.
+//   * StartOpen / Open + Start: stepped through SQLite on a thread of its
+//     own and connection of its own, a few blocks ahead of the reader (or
+//     the whole result ahead), so that SQLite's stepping and decoding run
+//     beside the reader's work: the bounded nsys importer's tables read
+//     through ORDER BY, the whole-trace importer's tables the scan does not
+//     read.
+//   * Open + StartInline, ReadNow: through SQLite on the caller's thread.
+// Integer and NULL columns, and the columns named by TrackText /
+// TrackDouble. Same reading interface as SqliteStatement (Column, Step,
+// IsNull, Int, Double, Text, ok).
 #pragma once
 
 #include <bit>
@@ -25,6 +30,33 @@
 #include "libtracer/analysis/importers/sqlite_table_scan.h"
 
 namespace tracer::analysis::importers {
+
+// What PrefetchedRows::StartScan reads.
+struct ScanRead {
+  // The mapped file and where the table's rows are.
+  std::shared_ptr<const SqliteFileMap> file;
+  ScanPlan plan;
+  // The result columns' names, in the plan's order (those of sql).
+  std::vector<std::string_view> names;
+  // The same columns of the table alone (SELECT ... FROM "t", no WHERE, no
+  // ORDER BY): it reads the rest, " WHERE rowid > N" appended, when the scan
+  // gives up.
+  std::string sql;
+  // The connection that reads the rest: one of the thread that calls Step,
+  // which outlives the reading; nullptr: one of its own, opened on path.
+  SqliteDb* db = nullptr;
+  std::string path;
+  // The columns asked IsNull of, read as Text, read as Double.
+  std::vector<std::string_view> nulls, texts, doubles;
+  // 0: each row read as Step asks for it, on the caller's thread, with no
+  // copy. Else the rows are decoded on a thread of their own into blocks,
+  // at most this many ahead of the reader, and the rest after a give-up is
+  // read there too, on a connection of the thread's own (db unused): for
+  // a reader whose own work per row is as large as the decoding (the
+  // bounded nsys importer, whose aggregation runs beside it), at the cost
+  // of a copy of each row.
+  size_t max_queued = 0;
+};
 
 class PrefetchedRows {
  public:
@@ -56,18 +88,12 @@ class PrefetchedRows {
   void ReadNow(SqliteDb* db, const std::string& sql, const std::vector<std::string_view>& nulls,
                const std::vector<std::string_view>& texts,
                const std::vector<std::string_view>& doubles);
-  // Reading the rows from the file itself (sqlite_table_scan.h) as plan
-  // says, result columns named names (those of sql's result, in its order):
-  // on a thread into blocks as StartOpen (on_thread), else each row as Step
-  // asks for it, with no copy. When the scan gives up, the rest of the rows
-  // (rowid past the last one read) are read through sql, on a connection of
-  // the thread's own or db. False (nothing started) when names and plan
-  // disagree or a reading was started already.
-  bool StartScan(std::shared_ptr<const SqliteFileMap> file, ScanPlan plan,
-                 const std::vector<std::string_view>& names, SqliteDb* db, bool on_thread,
-                 const std::string& sql, const std::vector<std::string_view>& nulls,
-                 const std::vector<std::string_view>& texts,
-                 const std::vector<std::string_view>& doubles);
+  // Reading the rows from the file itself (sqlite_table_scan.h): each row
+  // as Step asks for it, or on a thread (read.max_queued). When the scan
+  // gives up, the rest of the rows (rowid past the last one read) are read
+  // through read.sql, a block at a time. False (nothing started) when
+  // read.names and read.plan disagree or a reading was started already.
+  bool StartScan(ScanRead read);
   // Rows read from the file itself (StartScan), and why the scan gave up
   // ("" when it did not): after the last Step.
   size_t scanned_rows() const { return scanned_rows_; }
@@ -93,6 +119,11 @@ class PrefetchedRows {
     TrackNulls(col);
   }
   void Start();
+  // After Open, instead of Start: no thread; Step reads the next block of
+  // rows on the calling thread when the last one is used up (memory: one
+  // block), for a reader that has a thread of its own or nothing to do
+  // beside the reading.
+  void StartInline();
 
   // True while a row is available; false at the end or on error (ok()).
   bool Step();
@@ -124,9 +155,13 @@ class PrefetchedRows {
   bool OpenOnThread();
   // StartScan's: the column masks from the names; never fails.
   void TrackNamed();
-  // Step's reading straight from the scan (StartScan without a thread).
+  // Step's reading straight from the scan (StartScan).
   bool StepScan();
-  // Copies the scan's current row into the next row of *b.
+  // StartInline's: reads the next block into current_; false at the end or
+  // on error (ok_, error_ set).
+  bool NextInlineBlock();
+  // Copies the scan's current row into the next row of *b (a thread's
+  // reading of a scan).
   void CopyScanned(Block* b);
   // The scan gave up: prepares sql for the rows after the last one it read;
   // false (resume_error_) when that fails.
@@ -156,6 +191,7 @@ class PrefetchedRows {
   std::unique_ptr<TableScan> scan_;
   size_t scanned_rows_ = 0;
   bool direct_ = false;  // rows come from scan_ at each Step
+  bool inline_ = false;  // Step reads blocks from st_ on its own thread
   std::string scan_why_, resume_error_;
   // The reader's side.
   Block current_;

@@ -111,6 +111,16 @@ bool SqliteFileMap::Open(const std::string& path, std::string* why) {
   return true;
 }
 
+void SqliteFileMap::Release(uint32_t first, uint32_t last) const {
+  if (!mapped_ || first < 1 || first > last || last > page_count_) return;
+  static const size_t kOsPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // Whole OS pages over the span (a neighbour's share faults back in when
+  // read: the mapping is read-only, nothing is lost).
+  const size_t begin = (size_t{first - 1} * page_size_) / kOsPage * kOsPage;
+  const size_t end = std::min(size_, (size_t{last} * page_size_ + kOsPage - 1) / kOsPage * kOsPage);
+  if (begin < end) madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+
 bool SqliteFileMap::OpenBytes(const uint8_t* data, size_t size, std::string* why) {
   static constexpr char kMagic[] = "SQLite format 3";  // and its NUL: 16 bytes
   if (size < 100 || std::memcmp(data, kMagic, 16) != 0) {
@@ -281,9 +291,23 @@ TableScan::TableScan(const SqliteFileMap* file, ScanPlan plan)
   max_local_ = usable_ - 35;
   min_local_ = ((usable_ - 12) * 32 / 255) - 23;
   seen_.assign(file_->page_count() / 64 + 1, 0);
+  release_every_ = static_cast<uint32_t>(std::max<size_t>(1, kReleaseBytes / usable_));
+}
+
+void TableScan::Touch(uint32_t n) {
+  Note(n);
+  if (++touched_ >= release_every_) ReleaseTouched();
+}
+
+void TableScan::ReleaseTouched() {
+  if (touched_first_ <= touched_last_) file_->Release(touched_first_, touched_last_);
+  touched_first_ = UINT32_MAX;
+  touched_last_ = 0;
+  touched_ = 0;
 }
 
 bool TableScan::Fail(std::string why) {
+  ReleaseTouched();
   failed_ = true;
   why_ = std::move(why);
   stack_.clear();
@@ -298,6 +322,7 @@ bool TableScan::Enter(uint32_t n) {
   if ((word & bit) != 0) return Fail("page " + std::to_string(n) + " met twice");
   word |= bit;
   if (stack_.size() >= kMaxDepth) return Fail("b-tree too deep");
+  Touch(n);
   const uint8_t type = page[0];
   if (type != kInteriorTable && type != kLeafTable) {
     return Fail("page " + std::to_string(n) + " is not a table b-tree page");
@@ -305,7 +330,7 @@ bool TableScan::Enter(uint32_t n) {
   const uint32_t cells = Be16(page + 3);
   const uint32_t header = type == kLeafTable ? 8 : 12;
   if (header + 2 * cells > usable_) return Fail("page " + std::to_string(n) + ": bad cell count");
-  stack_.push_back({page, 0, cells});
+  stack_.push_back({page, 0, cells, n});
   return true;
 }
 
@@ -339,8 +364,12 @@ bool TableScan::Next() {
       continue;
     }
     ++f.next;  // before Enter, which may move the stack
+    // This page is read again on the way back (it was given back with the
+    // leaves, maybe): in the span given back next.
+    Note(f.number);
     if (!Enter(child)) return false;
   }
+  ReleaseTouched();  // the end: nothing of the table is read again
   return false;
 }
 
@@ -376,6 +405,7 @@ bool TableScan::ReadCell(const uint8_t* page, uint32_t off) {
     while (left > 0) {
       const uint8_t* o = file_->Page(next);
       if (o == nullptr || next == 1) return Fail("overflow page out of range");
+      Touch(next);
       const uint64_t chunk = std::min<uint64_t>(left, usable_ - 4);
       overflow_.append(reinterpret_cast<const char*>(o + 4), chunk);
       left -= chunk;

@@ -48,6 +48,12 @@ class SqliteFileMap {
   const uint8_t* Page(uint32_t n) const {
     return n >= 1 && n <= page_count_ ? data_ + size_t{n - 1} * page_size_ : nullptr;
   }
+  // Gives the resident memory of pages first..last (1-based) back: a
+  // mapped file's pages stay in the page cache and fault back in when read
+  // again, but no longer count in the process's resident set, which a
+  // reader of a table larger than its memory bound needs. Nothing for an
+  // image given to OpenBytes.
+  void Release(uint32_t first, uint32_t last) const;
 
  private:
   const uint8_t* data_ = nullptr;
@@ -122,6 +128,7 @@ class TableScan {
     const uint8_t* page;  // never page 1, whose header starts at 100
     uint32_t next;        // next cell (cell_count: the right-most child)
     uint32_t cells;
+    uint32_t number;  // of the page
   };
   bool Fail(std::string why);
   // Pushes page n after checking it is a b-tree page not seen before.
@@ -129,6 +136,18 @@ class TableScan {
   // Decodes the leaf cell at offset off of page into the row's values.
   bool ReadCell(const uint8_t* page, uint32_t off);
   bool DecodeRecord(const uint8_t* p, size_t size, int64_t rowid);
+  // Notes page n read; every kReleaseBytes of pages read, and at the end,
+  // gives the span read since the last time back (SqliteFileMap::Release):
+  // a scan's resident share of the file stays about that, whatever the
+  // table's size.
+  void Touch(uint32_t n);
+  // Widens the span to give back to page n, read again.
+  void Note(uint32_t n) {
+    touched_first_ = n < touched_first_ ? n : touched_first_;
+    touched_last_ = n > touched_last_ ? n : touched_last_;
+  }
+  void ReleaseTouched();
+  static constexpr size_t kReleaseBytes = size_t{2} << 20;
 
   const SqliteFileMap* file_;
   ScanPlan plan_;
@@ -139,6 +158,7 @@ class TableScan {
   uint64_t all_columns_ = 0;  // one bit per result column
   std::vector<Frame> stack_;
   std::vector<uint64_t> seen_;  // one bit per page: visited in this scan
+  uint32_t touched_first_ = UINT32_MAX, touched_last_ = 0, touched_ = 0, release_every_ = 1;
   bool started_ = false, failed_ = false;
   std::string why_;
   int64_t rowid_ = 0;

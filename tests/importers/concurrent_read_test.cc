@@ -80,7 +80,9 @@ void CheckNumberedRows(PrefetchedRows& rows, int n) {
     }
     EXPECT_EQ(rows.Double(d), seen / 4.0);
     EXPECT_EQ(rows.IsNull(m), seen % 3 == 0) << seen;
-    if (seen % 3 != 0) EXPECT_EQ(rows.Int(m), seen);
+    if (seen % 3 != 0) {
+      EXPECT_EQ(rows.Int(m), seen);
+    }
     ++seen;
   }
   EXPECT_TRUE(rows.ok()) << rows.error();

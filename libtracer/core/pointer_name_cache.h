@@ -151,6 +151,14 @@ class PointerNameCache {
 #if !defined(__x86_64__)
     return kNoId;
 #else
+    // The predicted entry when its text is too long for TryPredicted
+    // (module names with adapters' suffixes often are): compared word by
+    // word against the string table's copy, when s's first n bytes lie on
+    // its page (s may be any address here).
+    Entry* p = predicted_;
+    if (p->n > kInline && (reinterpret_cast<uintptr_t>(s) & 4095) + p->n <= 4096 && p->Same(s)) {
+      return Hit(p);
+    }
     if (shared_) {
       const uint32_t i = shared_->Find(s);
       if (i != 0) return Hit(&linked_[i]);

@@ -347,6 +347,44 @@ TEST(PointerNameCacheTest, ManyThreadsEachWithTheirOwnCachesAgreeOnIds) {
   for (const auto& n : shared_names) EXPECT_EQ(check.Id(n.c_str()), table.Intern(n).id);
 }
 
+// A long text predicted next (over the inline bytes: TryHome compares it
+// against the string table's copy) answers only for its own text, at any
+// address, and is never compared past the page of the text passed.
+TEST_P(NameCacheTest, ALongPredictedTextAnswersOnlyForItself) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* map = static_cast<char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
+  StringTable table;
+  Caches c(&table, GetParam());
+  const std::string a = "base_model.model.model.layers.17.self_attn.q_proj.lora_A.default";
+  const std::string b = "base_model.model.model.layers.17.self_attn.q_proj.lora_B.default";
+  for (int round = 0; round < 3; ++round) {  // a predicts b, b predicts a
+    ASSERT_EQ(table.Text(c.Id(a.c_str())), a);
+    ASSERT_EQ(table.Text(c.Id(b.c_str())), b);
+  }
+  const uint64_t misses = c.by_address.misses();
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(table.Text(c.Id(a.c_str())), a);
+    ASSERT_EQ(table.Text(c.Id(b.c_str())), b);
+  }
+  EXPECT_EQ(c.by_address.misses(), misses);
+  // a is predicted: b's text at another address (one byte differs from a),
+  // then a's text at another address.
+  const std::string b2 = b, a2 = a;
+  EXPECT_EQ(table.Text(c.Id(b2.c_str())), b);
+  ASSERT_EQ(table.Text(c.Id(a.c_str())), a);  // b predicted next
+  EXPECT_EQ(table.Text(c.Id(a2.c_str())), a);
+  // b predicted: a prefix of b whose NUL is the last byte of its page.
+  ASSERT_EQ(table.Text(c.Id(a.c_str())), a);
+  char* s = map + page - 20;
+  std::memcpy(s, b.data(), 19);
+  s[19] = '\0';
+  EXPECT_EQ(table.Text(c.Id(s)), b.substr(0, 19));
+  munmap(map, 2 * page);
+}
+
 // Two threads' caches over one shared table: the names one thread entered
 // are the other's hits, and neither thread's own table grows.
 TEST(SharedNameCacheTest, AThreadFindsTheNamesAnotherEntered) {

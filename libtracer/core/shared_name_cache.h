@@ -71,6 +71,11 @@ class SharedNameCache {
   uint32_t Insert(const char* s, size_t len, uint32_t id, const char* text) noexcept;
 #endif
 
+  // In a forked child: an Insert the fork cut short (its thread does not
+  // exist here) no longer keeps the others out. Its entry was not
+  // published, so the next Insert may fill it again.
+  void AfterForkInChild() noexcept { busy_.store(false, std::memory_order_relaxed); }
+
   // Entries filled (tests).
   size_t size() const noexcept { return count_.load(std::memory_order_relaxed); }
 

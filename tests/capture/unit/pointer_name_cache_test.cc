@@ -439,7 +439,11 @@ TEST(SharedNameCacheTest, PredictionsFollowTheOrderAnotherThreadPushed) {
     }
   }
   EXPECT_EQ(predicted + near_page_end, names.size() - 1);
-  EXPECT_EQ(b.misses(), 0u);
+  size_t across = 0;  // texts across a page are cached nowhere: b's misses
+  for (const auto& n : names) {
+    across += (reinterpret_cast<uintptr_t>(n.c_str()) & 4095) + n.size() + 1 > 4096;
+  }
+  EXPECT_EQ(b.misses(), across);
 }
 
 // A buffer reused for other texts is entered once: its other texts are the

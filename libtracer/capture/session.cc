@@ -17,6 +17,7 @@
 #include "libtracer/capture/thread_registry.h"
 #include "libtracer/capture/writer.h"
 #include "libtracer/core/clock.h"
+#include "libtracer/core/shared_name_cache.h"
 #include "libtracer/core/string_table.h"
 
 #ifndef TRACER_VERSION
@@ -437,6 +438,7 @@ void Session::ForkChildBody() {
   if (parent) parent->threads_->UnlockAfterFork();
   GlobalDefinitions().UnlockAfterFork();
   GlobalStrings().UnlockAfterFork();
+  GlobalSharedNames().AfterForkInChild();
   // The parent's session (writer thread, buffered events) stays behind: the
   // child starts its own file lazily, on its first traced call, so a child
   // that only execs writes nothing.

@@ -55,7 +55,8 @@ struct ThreadCounters {
 // lags behind thread churn.
 struct InternCacheBlock {
   InternCache cache;
-  PointerNameCache by_address;  // in front of `cache` for ASCII names
+  // In front of `cache` for ASCII names, with the process's shared table.
+  PointerNameCache by_address{&GlobalSharedNames()};
   InternCacheBlock* next_free = nullptr;
 };
 

@@ -44,6 +44,16 @@
 // third full, within one pass. Growing allocates on the application thread,
 // at most four times per thread, never under a lock, and a failed
 // allocation keeps the current size.
+//
+// With a SharedNameCache (the NVTX entry points' caches have the process's
+// one), names go there first: one copy for all threads, so thousands of
+// names cycling on many threads stay in the CPU caches. Predictions then
+// follow the shared entries (each thread keeps its own last and predicted
+// entry; the links are shared, as threads running one model push its names
+// in one order), TryHome looks there and then here, and a miss enters the
+// name there. This table takes only what the shared one does not (an
+// address reused for another text, the shared table full, or its lock busy
+// as the miss came): it stays at its initial 8 KiB in the common case.
 #pragma once
 
 #include <algorithm>
@@ -52,11 +62,9 @@
 #include <memory>
 #include <new>
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
-
 #include "libtracer/core/intern_cache.h"
+#include "libtracer/core/name_cache_entry.h"
+#include "libtracer/core/shared_name_cache.h"
 
 namespace tracer {
 
@@ -69,13 +77,17 @@ class PointerNameCache {
   static constexpr size_t kMaxProbes = 8;
   // Bytes (the NUL included) an entry keeps inline; longer texts compare
   // against the string table's copy.
-  static constexpr size_t kInline = 48;
+  static constexpr size_t kInline = NameCacheEntry::kInline;
 
-  PointerNameCache()
+  // shared: looked at first, and names enter it (its ids must be those of
+  // the content caches this one is used with); nullptr for none.
+  explicit PointerNameCache(SharedNameCache* shared = nullptr)
       : entries_(new Entry[kInitialSlots]),
         mask_(kInitialSlots - 1),
-        last_(&entries_[0]),
-        predicted_(&entries_[0]) {}
+        shared_(shared),
+        linked_(shared ? shared->entries() : entries_.get()),
+        last_(&linked_[0]),
+        predicted_(&linked_[0]) {}
 
   // The id of the NUL-terminated text at `s` (not null), as content->Lookup
   // gives it.
@@ -83,10 +95,14 @@ class PointerNameCache {
 #if !defined(__x86_64__)
     return content->Lookup(s);  // no unchecked loads here: by content only
 #else
+    if (shared_) {
+      const uint32_t i = shared_->Find(s);
+      if (__builtin_expect(i != 0, 1)) return Hit(&linked_[i]);
+    }
     const size_t home = SlotOf(s, slots());
     const Entry* e = &entries_[home];
     if (__builtin_expect(e->ptr == s, 1)) {
-      if (__builtin_expect(Same(*e, s), 1)) return Hit(home);
+      if (__builtin_expect(e->Same(s), 1)) return HitOwn(home);
       return Miss(s, content);
     }
     return Probe(s, content, home);
@@ -119,7 +135,7 @@ class PointerNameCache {
       // n > kInline: not inline).
       if (__builtin_expect((~equal << ((64 - n) & 63)) == 0 && n - 1 < kInline, 1)) {
         last_ = const_cast<Entry*>(e);
-        predicted_ = &entries_[e->next];
+        predicted_ = &linked_[e->Next()];
         __builtin_prefetch(predicted_);
         return e->id;
       }
@@ -128,16 +144,29 @@ class PointerNameCache {
 #endif
   }
 
-  // The second chance: the id when `s` is cached at its address's home
-  // entry with its current text (Lookup's common case), else kNoId.
+  // The second chance: the id when `s` is cached at its address with its
+  // current text in the shared table, or at its home entry here (Lookup's
+  // common cases), else kNoId.
   __attribute__((noinline)) uint64_t TryHome(const char* s) noexcept {
 #if !defined(__x86_64__)
     return kNoId;
 #else
+    // The predicted entry when its text is too long for TryPredicted
+    // (module names with adapters' suffixes often are): compared word by
+    // word against the string table's copy, when s's first n bytes lie on
+    // its page (s may be any address here).
+    Entry* p = predicted_;
+    if (p->n > kInline && (reinterpret_cast<uintptr_t>(s) & 4095) + p->n <= 4096 && p->Same(s)) {
+      return Hit(p);
+    }
+    if (shared_) {
+      const uint32_t i = shared_->Find(s);
+      if (i != 0) return Hit(&linked_[i]);
+    }
     const size_t home = SlotOf(s, slots());
     const Entry& e = entries_[home];
-    if (e.ptr != s || !Same(e, s)) return kNoId;
-    return Hit(home);
+    if (e.ptr != s || !e.Same(s)) return kNoId;
+    return HitOwn(home);
 #endif
   }
 
@@ -153,57 +182,12 @@ class PointerNameCache {
   size_t used() const { return used_; }
 
  private:
-  // head first, 16-byte aligned: TryPredicted compares it with aligned loads.
-  struct alignas(64) Entry {
-    // The text with its NUL when n <= kInline; else its first kLongHead
-    // bytes, then the string table's copy of it (LongText).
-    alignas(16) char head[kInline] = {};
-    const char* ptr = nullptr;  // the address this entry answers for
-    uint32_t id = 0;
-    uint16_t n = 0;     // bytes compared: the length plus the NUL
-    uint16_t next = 0;  // the entry hit after this one last time (Hit)
-  };
-  static_assert(sizeof(Entry) == 64 && offsetof(Entry, head) == 0);
-  static constexpr size_t kLongHead = kInline - sizeof(const char*);
-
-  static const char* LongText(const Entry& e) {
-    const char* text;
-    std::memcpy(&text, e.head + kLongHead, sizeof(text));
-    return text;
-  }
+  using Entry = NameCacheEntry;
+  static constexpr size_t kLongHead = NameCacheEntry::kLongHead;
 
 #if defined(__x86_64__)
-  // An 8-byte load the compiler and the sanitizers see no bounds for: only
-  // where the bytes are known to lie on a mapped page (see the header).
-  static __attribute__((always_inline)) uint64_t LoadUnchecked8(const char* p) {
-    uint64_t v;
-    asm("movq (%1), %0" : "=r"(v) : "r"(p));
-    return v;
-  }
-
-  // Bit i set: byte i of s equals byte i of want (16 bytes; want aligned).
-  // s's bytes are loaded unchecked: only where they lie on s's page.
   static __attribute__((always_inline)) uint64_t Equal16(const char* s, const char* want) {
-    __m128i v;
-    asm("movdqu (%1), %0" : "=x"(v) : "r"(s));
-    const __m128i w = _mm_load_si128(reinterpret_cast<const __m128i*>(want));
-    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, w)));
-  }
-
-  static __attribute__((always_inline)) bool Same(const Entry& e, const char* s) {
-    const size_t n = e.n;
-    const char* want = n <= kInline ? e.head : LongText(e);
-    if (n >= 8) {  // s's first n bytes lie on one page (Miss)
-      size_t i = 0;
-      for (; i + 8 < n; i += 8) {
-        if (LoadUnchecked8(s + i) != Load8(want + i)) return false;
-      }
-      return LoadUnchecked8(s + n - 8) == Load8(want + n - 8);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if (s[i] != want[i]) return false;  // stops at s's NUL at the latest
-    }
-    return true;
+    return NameCacheEntry::Equal16(s, want);
   }
 
   // A hit at entry i. Entries lie where their addresses hash, so a thread
@@ -212,17 +196,25 @@ class PointerNameCache {
   // half the push's time at 5,000 names. Names come back in the same order
   // (a model's modules, step after step), so each entry remembers the one
   // hit after it last time and a hit prefetches that one, a push ahead.
-  __attribute__((always_inline)) uint32_t Hit(size_t i) {
-    Link(i);
-    const Entry& e = entries_[i];
-    predicted_ = &entries_[e.next];
+  // e is one of the linked entries (linked_: the shared table's, or this
+  // one's without it).
+  __attribute__((always_inline)) uint32_t Hit(Entry* e) {
+    Link(e);
+    predicted_ = &linked_[e->Next()];
     __builtin_prefetch(predicted_);
-    return e.id;
+    return e->id;
   }
-  // Entry i comes after the last one hit (or filled).
-  void Link(size_t i) noexcept {
-    if (__builtin_expect(last_->next != i, 0)) last_->next = static_cast<uint16_t>(i);
-    last_ = &entries_[i];
+  // A hit at entry i of this table: linked (and predicted) unless the
+  // shared table is, which this one only backs up.
+  __attribute__((always_inline)) uint32_t HitOwn(size_t i) {
+    if (shared_) return entries_[i].id;
+    return Hit(&entries_[i]);
+  }
+  // e (a linked entry) comes after the last one hit (or filled).
+  void Link(Entry* e) noexcept {
+    const uint16_t i = static_cast<uint16_t>(e - linked_);
+    if (__builtin_expect(last_->Next() != i, 0)) last_->SetNext(i);
+    last_ = e;
   }
 
   // The address is not at its home: the rest of its run (out of line, so
@@ -232,7 +224,7 @@ class PointerNameCache {
       const size_t i = (home + p) & mask_;
       const Entry& e = entries_[i];
       if (e.ptr == s) {
-        if (Same(e, s)) return Hit(i);
+        if (e.Same(s)) return HitOwn(i);
         break;
       }
       if (e.ptr == nullptr) break;
@@ -248,22 +240,25 @@ class PointerNameCache {
     // Not cached (no entry answers for it): a text whose bytes cross a page
     // (see the header).
     if ((reinterpret_cast<uintptr_t>(s) & 4095) + len + 1 > 4096) return found.id;
+#if defined(__x86_64__)
+    if (shared_) {
+      const uint32_t entered = shared_->Insert(s, len, found.id, found.text.data());
+      if (entered != 0) {
+        Entry* e = &linked_[entered];
+        Link(e);
+        predicted_ = &linked_[e->Next()];
+        return found.id;
+      }
+    }
+#endif
     if (__builtin_expect(2 * (used_ + 1) > slots(), 0) && slots() < kMaxSlots) Grow();
     const size_t i = Place(s);
     Entry* e = &entries_[i];
-    e->ptr = s;
-    e->n = static_cast<uint16_t>(len + 1);
-    e->id = found.id;
-    if (len + 1 <= kInline) {
-      std::memcpy(e->head, found.text.data(), len + 1);
-    } else {
-      std::memcpy(e->head, found.text.data(), kLongHead);
-      const char* text = found.text.data();
-      std::memcpy(e->head + kLongHead, &text, sizeof(text));
-    }
+    e->Fill(s, len, found.id, found.text.data());
+    if (shared_) return found.id;  // not linked: see HitOwn
     // Predicted after the entry hit before it, from the next pass on.
-    Link(i);
-    predicted_ = &entries_[e->next];
+    Link(e);
+    predicted_ = &linked_[e->Next()];
     return found.id;
   }
 
@@ -293,8 +288,11 @@ class PointerNameCache {
     entries_ = std::move(bigger);
     mask_ = new_slots - 1;
     used_ = 0;
-    last_ = &entries_[0];
-    predicted_ = &entries_[0];
+    if (!shared_) {
+      linked_ = entries_.get();
+      last_ = &linked_[0];
+      predicted_ = &linked_[0];
+    }
     for (size_t i = 0; i < old_slots; ++i) {
       if (old[i].ptr == nullptr) continue;
       const size_t j = Place(old[i].ptr);
@@ -308,6 +306,8 @@ class PointerNameCache {
   std::unique_ptr<Entry[]> entries_;
   size_t mask_;
   size_t used_ = 0;
+  SharedNameCache* shared_;
+  Entry* linked_;     // the entries predictions link: shared_'s, or entries_
   Entry* last_;       // the entry of the last hit
   Entry* predicted_;  // the entry hit after last_ last time (TryPredicted)
   uint64_t misses_ = 0;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,8 +18,13 @@ namespace {
 // One thread's caches over a private table (ids as a fresh process has them).
 // Id looks a name up as the NVTX push does: the predicted entry, then the
 // address's home entry, then Lookup.
+// shared: with a shared table of its own (its ids are the private table's),
+// as the NVTX entry points' caches have the process's.
 struct Caches {
-  explicit Caches(StringTable* table) : content(table) {}
+  explicit Caches(StringTable* table, bool shared = false)
+      : content(table),
+        shared_table(shared ? std::make_unique<SharedNameCache>() : nullptr),
+        by_address(shared_table.get()) {}
   uint32_t Id(const char* s) {
     uint64_t id = by_address.TryPredicted(s);
     if (id == PointerNameCache::kNoId) id = by_address.TryHome(s);
@@ -26,12 +32,20 @@ struct Caches {
     return static_cast<uint32_t>(id);
   }
   InternCache content;
+  std::unique_ptr<SharedNameCache> shared_table;
   PointerNameCache by_address;
 };
 
-TEST(PointerNameCacheTest, AReusedBufferGivesTheNameOfItsCurrentText) {
+// The tests that hold with or without a shared table run both ways.
+class NameCacheTest : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(PerThreadAndShared, NameCacheTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Shared" : "PerThread";
+                         });
+
+TEST_P(NameCacheTest, AReusedBufferGivesTheNameOfItsCurrentText) {
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   // Python and PyTorch build names in reused buffers: one address, many
   // texts, of every length relation to the cached one.
   char buf[128] = "layer_1.attention";
@@ -50,9 +64,9 @@ TEST(PointerNameCacheTest, AReusedBufferGivesTheNameOfItsCurrentText) {
   EXPECT_EQ(c.Id(buf), table.Intern("a text longer than the forty bytes an entry keeps inlinE").id);
 }
 
-TEST(PointerNameCacheTest, HitsDoNotReachTheContentCache) {
+TEST_P(NameCacheTest, HitsDoNotReachTheContentCache) {
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   static const char* kNames[] = {"fwd", "forward_layer", "model.layers.17.self_attn.q_proj.lora_A"};
   for (const char* n : kNames) c.Id(n);
   const uint64_t misses = c.by_address.misses();
@@ -66,12 +80,12 @@ TEST(PointerNameCacheTest, HitsDoNotReachTheContentCache) {
 
 // Texts well inside their page (compared 16 bytes at a time, then word by
 // word past kInline): a change at any one byte, at any length, is seen.
-TEST(PointerNameCacheTest, AChangeAtAnyByteIsSeen) {
+TEST_P(NameCacheTest, AChangeAtAnyByteIsSeen) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::vector<char> buf(3 * page);
   char* base = buf.data() + (page - reinterpret_cast<uintptr_t>(buf.data()) % page);
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   for (size_t len : {1, 7, 8, 15, 16, 17, 31, 32, 46, 47, 48, 49, 55, 56, 57, 100}) {
     for (size_t at = 0; at < len; ++at) {
       char* s = base + 128;
@@ -92,12 +106,12 @@ TEST(PointerNameCacheTest, AChangeAtAnyByteIsSeen) {
 
 // Names pushed in the same order pass after pass (a model's modules): from
 // the second pass on, each is the predicted entry, found by its text alone.
-TEST(PointerNameCacheTest, NamesInARepeatedOrderArePredicted) {
+TEST_P(NameCacheTest, NamesInARepeatedOrderArePredicted) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "no predicted lookups off x86-64";
 #endif
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   std::vector<std::string> names;
   for (int i = 0; i < 300; ++i) {
     // 8 to 47 bytes: one 16-byte compare or three.
@@ -135,9 +149,9 @@ TEST(PointerNameCacheTest, NamesInARepeatedOrderArePredicted) {
 
 // The predicted entry is checked by content: another text where it was
 // predicted (a reused buffer, a different name next) never gets its id.
-TEST(PointerNameCacheTest, APredictedEntryNeverAnswersForAnotherText) {
+TEST_P(NameCacheTest, APredictedEntryNeverAnswersForAnotherText) {
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   char buf[64];
   const char* texts[] = {"alpha", "alpha.beta.gamma.delta", "alpha.beta.gamma.delta.eps.zeta"};
   for (int round = 0; round < 3; ++round) {
@@ -157,9 +171,9 @@ TEST(PointerNameCacheTest, APredictedEntryNeverAnswersForAnotherText) {
   }
 }
 
-TEST(PointerNameCacheTest, SameTextAtOtherAddressesSharesOneId) {
+TEST_P(NameCacheTest, SameTextAtOtherAddressesSharesOneId) {
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   std::string a = "same_name", b = "same_name";
   EXPECT_EQ(c.Id(a.c_str()), c.Id(b.c_str()));
   EXPECT_EQ(c.Id(a.c_str()), c.Id("same_name"));
@@ -177,9 +191,9 @@ std::vector<char*> CollidingAddresses(std::vector<char>* arena, size_t count) {
   return out;
 }
 
-TEST(PointerNameCacheTest, CollidingAddressesStayCorrect) {
+TEST_P(NameCacheTest, CollidingAddressesStayCorrect) {
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   // More addresses with one home than a lookup probes: they replace each
   // other, and every lookup still names its text.
   std::vector<char> arena(1 << 22);
@@ -250,14 +264,14 @@ TEST(PointerNameCacheTest, GrowsWhenCyclingThroughManyNames) {
 
 // Texts near the end of a page followed by an inaccessible page: a cached
 // entry never makes a lookup read past the page, whatever the text is now.
-TEST(PointerNameCacheTest, NeverReadsPastTheTextsPageWhenTheTextShrank) {
+TEST_P(NameCacheTest, NeverReadsPastTheTextsPageWhenTheTextShrank) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   char* map = static_cast<char*>(
       mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(map, MAP_FAILED);
   ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   for (size_t len : {1, 7, 8, 9, 15, 16, 17, 31, 39, 40, 41, 47, 48, 49, 100}) {
     char* s = map + page - len - 1;  // the NUL is the page's last byte
     std::memset(s, 'q', len);
@@ -270,12 +284,12 @@ TEST(PointerNameCacheTest, NeverReadsPastTheTextsPageWhenTheTextShrank) {
   munmap(map, 2 * page);
 }
 
-TEST(PointerNameCacheTest, TextsAcrossAPageAndVeryLongTexts) {
+TEST_P(NameCacheTest, TextsAcrossAPageAndVeryLongTexts) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::vector<char> buf(3 * page);
   char* base = buf.data() + (page - reinterpret_cast<uintptr_t>(buf.data()) % page);
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   char* across = base + page - 20;  // 40 bytes, 20 on each side of a page
   std::memset(across, 'z', 39);
   across[39] = '\0';
@@ -295,9 +309,9 @@ TEST(PointerNameCacheTest, TextsAcrossAPageAndVeryLongTexts) {
   EXPECT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
 }
 
-TEST(PointerNameCacheTest, NonAsciiBytesAreNamesLikeAnyOther) {
+TEST_P(NameCacheTest, NonAsciiBytesAreNamesLikeAnyOther) {
   StringTable table;
-  Caches c(&table);
+  Caches c(&table, GetParam());
   char buf[64] = "na\xc3\xafve_\xce\xbb";  // "naïve_λ" in UTF-8
   const uint32_t id = c.Id(buf);
   EXPECT_EQ(table.Text(id), "na\xc3\xafve_\xce\xbb");
@@ -331,6 +345,189 @@ TEST(PointerNameCacheTest, ManyThreadsEachWithTheirOwnCachesAgreeOnIds) {
   // Every thread's names resolve to one id per text.
   Caches check(&table);
   for (const auto& n : shared_names) EXPECT_EQ(check.Id(n.c_str()), table.Intern(n).id);
+}
+
+// A long text predicted next (over the inline bytes: TryHome compares it
+// against the string table's copy) answers only for its own text, at any
+// address, and is never compared past the page of the text passed.
+TEST_P(NameCacheTest, ALongPredictedTextAnswersOnlyForItself) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* map = static_cast<char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
+  StringTable table;
+  Caches c(&table, GetParam());
+  const std::string a = "base_model.model.model.layers.17.self_attn.q_proj.lora_A.default";
+  const std::string b = "base_model.model.model.layers.17.self_attn.q_proj.lora_B.default";
+  for (int round = 0; round < 3; ++round) {  // a predicts b, b predicts a
+    ASSERT_EQ(table.Text(c.Id(a.c_str())), a);
+    ASSERT_EQ(table.Text(c.Id(b.c_str())), b);
+  }
+  const uint64_t misses = c.by_address.misses();
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(table.Text(c.Id(a.c_str())), a);
+    ASSERT_EQ(table.Text(c.Id(b.c_str())), b);
+  }
+  EXPECT_EQ(c.by_address.misses(), misses);
+  // a is predicted: b's text at another address (one byte differs from a),
+  // then a's text at another address.
+  const std::string b2 = b, a2 = a;
+  EXPECT_EQ(table.Text(c.Id(b2.c_str())), b);
+  ASSERT_EQ(table.Text(c.Id(a.c_str())), a);  // b predicted next
+  EXPECT_EQ(table.Text(c.Id(a2.c_str())), a);
+  // b predicted: a prefix of b whose NUL is the last byte of its page.
+  ASSERT_EQ(table.Text(c.Id(a.c_str())), a);
+  char* s = map + page - 20;
+  std::memcpy(s, b.data(), 19);
+  s[19] = '\0';
+  EXPECT_EQ(table.Text(c.Id(s)), b.substr(0, 19));
+  munmap(map, 2 * page);
+}
+
+// Two threads' caches over one shared table: the names one thread entered
+// are the other's hits, and neither thread's own table grows.
+TEST(SharedNameCacheTest, AThreadFindsTheNamesAnotherEntered) {
+  StringTable table;
+  auto shared_holder = std::make_unique<SharedNameCache>();  // 1.1 MiB: not on the stack
+  SharedNameCache& shared_table = *shared_holder;
+  InternCache content_a(&table), content_b(&table);
+  PointerNameCache a(&shared_table), b(&shared_table);
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) names.push_back("model.layers." + std::to_string(i) + ".mlp");
+  size_t across = 0;
+  for (const auto& n : names) {
+    ASSERT_EQ(table.Text(a.Lookup(n.c_str(), &content_a)), n);
+    across += (reinterpret_cast<uintptr_t>(n.c_str()) & 4095) + n.size() + 1 > 4096;
+  }
+  EXPECT_EQ(shared_table.size(), names.size() - across);
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& n : names) ASSERT_EQ(table.Text(b.Lookup(n.c_str(), &content_b)), n);
+  }
+  EXPECT_EQ(b.misses(), 3 * across);  // only texts across a page (never cached)
+  EXPECT_EQ(a.slots(), PointerNameCache::kInitialSlots);
+  EXPECT_EQ(b.slots(), PointerNameCache::kInitialSlots);
+  EXPECT_EQ(a.used() + b.used(), 0u);
+}
+
+// The order one thread pushed its names in is the other's prediction.
+TEST(SharedNameCacheTest, PredictionsFollowTheOrderAnotherThreadPushed) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "no predicted lookups off x86-64";
+#endif
+  StringTable table;
+  auto shared_holder = std::make_unique<SharedNameCache>();  // 1.1 MiB: not on the stack
+  SharedNameCache& shared_table = *shared_holder;
+  InternCache content_a(&table), content_b(&table);
+  PointerNameCache a(&shared_table), b(&shared_table);
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) names.push_back("f_block." + std::to_string(i) + ".attn");
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& n : names) a.Lookup(n.c_str(), &content_a);
+  }
+  b.Lookup(names[0].c_str(), &content_b);  // b's first: found at its address
+  size_t predicted = 0, near_page_end = 0;
+  for (size_t i = 1; i < names.size(); ++i) {
+    const char* n = names[i].c_str();
+    const uint64_t id = b.TryPredicted(n);
+    if (id != PointerNameCache::kNoId) {
+      ++predicted;
+      EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), names[i]);
+    } else {
+      near_page_end += (reinterpret_cast<uintptr_t>(n) & 4095) > 4096 - 48;
+      ASSERT_EQ(table.Text(b.Lookup(n, &content_b)), names[i]);
+    }
+  }
+  EXPECT_EQ(predicted + near_page_end, names.size() - 1);
+  size_t across = 0;  // texts across a page are cached nowhere: b's misses
+  for (const auto& n : names) {
+    across += (reinterpret_cast<uintptr_t>(n.c_str()) & 4095) + n.size() + 1 > 4096;
+  }
+  EXPECT_EQ(b.misses(), across);
+}
+
+// A buffer reused for other texts is entered once: its other texts are the
+// thread's own table's, so reused buffers cannot fill the shared table.
+TEST(SharedNameCacheTest, AReusedAddressIsEnteredOnce) {
+  StringTable table;
+  Caches c(&table, /*shared=*/true);
+  char buf[64];
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 50; ++i) {
+      std::snprintf(buf, sizeof(buf), "step_%d.layer", i);
+      ASSERT_EQ(table.Text(c.Id(buf)), buf);
+    }
+  }
+  EXPECT_EQ(c.shared_table->size(), 1u);
+  std::snprintf(buf, sizeof(buf), "step_%d.layer", 0);  // its first text
+  EXPECT_EQ(table.Text(c.Id(buf)), buf);
+}
+
+// Full, the shared table enters no more; the threads' own tables take the
+// rest, and every name keeps its id.
+TEST(SharedNameCacheTest, AFullTableLeavesNamesToTheThreads) {
+  StringTable table;
+  Caches c(&table, /*shared=*/true);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < SharedNameCache::kCapacity + 2000; ++i) {
+    names.push_back("full." + std::to_string(i) + ".name");
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& n : names) ASSERT_EQ(table.Text(c.Id(n.c_str())), n);
+  }
+  EXPECT_LE(c.shared_table->size(), SharedNameCache::kCapacity);
+  EXPECT_GE(c.shared_table->size(), SharedNameCache::kCapacity / 2);
+  EXPECT_GT(c.by_address.used(), 0u);
+  const uint64_t misses = c.by_address.misses();
+  size_t hits = 0;
+  for (const auto& n : names) {
+    ASSERT_EQ(table.Text(c.Id(n.c_str())), n);
+  }
+  hits = names.size() - (c.by_address.misses() - misses);
+  EXPECT_GT(hits, SharedNameCache::kCapacity / 2);
+}
+
+// Threads entering and looking up the same names at once (run under TSan:
+// entries are published by a release store, links are atomic), each with
+// its own reused buffer too: every id names the text it was asked for.
+TEST(SharedNameCacheTest, ManyThreadsShareOneTableAndAgreeOnIds) {
+  StringTable table;
+  auto shared_holder = std::make_unique<SharedNameCache>();  // 1.1 MiB: not on the stack
+  SharedNameCache& shared_table = *shared_holder;
+  std::vector<std::string> names;
+  for (int i = 0; i < 2000; ++i) names.push_back("shared." + std::to_string(i) + ".q_proj");
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  std::atomic<uint64_t> predicted{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      InternCache content(&table);
+      PointerNameCache by_address(&shared_table);
+      char buf[64];
+      for (int round = 0; round < 20; ++round) {
+        // Half the threads run the names in another order: links change
+        // under the others, which stay correct.
+        for (size_t k = 0; k < names.size(); ++k) {
+          const size_t i = t % 2 ? k : names.size() - 1 - k;
+          const char* n = names[(i + static_cast<size_t>(t) * 7) % names.size()].c_str();
+          uint64_t id = by_address.TryPredicted(n);
+          if (id != PointerNameCache::kNoId) {
+            predicted.fetch_add(1, std::memory_order_relaxed);
+          } else {
+            id = by_address.TryHome(n);
+          }
+          if (id == PointerNameCache::kNoId) id = by_address.Lookup(n, &content);
+          if (table.Text(static_cast<uint32_t>(id)) != n) wrong.fetch_add(1);
+        }
+        std::snprintf(buf, sizeof(buf), "thread_%d_round_%d", t, round % 5);
+        if (table.Text(by_address.Lookup(buf, &content)) != buf) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(predicted.load(), 0u);
+  EXPECT_LE(shared_table.size(), names.size() + 8);
 }
 
 }  // namespace

@@ -2,8 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <set>
+#include <string>
+#include <thread>
 #include <vector>
+
+#include "libtracer/core/shared_name_cache.h"
+#include "libtracer/core/string_table.h"
 
 namespace tracer {
 namespace {
@@ -175,6 +181,50 @@ TEST(ThreadStateTest, StackOverflowIsCountedAndItsPopsIgnored) {
   EXPECT_EQ(ts.depth(), ThreadState::kMaxDepth);  // the overflowed pops did not touch the stack
   EXPECT_TRUE(RecordPop(ts));
   EXPECT_EQ(ts.depth(), ThreadState::kMaxDepth - 1);
+}
+
+// Threads' states share the process's name table: the names one thread
+// looked up are entered once, and another thread's state finds them there
+// with the same ids (no second entry).
+TEST(ThreadStateTest, ThreadsShareOneNameTable) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "names are cached by address on x86-64 only";
+#endif
+  static std::deque<std::string> storage;  // never freed: --gtest_repeat
+  static int run = 0;
+  ++run;
+  std::vector<const std::string*> names;
+  for (int i = 0; i < 200; ++i) {
+    storage.push_back("thread_state_test." + std::to_string(run) + ".names." + std::to_string(i));
+    names.push_back(&storage.back());
+  }
+  SharedNameCache& shared = GlobalSharedNames();
+  const size_t before = shared.size();
+  std::vector<uint32_t> ids;
+  {
+    ThreadState a(1, 4096, 0, 0);
+    for (const std::string* n : names) ids.push_back(a.NameId(n->c_str()));
+  }
+  // Each name A looked up is in the process's table now, entered by A: all
+  // but texts across a page and any at an address an earlier test of this
+  // process entered with another text (heap reuse; those are the thread's
+  // own table's).
+  size_t found = 0;
+  for (const std::string* n : names) found += shared.Find(n->c_str()) != 0;
+  const size_t entered = shared.size() - before;
+  EXPECT_EQ(entered, found);
+  EXPECT_GT(found, names.size() / 2);
+  std::thread other([&] {
+    ThreadState b(2, 4096, 0, 0);
+    for (int round = 0; round < 2; ++round) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        EXPECT_EQ(b.NameId(names[i]->c_str()), ids[i]);
+        EXPECT_EQ(GlobalStrings().Text(ids[i]), *names[i]);
+      }
+    }
+  });
+  other.join();
+  EXPECT_EQ(shared.size() - before, entered);
 }
 
 }  // namespace

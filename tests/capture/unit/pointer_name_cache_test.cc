@@ -138,7 +138,9 @@ TEST_P(NameCacheTest, NamesInARepeatedOrderArePredicted) {
   const std::string again = names[0];
   for (const auto& n : names) c.Id(n.c_str());
   const uint64_t id = c.by_address.TryPredicted(again.c_str());
-  if (id != PointerNameCache::kNoId) EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), again);
+  if (id != PointerNameCache::kNoId) {
+    EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), again);
+  }
   // Texts over the inline bytes are never predicted, and stay correct.
   std::string long_name(60, 'L');
   for (int i = 0; i < 3; ++i) ASSERT_EQ(table.Text(c.Id(long_name.c_str())), long_name);

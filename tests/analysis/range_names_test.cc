@@ -54,6 +54,29 @@ TEST(RangeNames, EmitNvtxSuffixesOfEveryFormatAreRemoved) {
   EXPECT_EQ(Normalized("fwd, part 2, seq = 3"), "fwd, part 2");
   // Raw values stay reachable: the offset says where they start.
   EXPECT_EQ(PerCallSuffixStart("aten::to, op_id = 999599"), 8u);
+  // A suffix ending in a bracket of either kind; a ", " inside a bracketed
+  // value is no suffix start of its own.
+  EXPECT_EQ(PerCallSuffixStart("aten::cat, input_op_ids = [(1,0), (2,1)]"), 9u);
+  EXPECT_EQ(PerCallSuffixStart("aten::cat, sizes = [[1, 2], [3]]"), 9u);
+  EXPECT_EQ(PerCallSuffixStart("x, sizes = [1)"), 1u);
+  EXPECT_EQ(PerCallSuffixStart("a, b, c, seq = -4"), 7u);
+}
+
+TEST(RangeNames, SuffixStartIsTheFirstCommaFromWhichAllFieldsParse) {
+  EXPECT_FALSE(PerCallSuffixStart(""));
+  EXPECT_FALSE(PerCallSuffixStart(", seq = 1"));  // nothing before the suffix
+  EXPECT_FALSE(PerCallSuffixStart("x, seq = 1 "));
+  EXPECT_FALSE(PerCallSuffixStart("x, seq = 1,"));
+  EXPECT_FALSE(PerCallSuffixStart("x, seq = 1x"));
+  EXPECT_FALSE(PerCallSuffixStart("x, sizes = [1"));
+  EXPECT_FALSE(PerCallSuffixStart("x, sizes = 1"));
+  EXPECT_FALSE(PerCallSuffixStart("x, stashed = 1"));
+  EXPECT_FALSE(PerCallSuffixStart("x, op_ids = 1"));
+  EXPECT_FALSE(PerCallSuffixStart("layer 12"));
+  EXPECT_EQ(PerCallSuffixStart("x,, seq = 1"), 2u);
+  EXPECT_EQ(PerCallSuffixStart("x, seq = 1, seq = 2"), 1u);
+  EXPECT_EQ(PerCallSuffixStart("x, stashed seq=0"), 1u);
+  EXPECT_EQ(PerCallSuffixStart("x, seq 1, seq = 2"), 8u);
 }
 
 TEST(RangeNames, NamesThatOnlyLookLikeSuffixesAreKept) {

@@ -84,5 +84,47 @@ TEST(StringTableTest, EveryViewIsNulTerminated) {
   }
 }
 
+TEST(StringTableTest, StringsDifferingInOneByteAtAnyPositionAreDistinct) {
+  // The hash reads words, the last one overlapping, and short strings in
+  // pieces: a byte in any place of any length must tell strings apart.
+  StringTable t;
+  std::vector<std::string> all;
+  for (size_t len = 1; len <= 40; ++len) {
+    for (size_t at = 0; at < len; ++at) {
+      for (char c : {'a', 'b', '\0'}) {
+        std::string s(len, 'x');
+        s[at] = c;
+        all.push_back(s);
+      }
+    }
+  }
+  std::vector<uint32_t> ids;
+  for (const std::string& s : all) ids.push_back(t.Intern(s));
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_EQ(t.Get(ids[i]), all[i]) << i;
+    ASSERT_EQ(t.Intern(all[i]), ids[i]) << i;
+    ASSERT_EQ(t.Find(all[i]), ids[i]) << i;
+  }
+}
+
+TEST(StringTableTest, ReserveKeepsIdsAndLookupsAsWithout) {
+  const std::vector<std::string> names = Names(5000);
+  StringTable plain, reserved, short_hint;
+  reserved.Reserve(names.size() + 1);
+  short_hint.Reserve(100);  // a hint below the count: it still grows
+  for (const std::string& s : names) {
+    const uint32_t id = plain.Intern(s);
+    ASSERT_EQ(reserved.Intern(s), id);
+    ASSERT_EQ(short_hint.Intern(s), id);
+  }
+  reserved.Reserve(10);  // never shrinks what it holds
+  for (uint32_t id = 0; id < plain.size(); ++id) {
+    ASSERT_EQ(reserved.Get(id), plain.Get(id));
+    ASSERT_EQ(reserved.Find(plain.Get(id)), id);
+    ASSERT_EQ(short_hint.Find(plain.Get(id)), id);
+  }
+  EXPECT_FALSE(reserved.Find("not interned").has_value());
+}
+
 }  // namespace
 }  // namespace tracer::analysis

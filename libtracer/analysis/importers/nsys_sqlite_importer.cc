@@ -465,16 +465,24 @@ bool NsysImporter::ImportNvtx(std::string* error) {
   if (rows == nullptr) return false;
   PrefetchedRows& st = *rows;
   const NvtxColumns c(st);
-  if (!processes_.empty()) {
+  const int64_t row_count = RowsAtMost(t);
+  const bool counted = row_count != std::numeric_limits<int64_t>::max() && row_count > 0;
+  if (counted && !processes_.empty()) {
     // Most NVTX rows are ranges, about evenly spread over the processes
     // that ran work: one allocation each instead of a doubling series (its
     // copies and the page faults of memory touched once). A process with
     // more grows as before.
-    const int64_t rows = RowsAtMost(t);
-    if (rows != std::numeric_limits<int64_t>::max() && rows > 0) {
-      const size_t each = static_cast<size_t>(rows) / processes_.size();
-      for (auto& [pid, state] : processes_) state->process.ranges.reserve(each + each / 8);
-    }
+    const size_t each = static_cast<size_t>(row_count) / processes_.size();
+    for (auto& [pid, state] : processes_) state->process.ranges.reserve(each + each / 8);
+  }
+  if (counted && db_.HasColumn(t, "text")) {
+    // Inline texts: with per-call names (emit_nvtx) nearly every row is a
+    // new string, so the string index is sized once instead of rehashed at
+    // each doubling. Capped: an export of many rows and few names spends
+    // at most about 2 MiB (slots and views) on the hint.
+    constexpr size_t kMaxHint = size_t{1} << 16;
+    trace_->strings.Reserve(trace_->strings.size() +
+                            std::min(static_cast<size_t>(row_count), kMaxHint));
   }
   while (st.Step()) {
     const int64_t type = st.Int(c.type);

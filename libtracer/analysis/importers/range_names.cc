@@ -39,36 +39,47 @@ size_t IntegerLength(std::string_view s) {
   return i > digits_from ? i : 0;
 }
 
+// Length of the per-call field key at the start of s ("stashed seq", "seq",
+// "op_id", "sizes", "input_op_ids"), 0 when none; *bracketed: its value is
+// a bracketed list. Keys are matched as prefixes ("stashed seq" before
+// "seq"), by their first character first: most names differ there.
+size_t PerCallKeyLength(std::string_view s, bool* bracketed) {
+  if (s.empty()) return 0;
+  *bracketed = false;
+  switch (s.front()) {
+    case 's':
+      if (s.starts_with("stashed seq")) return 11;
+      if (s.starts_with("seq")) return 3;
+      if (s.starts_with("sizes")) {
+        *bracketed = true;
+        return 5;
+      }
+      return 0;
+    case 'o':
+      return s.starts_with("op_id") ? 5 : 0;
+    case 'i':
+      if (!s.starts_with("input_op_ids")) return 0;
+      *bracketed = true;
+      return 12;
+    default:
+      return 0;
+  }
+}
+
 // True when s is a sequence of per-call fields, each ", <key> = <value>"
 // (spaces around '=' optional), up to its end.
 bool AllPerCallFields(std::string_view s) {
-  struct Key {
-    std::string_view name;
-    bool bracketed;
-  };
-  // "stashed seq" before "seq": keys are matched as prefixes.
-  static constexpr std::array<Key, 5> kKeys = {{{"stashed seq", false},
-                                                {"seq", false},
-                                                {"op_id", false},
-                                                {"sizes", true},
-                                                {"input_op_ids", true}}};
   if (s.empty()) return false;
   while (!s.empty()) {
     if (s.size() < 2 || s[0] != ',' || s[1] != ' ') return false;
     s.remove_prefix(2);
-    const Key* key = nullptr;
-    for (const Key& k : kKeys) {
-      // The first character before the whole key: most keys differ there.
-      if (!s.empty() && s.front() == k.name.front() && s.substr(0, k.name.size()) == k.name) {
-        key = &k;
-        break;
-      }
-    }
-    if (key == nullptr) return false;
-    s = SkipSpaces(s.substr(key->name.size()));
+    bool bracketed = false;
+    const size_t key = PerCallKeyLength(s, &bracketed);
+    if (key == 0) return false;
+    s = SkipSpaces(s.substr(key));
     if (s.empty() || s.front() != '=') return false;
     s = SkipSpaces(s.substr(1));
-    const size_t n = key->bracketed ? BracketedLength(s) : IntegerLength(s);
+    const size_t n = bracketed ? BracketedLength(s) : IntegerLength(s);
     if (n == 0) return false;
     s.remove_prefix(n);
   }
@@ -106,10 +117,16 @@ bool MatchesAny(const std::vector<RegexRule>& rules, std::string_view s) {
 }  // namespace
 
 std::optional<size_t> PerCallSuffixStart(std::string_view name) {
-  // The first ", " from which everything is per-call fields: the name
-  // itself may hold ", " (a user range) but never after the suffix starts.
-  for (size_t p = name.find(", "); p != std::string_view::npos; p = name.find(", ", p + 1)) {
-    if (p > 0 && AllPerCallFields(name.substr(p))) return p;
+  // Per-call fields end in a digit or a closing bracket: most other names
+  // are settled by their last character.
+  if (name.size() < 3) return std::nullopt;
+  const char last = name.back();
+  if (!IsDigit(last) && last != ']' && last != ')') return std::nullopt;
+  // The first ", " (not at the start) from which everything is per-call
+  // fields: the name itself may hold ", " (a user range) but never after the
+  // suffix starts.
+  for (size_t p = 1; p + 1 < name.size(); ++p) {
+    if (name[p] == ',' && name[p + 1] == ' ' && AllPerCallFields(name.substr(p))) return p;
   }
   return std::nullopt;
 }
@@ -120,7 +137,8 @@ namespace {
 // is called).
 bool IsOpPrefixOrBackwardFunction(std::string_view name) {
   for (std::string_view prefix : kOpPrefixes) {
-    if (name.substr(0, prefix.size()) == prefix) return true;
+    // The first character before the whole prefix: most prefixes differ there.
+    if (!name.empty() && name.front() == prefix.front() && name.starts_with(prefix)) return true;
   }
   return IsBackwardFunction(name);
 }

@@ -71,6 +71,11 @@ class StringTable {
     return found;
   }
   size_t size() const { return views_.size(); }
+  // Makes room for n strings in all (a hint: interning more still works).
+  void Reserve(size_t n) {
+    views_.reserve(n);
+    index_.Reserve(n);
+  }
 
  private:
   struct Getter {
@@ -89,13 +94,14 @@ class StringTable {
     if (need > left_) {
       // A long string gets a chunk of its own; the current one stays open.
       if (need > kChunkBytes / 4) {
-        chunks_.push_back(std::make_unique<char[]>(need));
+        chunks_.push_back(std::make_unique_for_overwrite<char[]>(need));
         char* own = chunks_.back().get();
         std::copy(s.begin(), s.end(), own);
         own[s.size()] = '\0';
         return std::string_view(own, s.size());
       }
-      chunks_.push_back(std::make_unique<char[]>(kChunkBytes));
+      // Not zero-filled: only the bytes stored are ever read.
+      chunks_.push_back(std::make_unique_for_overwrite<char[]>(kChunkBytes));
       next_ = chunks_.back().get();
       left_ = kChunkBytes;
     }

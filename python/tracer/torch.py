@@ -26,20 +26,25 @@ active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
 Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py --procs 2
---rounds 6 --steps 2, on the LoRA sample's model with 4 layers of hidden
-size 512 (284 annotated modules, about 0.56-0.6 s of CPU per step), with
-the previous Python hooks in the same rounds (--baseline-python), in two
-runs (load 5-10, then 18-32): the C++ hooks (below) cost +0.97 % per step
-(95 % interval +0.65 to +1.30 %; +1.11 %, +0.18 to +2.04 %) against
-+5.08 % (+4.38 to +5.78 %; +5.55 %, +4.29 to +6.83 %) for the Python
-hooks; libtracer.so recording their ranges adds +0.81 % (-0.42 to +2.05 %;
-+0.79 %, -0.89 to +2.50 %), not told apart from nothing, as for the Python
-hooks' ranges (-0.29 %, -2.67 to +2.14 %; +0.64 %, -0.63 to +1.92 %); both
-together +1.91 % (+0.19 to +3.67 %; +2.42 %, +0.86 to +4.01 %) against
-+5.59 % (+3.89 to +7.31 %; +6.34 %, +5.58 to +7.11 %). What is left is
-per call: torch's hook dispatch in Module.__call__ (with hooks it takes
-its slow path), an end node, its edges and a node pre-hook made per call,
-the end node run by the engine, all with the caches the model's own
+--rounds 12 --steps 2, on the LoRA sample's model with 4 layers of hidden
+size 512 (284 annotated modules, about 0.59 s of CPU per step), with the
+previous C++ hooks (forward hooks instead of the forward wrapper, below) in
+the same rounds (--baseline-python), load 1.5-6: the C++ hooks cost
++0.80 % per step (95 % interval +0.03 to +1.57 %) against +1.64 % (+0.53
+to +2.77 %) for the previous ones (-0.83 %, -1.64 to -0.02 %, block for
+block); libtracer.so recording their ranges adds +0.12 % (-1.20 to
++1.46 %), not told apart from nothing; traced, +0.07 % (-1.74 to +1.92 %)
+against +1.30 % (+0.31 to +2.29 %). The intervals are as wide as the
+differences; on a model small enough that the hooks' own instructions
+dominate (the same command with --rounds 10 --steps 40 -- --hidden 32
+--heads 2 --seq 8 --threads 1: 8.8 ms of CPU per step) they are tight:
++15.95 % (+15.03 to +16.86 %, about 4.9 us per module call, forward and
+backward) against +26.56 % (8.2 us) for the previous hooks, traced
++18.45 % against +32.64 % (-10.70 %, -11.45 to -9.94 %, block for
+block). What is left per call: an end node,
+its edges and a node pre-hook made per call, the end node run by the
+engine, and the end nodes waiting in the engine's ready queue (a larger
+heap to order every node by), all with the caches the model's own
 tensors leave cold. The Python hooks
 cost more: an autograd Function per call and Python run in the backward
 pass (bench_hooks.py, Python hooks on 100 Linear layers: 3.6 us per call

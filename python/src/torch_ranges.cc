@@ -675,6 +675,27 @@ PyObject* ForwardDeepcopy(PyObject* self, PyObject* memo) {
   return r;
 }
 
+// rebind(replica): the wrapper for a replica that nn.DataParallel made of
+// the module (Module._replicate_for_data_parallel copies the instance's
+// attributes, this wrapper among them): the wrapped forward bound to the
+// replica, with the same ranges, as the replica shares the module's hooks.
+// Without it the replica would run the original module's forward, on the
+// original's parameters. A wrapped callable other than a bound method (set
+// on the instance by another library) is kept as the replica would have it.
+PyObject* ForwardRebind(PyObject* self, PyObject* replica) {
+  auto* w = reinterpret_cast<Forward*>(self);
+  if (w->fn == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "rebind: the wrapper was cleared");
+    return nullptr;
+  }
+  if (!PyMethod_Check(w->fn)) return NewForward(w->fn, w->capsule, w->active);
+  PyObject* fn = PyMethod_New(PyMethod_GET_FUNCTION(w->fn), replica);
+  if (fn == nullptr) return nullptr;
+  PyObject* r = NewForward(fn, w->capsule, w->active);
+  Py_DECREF(fn);
+  return r;
+}
+
 // pickle (torch.save(model)): the wrapped forward's own way; the loaded
 // module has no ranges.
 PyObject* ForwardReduce(PyObject* self, PyObject* /*unused*/) {
@@ -694,6 +715,8 @@ PyObject* ForwardClose(PyObject* self, PyObject* /*unused*/) {
 PyMethodDef kForwardMethods[] = {
     {"close", ForwardClose, METH_NOARGS, "calls the wrapped forward only from now on"},
     {"__deepcopy__", ForwardDeepcopy, METH_O, nullptr},
+    {"rebind", ForwardRebind, METH_O,
+     "rebind(replica) -> this wrapper for a replica of its module (nn.DataParallel)"},
     {"__reduce__", ForwardReduce, METH_NOARGS, nullptr},
     {nullptr, nullptr, 0, nullptr}};
 

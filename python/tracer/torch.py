@@ -97,10 +97,11 @@ call). A TorchScript module gets the C++ hooks as forward hooks.
 `annotate(..., native=False)` or TRACER_TORCH_NATIVE=0 picks the Python
 hooks; tests/python runs its hook tests with both and checks they give the
 same ranges and losses. The C++ nodes and pre-hook do not implement
-compiled autograd's interface (torch._dynamo.compiled_autograd), and the
-wrappers are bound to their module, so nn.DataParallel's replicas (which
-share the module's attributes) would run the original's forward: use the
-Python hooks (native=False) for both.
+compiled autograd's interface (torch._dynamo.compiled_autograd): use the
+Python hooks (native=False) there. nn.DataParallel's replicas, which copy
+their module's attributes (the wrapper among them), get the wrapper rebound
+to the replica (annotate patches Module._replicate_for_data_parallel once),
+so each replica runs its own forward with the module's ranges.
 
 Names: modules whose default names would be the same (peft's
 ``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the enclosing
@@ -761,6 +762,37 @@ class _ForwardHandle:
 
 
 _MISSING = object()
+_forward_type = None  # tracer._torch_ranges.Forward, once a wrapper is made
+_replicate_lock = threading.Lock()
+
+
+def _rebind_replica_forwards(forward_type) -> None:
+    """Makes nn.DataParallel's replicas run their own forward. Its replicate()
+    copies each module's instance attributes into the replica
+    (Module._replicate_for_data_parallel), a forward wrapper among them, and
+    that wrapper calls the original module's forward, on the original's
+    parameters: the replica's copy is rebound to the replica here, with the
+    same ranges (as forward hooks are shared by the replicas too). Installed
+    once per process, at the first wrapper; a torch without the method has
+    no such copy to mend."""
+    global _forward_type
+    with _replicate_lock:
+        if _forward_type is not None:
+            return
+        _forward_type = forward_type
+        original = getattr(nn.Module, "_replicate_for_data_parallel", None)
+        if original is None:
+            return
+
+        def _replicate_for_data_parallel(self):
+            replica = original(self)
+            forward = replica.__dict__.get("forward")
+            if type(forward) is forward_type:
+                replica.__dict__["forward"] = forward.rebind(replica)
+            return replica
+
+        _replicate_for_data_parallel.__wrapped__ = original
+        nn.Module._replicate_for_data_parallel = _replicate_for_data_parallel
 
 
 class Annotation:
@@ -944,7 +976,10 @@ def annotate(
             spec = (mode, fname, bname, push_f, push_b, pop, forward, want_backward, trainable,
                     lambda params=params: next(iter(params()), None))
             if _wrappable(module):
-                handles.append(_ForwardHandle(module, ext.wrap(module.forward, *spec)))
+                wrapper = ext.wrap(module.forward, *spec)
+                if _forward_type is None:
+                    _rebind_replica_forwards(type(wrapper))
+                handles.append(_ForwardHandle(module, wrapper))
                 result.ranges[path] = (fname, bname if want_backward else None)
                 continue
             pre, post = ext.hooks(*spec)

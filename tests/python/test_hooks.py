@@ -379,6 +379,39 @@ class ForwardWrapperTest(unittest.TestCase):
         self.assertIsNone(alive())
 
 
+    def test_data_parallel_replicas_run_their_own_forward(self):
+        # What torch.nn.parallel.replicate does to a module tree, less the
+        # copies onto other GPUs (there is none here): each module's replica
+        # from Module._replicate_for_data_parallel (a copy of its instance
+        # attributes), given its own parameters and its children's replicas.
+        def replicate(module):
+            replica = module._replicate_for_data_parallel()
+            for key, param in module._parameters.items():
+                if param is not None:
+                    replica._parameters[key] = (param.detach() * 2).requires_grad_()
+            for key, child in module._modules.items():
+                replica._modules[key] = replicate(child)
+            return replica
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+        handle = tt.annotate(model, force=True, backend=self.rec)
+        replica = replicate(model)
+        x = torch.randn(3, 4)
+        want = nn.functional.linear(
+            torch.relu(nn.functional.linear(x, 2 * model[0].weight, 2 * model[0].bias)),
+            2 * model[2].weight, 2 * model[2].bias)
+        self.rec.events.clear()
+        out = replica(x)
+        self.assertTrue(torch.equal(out, want))
+        out.sum().backward()
+        replay(self.rec.events)
+        self.assertEqual(sorted(set(self.pushes())), ["b_0", "b_1", "b_2", "f_0", "f_1", "f_2"])
+        self.assertIsNone(model[0].weight.grad)  # the replica's own parameters got them
+        self.assertIsNotNone(replica[0].weight.grad)
+        handle.remove()
+
+
 class CompileTest(unittest.TestCase):
     def test_balanced_under_torch_compile(self):
         # Dynamo tracing the hooks would drop the backward pops; the "eager"

@@ -17,6 +17,7 @@
 // to load.
 
 #include <Python.h>
+#include <structmember.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -247,31 +248,25 @@ void Collect(PyObject* obj, std::vector<at::Tensor>& inputs, std::optional<c10::
   if (t.requires_grad()) inputs.push_back(t);
 }
 
-// Forward pre-hook: (module, args, kwargs) -> None.
-PyObject* PreImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
-  Hooks* h = HooksOf(self);
+// What runs before a module call's forward (the forward pre-hook, or the
+// forward wrapper before it calls forward): pushes the forward range and
+// makes the call's end marker. `collect(inputs, device)` adds the call's
+// tensor arguments.
+template <class CollectArgs>
+void PreCore(const std::shared_ptr<Hooks>& shared, CollectArgs collect) {
+  Hooks* h = shared.get();
   h->PushForward();
-  if (!h->backward) Py_RETURN_NONE;
+  if (!h->backward) return;
   auto& st = stacks;
   // A frame first, so that the forward hook pops this call's own frame
   // whatever happens below (null: no backward range).
   st.frames.emplace_back();
-  if (!at::GradMode::is_enabled() || argc < 2) Py_RETURN_NONE;
+  if (!at::GradMode::is_enabled()) return;
   std::vector<at::Tensor> inputs;
   std::optional<c10::Device> device;
-  PyObject* args = argv[1];
-  if (PyTuple_Check(args)) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); ++i) {
-      Collect(PyTuple_GET_ITEM(args, i), inputs, device);
-    }
-  }
-  if (argc > 2 && argv[2] != Py_None && PyDict_Check(argv[2])) {
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(argv[2], &pos, &key, &value)) Collect(value, inputs, device);
-  }
+  collect(inputs, device);
   // Nothing in or under the module needs a gradient: no backward.
-  if (inputs.empty() && !h->trainable) Py_RETURN_NONE;
+  if (inputs.empty() && !h->trainable) return;
   if (!device) {
     device = c10::Device(c10::kCPU);
     if (h->device_of != nullptr) {
@@ -285,12 +280,31 @@ PyObject* PreImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
     }
   }
   const auto& [anchor, grad] = AnchorOf(*device);
-  auto end = c10::make_intrusive<EndNode>(SharedHooksOf(self), *device);
+  auto end = c10::make_intrusive<EndNode>(shared, *device);
   end->add_next_edge(torch::autograd::impl::gradient_edge(anchor));
   for (const auto& t : inputs) end->add_next_edge(torch::autograd::impl::gradient_edge(t));
   end->add_input_metadata(grad);
   st.calls.push_back(end.get());
   st.frames.back() = std::move(end);
+}
+
+// Forward pre-hook: (module, args, kwargs) -> None.
+PyObject* PreImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  PreCore(SharedHooksOf(self),
+          [&](std::vector<at::Tensor>& inputs, std::optional<c10::Device>& device) {
+            if (argc < 2) return;
+            PyObject* args = argv[1];
+            if (PyTuple_Check(args)) {
+              for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); ++i) {
+                Collect(PyTuple_GET_ITEM(args, i), inputs, device);
+              }
+            }
+            if (argc > 2 && argv[2] != Py_None && PyDict_Check(argv[2])) {
+              PyObject *key, *value;
+              Py_ssize_t pos = 0;
+              while (PyDict_Next(argv[2], &pos, &key, &value)) Collect(value, inputs, device);
+            }
+          });
   Py_RETURN_NONE;
 }
 
@@ -303,10 +317,12 @@ bool Timed(PyObject* obj, const EndNode& call) {
   return fn && t.device() == call.device && fn->sequence_nr() > call.sequence_nr();
 }
 
-// Forward hook: (module, args, output) -> None or the output through the
-// call's output edge.
-PyObject* PostImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
-  Hooks* h = HooksOf(self);
+// What runs after a module call's forward (the forward hook, or the
+// forward wrapper after forward returned or raised, output None): pops the
+// forward range and gives the call its output edge. Returns None (a new
+// reference) when the output stays as it is, the output through the
+// call's output edge, or null with a Python error.
+PyObject* PostCore(Hooks* h, PyObject* output) {
   h->PopForward();
   if (!h->backward) Py_RETURN_NONE;
   auto& st = stacks;
@@ -315,7 +331,6 @@ PyObject* PostImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
   st.frames.pop_back();
   if (!call) Py_RETURN_NONE;
   if (!st.calls.empty() && st.calls.back() == call.get()) st.calls.pop_back();
-  PyObject* output = argc > 2 ? argv[2] : Py_None;
   std::vector<Py_ssize_t> timed;
   const bool single = THPVariable_Check(output);
   if (single) {
@@ -407,6 +422,17 @@ PyObject* PostImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
 // frames nor fail the model's call: that call gets no backward range (its
 // end marker is never fed, so nothing is pushed for it) and one warning per
 // process says why.
+void WarnOnce(const char* what) {
+  static bool warned = false;
+  if (!warned) {
+    warned = true;
+    if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "tracer.torch: a module call got no backward range: %.200s", what) < 0) {
+      PyErr_Clear();
+    }
+  }
+}
+
 template <PyObject* (*Impl)(PyObject*, PyObject* const*, Py_ssize_t)>
 PyObject* Guarded(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
   const char* what = "unknown exception";
@@ -416,15 +442,14 @@ PyObject* Guarded(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
     what = e.what();
   } catch (...) {
   }
-  static bool warned = false;
-  if (!warned) {
-    warned = true;
-    if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                         "tracer.torch: a module call got no backward range: %.200s", what) < 0) {
-      PyErr_Clear();
-    }
-  }
+  WarnOnce(what);
   Py_RETURN_NONE;
+}
+
+// Forward hook: (module, args, output) -> None or the output through the
+// call's output edge.
+PyObject* PostImpl(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  return PostCore(HooksOf(self), argc > 2 ? argv[2] : Py_None);
 }
 
 PyObject* Pre(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
@@ -452,16 +477,18 @@ PyObject* NewRef(PyObject* o) {
   return o;
 }
 
-// hooks(mode, fname, bname, push_f, push_b, pop, forward, backward,
-//       trainable, device_of) -> (pre, post)
-PyObject* MakeHooks(PyObject* /*module*/, PyObject* args) {
+// The Hooks of one module from the arguments of hooks() / wrap() after
+// their first `skip` ones, in a capsule; null with a Python error.
+PyObject* HooksCapsule(PyObject* args, Py_ssize_t skip) {
   int mode, forward, backward, trainable;
   const char *fname, *bname;
   PyObject *push_f, *push_b, *pop, *device_of;
-  if (!PyArg_ParseTuple(args, "issOOOpppO", &mode, &fname, &bname, &push_f, &push_b, &pop, &forward,
-                        &backward, &trainable, &device_of)) {
-    return nullptr;
-  }
+  PyObject* rest = PyTuple_GetSlice(args, skip, PY_SSIZE_T_MAX);
+  if (rest == nullptr) return nullptr;
+  int ok = PyArg_ParseTuple(rest, "issOOOpppO", &mode, &fname, &bname, &push_f, &push_b, &pop,
+                            &forward, &backward, &trainable, &device_of);
+  Py_DECREF(rest);
+  if (!ok) return nullptr;
   if (mode < 0 || mode > 2) {
     PyErr_SetString(PyExc_ValueError, "mode must be 0 (null), 1 (nvtx) or 2 (python)");
     return nullptr;
@@ -489,8 +516,13 @@ PyObject* MakeHooks(PyObject* /*module*/, PyObject* args) {
     h->pop = NewRef(pop);
   }
   h->device_of = NewRef(device_of);
-  PyObject* capsule =
-      PyCapsule_New(new std::shared_ptr<Hooks>(std::move(h)), kCapsule, DestroyCapsule);
+  return PyCapsule_New(new std::shared_ptr<Hooks>(std::move(h)), kCapsule, DestroyCapsule);
+}
+
+// hooks(mode, fname, bname, push_f, push_b, pop, forward, backward,
+//       trainable, device_of) -> (pre, post)
+PyObject* MakeHooks(PyObject* /*module*/, PyObject* args) {
+  PyObject* capsule = HooksCapsule(args, 0);
   if (capsule == nullptr) return nullptr;
   PyObject* pre = PyCFunction_New(&kPreDef, capsule);
   PyObject* post = pre ? PyCFunction_New(&kPostDef, capsule) : nullptr;
@@ -500,6 +532,232 @@ PyObject* MakeHooks(PyObject* /*module*/, PyObject* args) {
     return nullptr;
   }
   return Py_BuildValue("(NN)", pre, post);
+}
+
+// --- the forward wrapper -------------------------------------------------
+//
+// A module's `forward`, set on the instance: torch's Module.__call__ takes
+// its fast path (no hooks registered: it calls self.forward at once), and
+// the wrapper does what the pre-hook and the forward hook do around the
+// forward it wraps, in one C call. With hooks, Module.__call__ runs its
+// slow path instead (a closure, the hook dicts walked, the always-call
+// bookkeeping): about 2.5 us of Python per call, a third of what the hooks
+// cost per module call on a small model.
+struct Forward {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  PyObject* fn;       // the forward it wraps (a bound method, or whatever was set on the instance)
+  PyObject* capsule;  // the module's Hooks
+  char active;        // false: calls fn only (closed: annotate's handle removed)
+};
+
+PyTypeObject* ForwardType();
+
+// After a forward that raised: pops what PreCore pushed, with the error
+// saved around it (range callbacks, kPython, must not run with an exception
+// set); returns null, the error raised on.
+PyObject* PostPreservingError(Hooks* h) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* r = nullptr;
+  try {
+    r = PostCore(h, Py_None);
+  } catch (...) {
+  }
+  if (r == nullptr) PyErr_Clear();
+  Py_XDECREF(r);
+  PyErr_Restore(type, value, tb);
+  return nullptr;
+}
+
+PyObject* ForwardCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* w = reinterpret_cast<Forward*>(self);
+  if (!w->active || w->capsule == nullptr) {
+    return PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
+  }
+  const std::shared_ptr<Hooks>& shared = SharedHooksOf(w->capsule);
+  Hooks* h = shared.get();
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  try {
+    PreCore(shared, [&](std::vector<at::Tensor>& inputs, std::optional<c10::Device>& device) {
+      const Py_ssize_t n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+      for (Py_ssize_t i = 0; i < n; ++i) Collect(args[i], inputs, device);
+    });
+  } catch (const std::exception& e) {
+    WarnOnce(e.what());
+  } catch (...) {
+    WarnOnce("unknown exception");
+  }
+  PyObject* out = PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
+  if (out == nullptr) return PostPreservingError(h);  // forward raised: pop, raise on
+  PyObject* wrapped = nullptr;
+  try {
+    wrapped = PostCore(h, out);
+  } catch (const std::exception& e) {
+    WarnOnce(e.what());
+  } catch (...) {
+    WarnOnce("unknown exception");
+  }
+  if (wrapped == nullptr) {
+    if (PyErr_Occurred()) {
+      Py_DECREF(out);
+      return nullptr;
+    }
+    return out;
+  }
+  if (wrapped == Py_None) {
+    Py_DECREF(wrapped);
+    return out;
+  }
+  Py_DECREF(out);
+  return wrapped;
+}
+
+PyObject* NewForward(PyObject* fn, PyObject* capsule, bool active) {
+  auto* w = PyObject_GC_New(Forward, ForwardType());
+  if (w == nullptr) return nullptr;
+  w->vectorcall = ForwardCall;
+  Py_INCREF(fn);
+  w->fn = fn;
+  Py_XINCREF(capsule);
+  w->capsule = capsule;
+  w->active = active;
+  PyObject_GC_Track(w);
+  return reinterpret_cast<PyObject*>(w);
+}
+
+void ForwardDealloc(PyObject* self) {
+  auto* w = reinterpret_cast<Forward*>(self);
+  PyObject_GC_UnTrack(self);
+  Py_CLEAR(w->fn);
+  Py_CLEAR(w->capsule);
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_Del(self);
+  Py_DECREF(type);  // instances of a heap type hold a reference to it
+}
+
+int ForwardTraverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(reinterpret_cast<Forward*>(self)->fn);
+  return 0;
+}
+
+int ForwardClear(PyObject* self) {
+  Py_CLEAR(reinterpret_cast<Forward*>(self)->fn);
+  return 0;
+}
+
+// Anything else (__name__, __self__, __func__, __doc__ ...) is the wrapped
+// forward's; inspect.signature follows __wrapped__.
+PyObject* ForwardGetattr(PyObject* self, PyObject* name) {
+  PyObject* r = PyObject_GenericGetAttr(self, name);
+  if (r != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  PyErr_Clear();
+  PyObject* fn = reinterpret_cast<Forward*>(self)->fn;
+  if (fn == nullptr) {
+    PyErr_SetObject(PyExc_AttributeError, name);
+    return nullptr;
+  }
+  return PyObject_GetAttr(fn, name);
+}
+
+// copy.deepcopy(model): the copy's forward is the copy of the wrapped one
+// (bound to the copied module) with the same ranges, as the hooks of a
+// copied module are the same hooks.
+PyObject* ForwardDeepcopy(PyObject* self, PyObject* memo) {
+  auto* w = reinterpret_cast<Forward*>(self);
+  PyObject* copy = PyImport_ImportModule("copy");
+  if (copy == nullptr) return nullptr;
+  PyObject* fn = PyObject_CallMethod(copy, "deepcopy", "OO", w->fn, memo);
+  Py_DECREF(copy);
+  if (fn == nullptr) return nullptr;
+  PyObject* r = NewForward(fn, w->capsule, w->active);
+  Py_DECREF(fn);
+  return r;
+}
+
+// rebind(replica): the wrapper for a replica that nn.DataParallel made of
+// the module (Module._replicate_for_data_parallel copies the instance's
+// attributes, this wrapper among them): the wrapped forward bound to the
+// replica, with the same ranges, as the replica shares the module's hooks.
+// Without it the replica would run the original module's forward, on the
+// original's parameters. A wrapped callable other than a bound method (set
+// on the instance by another library) is kept as the replica would have it.
+PyObject* ForwardRebind(PyObject* self, PyObject* replica) {
+  auto* w = reinterpret_cast<Forward*>(self);
+  if (w->fn == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "rebind: the wrapper was cleared");
+    return nullptr;
+  }
+  if (!PyMethod_Check(w->fn)) return NewForward(w->fn, w->capsule, w->active);
+  PyObject* fn = PyMethod_New(PyMethod_GET_FUNCTION(w->fn), replica);
+  if (fn == nullptr) return nullptr;
+  PyObject* r = NewForward(fn, w->capsule, w->active);
+  Py_DECREF(fn);
+  return r;
+}
+
+// pickle (torch.save(model)): the wrapped forward's own way; the loaded
+// module has no ranges.
+PyObject* ForwardReduce(PyObject* self, PyObject* /*unused*/) {
+  return PyObject_CallMethod(reinterpret_cast<Forward*>(self)->fn, "__reduce_ex__", "i", 2);
+}
+
+// close(): calls the wrapped forward only from now on, and lets go of the
+// module's Hooks (they reference the module: a wrapper something else kept,
+// having wrapped it in turn, must not keep the module alive through them).
+PyObject* ForwardClose(PyObject* self, PyObject* /*unused*/) {
+  auto* w = reinterpret_cast<Forward*>(self);
+  w->active = 0;
+  Py_CLEAR(w->capsule);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kForwardMethods[] = {
+    {"close", ForwardClose, METH_NOARGS, "calls the wrapped forward only from now on"},
+    {"__deepcopy__", ForwardDeepcopy, METH_O, nullptr},
+    {"rebind", ForwardRebind, METH_O,
+     "rebind(replica) -> this wrapper for a replica of its module (nn.DataParallel)"},
+    {"__reduce__", ForwardReduce, METH_NOARGS, nullptr},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyMemberDef kForwardMembers[] = {
+    {"__wrapped__", T_OBJECT, offsetof(Forward, fn), READONLY, "the forward it wraps"},
+    {"active", T_BOOL, offsetof(Forward, active), READONLY,
+     "False: calls the wrapped forward only (after close())"},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Forward, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyTypeObject* ForwardType() {
+  static PyTypeObject* type = [] {
+    PyType_Slot slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(ForwardDealloc)},
+        {Py_tp_traverse, reinterpret_cast<void*>(ForwardTraverse)},
+        {Py_tp_clear, reinterpret_cast<void*>(ForwardClear)},
+        {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+        {Py_tp_getattro, reinterpret_cast<void*>(ForwardGetattr)},
+        {Py_tp_methods, kForwardMethods},
+        {Py_tp_members, kForwardMembers},
+        {Py_tp_doc, const_cast<char*>("a module's forward with tracer.torch's ranges around it")},
+        {0, nullptr}};
+    PyType_Spec spec = {"tracer._torch_ranges.Forward", sizeof(Forward), 0,
+                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                        slots};
+    return reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+  }();
+  return type;
+}
+
+// wrap(fn, mode, fname, ... as hooks()) -> Forward
+PyObject* Wrap(PyObject* /*module*/, PyObject* args) {
+  if (PyTuple_GET_SIZE(args) < 1 || !PyCallable_Check(PyTuple_GET_ITEM(args, 0))) {
+    PyErr_SetString(PyExc_TypeError, "wrap(forward, ...): forward must be callable");
+    return nullptr;
+  }
+  PyObject* capsule = HooksCapsule(args, 1);
+  if (capsule == nullptr) return nullptr;
+  PyObject* r = NewForward(PyTuple_GET_ITEM(args, 0), capsule, true);
+  Py_DECREF(capsule);
+  return r;
 }
 
 // Loads the NVTX tool into this module's NVTX client now (its own copy of
@@ -517,6 +775,8 @@ PyMethodDef kMethods[] = {
     {"hooks", MakeHooks, METH_VARARGS,
      "hooks(mode, fname, bname, push_f, push_b, pop, forward, backward, trainable, device_of)"
      " -> (pre, post): forward pre-hook and forward hook of one module"},
+    {"wrap", Wrap, METH_VARARGS,
+     "wrap(forward, mode, fname, ... as hooks()) -> a forward doing what the hooks do around it"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
@@ -546,6 +806,7 @@ extern "C" __attribute__((visibility("default"))) PyObject* PyInit__torch_ranges
                  TRACER_TORCH_VERSION);
     return nullptr;
   }
+  if (ForwardType() == nullptr) return nullptr;
   PyObject* m = PyModule_Create(&kModule);
   if (m == nullptr) return nullptr;
   PyModule_AddIntConstant(m, "has_nvtx",

@@ -26,20 +26,25 @@ active annotate() leaves one NVTX mark, ``tracer.torch``: it makes the
 process load the tracer before DataLoader workers fork.
 
 Cost (a shared 2-core CPU, CPU time): bench/torch/bench_step.py --procs 2
---rounds 6 --steps 2, on the LoRA sample's model with 4 layers of hidden
-size 512 (284 annotated modules, about 0.56-0.6 s of CPU per step), with
-the previous Python hooks in the same rounds (--baseline-python), in two
-runs (load 5-10, then 18-32): the C++ hooks (below) cost +0.97 % per step
-(95 % interval +0.65 to +1.30 %; +1.11 %, +0.18 to +2.04 %) against
-+5.08 % (+4.38 to +5.78 %; +5.55 %, +4.29 to +6.83 %) for the Python
-hooks; libtracer.so recording their ranges adds +0.81 % (-0.42 to +2.05 %;
-+0.79 %, -0.89 to +2.50 %), not told apart from nothing, as for the Python
-hooks' ranges (-0.29 %, -2.67 to +2.14 %; +0.64 %, -0.63 to +1.92 %); both
-together +1.91 % (+0.19 to +3.67 %; +2.42 %, +0.86 to +4.01 %) against
-+5.59 % (+3.89 to +7.31 %; +6.34 %, +5.58 to +7.11 %). What is left is
-per call: torch's hook dispatch in Module.__call__ (with hooks it takes
-its slow path), an end node, its edges and a node pre-hook made per call,
-the end node run by the engine, all with the caches the model's own
+--rounds 12 --steps 2, on the LoRA sample's model with 4 layers of hidden
+size 512 (284 annotated modules, about 0.59 s of CPU per step), with the
+previous C++ hooks (forward hooks instead of the forward wrapper, below) in
+the same rounds (--baseline-python), load 1.5-6: the C++ hooks cost
++0.80 % per step (95 % interval +0.03 to +1.57 %) against +1.64 % (+0.53
+to +2.77 %) for the previous ones (-0.83 %, -1.64 to -0.02 %, block for
+block); libtracer.so recording their ranges adds +0.12 % (-1.20 to
++1.46 %), not told apart from nothing; traced, +0.07 % (-1.74 to +1.92 %)
+against +1.30 % (+0.31 to +2.29 %). The intervals are as wide as the
+differences; on a model small enough that the hooks' own instructions
+dominate (the same command with --rounds 10 --steps 40 -- --hidden 32
+--heads 2 --seq 8 --threads 1: 8.8 ms of CPU per step) they are tight:
++15.95 % (+15.03 to +16.86 %, about 4.9 us per module call, forward and
+backward) against +26.56 % (8.2 us) for the previous hooks, traced
++18.45 % against +32.64 % (-10.70 %, -11.45 to -9.94 %, block for
+block). What is left per call: an end node,
+its edges and a node pre-hook made per call, the end node run by the
+engine, and the end nodes waiting in the engine's ready queue (a larger
+heap to order every node by), all with the caches the model's own
 tensors leave cold. The Python hooks
 cost more: an autograd Function per call and Python run in the backward
 pass (bench_hooks.py, Python hooks on 100 Linear layers: 3.6 us per call
@@ -71,17 +76,32 @@ gradients are bit for bit those without them (tests/python/test_lora.py).
 C++ hooks: where the build made tracer._torch_ranges for the torch in use
 (python/src/torch_ranges.cc; the project's CMake builds it when torch is
 importable, for that torch version only, as its C++ ABI changes between
-releases), annotate() registers its hooks instead of the Python ones below:
-builtin functions (no Python frame per call) that build the same graph,
-the end marker and output edge as C++ autograd nodes and the start as a
-C++ pre-hook on the output's node. With the torch or nvtx client they push
-to NVTX by name from C++ and the backward pass runs no Python at all; other
-backends (record_function, the tests' recorder) get their callables called,
-with the GIL. `annotate(..., native=False)` or TRACER_TORCH_NATIVE=0 picks
-the Python hooks; tests/python runs its hook tests with both and checks
-they give the same ranges and losses. The C++ nodes and pre-hook do not
-implement compiled autograd's interface (torch._dynamo.compiled_autograd):
-use the Python hooks there.
+releases), annotate() uses them instead of the Python ones below. They do
+not register forward hooks: each module gets a forward wrapper set on the
+instance (``module.forward``, a tracer._torch_ranges.Forward), one C call
+that does what the two hooks would around the forward it wraps, so that
+Module.__call__ keeps its no-hook fast path (with hooks it runs about
+2.5 us of Python per call, a third of what the hooks cost per call on a
+small model). It builds the same graph: the end marker and output edge
+as C++ autograd nodes and the start as a C++ pre-hook on the output's
+node. With the torch or nvtx client they push to NVTX by name from C++
+and the backward pass runs no Python at all; other backends
+(record_function, the tests' recorder) get their callables called, with
+the GIL. The wrapper runs inside Module.__call__, after any forward
+pre-hooks and before any forward hooks, so the forward range times
+forward itself. copy.deepcopy(model) gives the copy wrappers of its own
+forwards (with the same ranges), pickling gives the module's plain
+forward, and Annotation.remove() puts back whatever forward the instance
+had (or, if something wrapped it since, turns the wrapper into a plain
+call). A TorchScript module gets the C++ hooks as forward hooks.
+`annotate(..., native=False)` or TRACER_TORCH_NATIVE=0 picks the Python
+hooks; tests/python runs its hook tests with both and checks they give the
+same ranges and losses. The C++ nodes and pre-hook do not implement
+compiled autograd's interface (torch._dynamo.compiled_autograd): use the
+Python hooks (native=False) there. nn.DataParallel's replicas, which copy
+their module's attributes (the wrapper among them), get the wrapper rebound
+to the replica (annotate patches Module._replicate_for_data_parallel once),
+so each replica runs its own forward with the module's ranges.
 
 Names: modules whose default names would be the same (peft's
 ``lora_A.default`` in both ``q_proj`` and ``v_proj``) get the enclosing
@@ -126,6 +146,7 @@ import fnmatch
 import os
 import threading
 import warnings
+import weakref
 from typing import Callable, Iterable, Optional, Sequence, Union
 
 import torch
@@ -703,6 +724,77 @@ class _ModuleHooks:
         return type(output)(new) if isinstance(output, list) else tuple(new)
 
 
+def _wrappable(module: nn.Module) -> bool:
+    """Whether the C++ hooks can go in a forward wrapper set on the module
+    (tracer._torch_ranges.Forward) rather than in forward hooks: not a
+    TorchScript module, and nothing but a callable (the class's forward, or
+    one set on the instance, as accelerate's hooks do) as its forward."""
+    if isinstance(module, torch.jit.ScriptModule):
+        return False
+    return callable(module.__dict__.get("forward", module.forward))
+
+
+class _ForwardHandle:
+    """Sets a module's forward wrapper; remove() puts back what was there.
+    If something else has replaced or wrapped the forward since, the
+    wrapper stays where it is, turned off (it then calls what it wraps)."""
+
+    __slots__ = ("_module", "_wrapper", "_previous")
+
+    def __init__(self, module: nn.Module, wrapper) -> None:
+        self._module = weakref.ref(module)
+        self._wrapper = wrapper
+        self._previous = module.__dict__.get("forward", _MISSING)
+        module.__dict__["forward"] = wrapper
+
+    def remove(self) -> None:
+        wrapper, self._wrapper = self._wrapper, None
+        if wrapper is None:
+            return
+        wrapper.close()
+        module = self._module()
+        if module is not None and module.__dict__.get("forward") is wrapper:
+            if self._previous is _MISSING:
+                del module.__dict__["forward"]
+            else:
+                module.__dict__["forward"] = self._previous
+        self._previous = None
+
+
+_MISSING = object()
+_forward_type = None  # tracer._torch_ranges.Forward, once a wrapper is made
+_replicate_lock = threading.Lock()
+
+
+def _rebind_replica_forwards(forward_type) -> None:
+    """Makes nn.DataParallel's replicas run their own forward. Its replicate()
+    copies each module's instance attributes into the replica
+    (Module._replicate_for_data_parallel), a forward wrapper among them, and
+    that wrapper calls the original module's forward, on the original's
+    parameters: the replica's copy is rebound to the replica here, with the
+    same ranges (as forward hooks are shared by the replicas too). Installed
+    once per process, at the first wrapper; a torch without the method has
+    no such copy to mend."""
+    global _forward_type
+    with _replicate_lock:
+        if _forward_type is not None:
+            return
+        _forward_type = forward_type
+        original = getattr(nn.Module, "_replicate_for_data_parallel", None)
+        if original is None:
+            return
+
+        def _replicate_for_data_parallel(self):
+            replica = original(self)
+            forward = replica.__dict__.get("forward")
+            if type(forward) is forward_type:
+                replica.__dict__["forward"] = forward.rebind(replica)
+            return replica
+
+        _replicate_for_data_parallel.__wrapped__ = original
+        nn.Module._replicate_for_data_parallel = _replicate_for_data_parallel
+
+
 class Annotation:
     """What `annotate` registered. `ranges`: path -> (forward, backward) range
     names, backward None for a forward-only module (empty when inactive);
@@ -881,10 +973,16 @@ def annotate(
             if mode == 2:
                 push_f, push_b, pop = backend.make_push(fname), backend.make_push(bname), backend.pop
             params = module.parameters
-            pre, post = ext.hooks(
-                mode, fname, bname, push_f, push_b, pop, forward, want_backward, trainable,
-                lambda params=params: next(iter(params()), None),
-            )
+            spec = (mode, fname, bname, push_f, push_b, pop, forward, want_backward, trainable,
+                    lambda params=params: next(iter(params()), None))
+            if _wrappable(module):
+                wrapper = ext.wrap(module.forward, *spec)
+                if _forward_type is None:
+                    _rebind_replica_forwards(type(wrapper))
+                handles.append(_ForwardHandle(module, wrapper))
+                result.ranges[path] = (fname, bname if want_backward else None)
+                continue
+            pre, post = ext.hooks(*spec)
         elif want_backward:
             hooks = _ModuleHooks(
                 backend.make_push(fname), backend.make_push(bname), backend.pop,

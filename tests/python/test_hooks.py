@@ -6,12 +6,17 @@ push(name) / pop() with the calling thread instead of calling NVTX, so the
 test sees exactly the sequence libtracer would receive.
 """
 
+import copy
+import gc
 import importlib.util
+import inspect
 import os
+import pickle
 import sys
 import threading
 import unittest
 import warnings
+import weakref
 
 import tracer_testing
 
@@ -277,6 +282,134 @@ class HookTest(unittest.TestCase):
         names = {n.name for n in roots[worker.ident].descendants()}
         self.assertIn("b_q_0", names)
         self.assertFalse(any(n.startswith("f_") for n in names))
+
+
+class ForwardWrapperTest(unittest.TestCase):
+    """With the C++ hooks, annotate() sets a forward wrapper on each module
+    (Module.__call__ then takes its no-hook fast path); with the Python hooks
+    it registers forward hooks. Either way the model must compute, copy,
+    pickle and come apart as one without ranges would."""
+
+    def setUp(self):
+        self.rec = Recorder()
+
+    def pushes(self):
+        return [e[2] for e in self.rec.events if e[1] == "push"]
+
+    def test_copy_computes_with_its_own_weights(self):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+        handle = tt.annotate(model, force=True, backend=self.rec)
+        clone = copy.deepcopy(model)
+        with torch.no_grad():
+            clone[2].weight.mul_(2.0)
+        x = torch.randn(3, 4)
+        self.assertTrue(torch.equal(clone(x), nn.functional.linear(
+            torch.relu(nn.functional.linear(x, clone[0].weight, clone[0].bias)),
+            clone[2].weight, clone[2].bias)))
+        self.assertFalse(torch.equal(clone(x), model(x)))
+        self.rec.events.clear()
+        clone(x).sum().backward()
+        replay(self.rec.events)
+        self.assertEqual(sorted(set(self.pushes())), ["b_0", "b_1", "b_2", "f_0", "f_1", "f_2"])
+        handle.remove()
+
+    def test_pickled_model_loads_without_ranges(self):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        handle = tt.annotate(model, force=True, backend=self.rec)
+        if not handle.native:
+            self.skipTest("the Python hooks are closures: a hooked model does not pickle")
+        loaded = pickle.loads(pickle.dumps(model))
+        x = torch.randn(2, 4)
+        expected = model(x)
+        self.rec.events.clear()
+        self.assertTrue(torch.equal(loaded(x), expected))
+        self.assertEqual(self.rec.events, [])
+        for m in loaded.modules():
+            self.assertNotIsInstance(m.__dict__.get("forward"), type(model[0].forward))
+        handle.remove()
+
+    def test_remove_puts_back_the_forward_there_was(self):
+        class Doubled(nn.Module):
+            def forward(self, x):
+                return 2 * x
+
+        model = nn.Sequential(nn.Linear(2, 2), Doubled())
+        own = model[1].forward
+        model[1].forward = lambda x: own(x) + 1  # an instance-level forward (accelerate)
+        previous = model[1].__dict__["forward"]
+        signature = inspect.signature(model[0].forward)
+        handle = tt.annotate(model, force=True, backend=self.rec)
+        self.assertEqual(inspect.signature(model[0].forward), signature)
+        x = torch.ones(1, 2)
+        self.assertTrue(torch.equal(model(x), 2 * model[0](x) + 1))
+        self.assertIn("f_1", self.pushes())
+        handle.remove()
+        self.assertNotIn("forward", model[0].__dict__)
+        self.assertIs(model[1].__dict__["forward"], previous)
+        self.rec.events.clear()
+        self.assertTrue(torch.equal(model(x), 2 * model[0](x) + 1))
+        self.assertEqual(self.rec.events, [])
+
+    def test_forward_wrapped_after_annotate_survives_remove(self):
+        model = nn.Sequential(nn.Linear(2, 2))
+        handle = tt.annotate(model, force=True, backend=self.rec)
+        inner = model[0].forward
+        calls = []
+
+        def outer(*args, **kwargs):  # what accelerate's add_hook_to_module does
+            calls.append(1)
+            return inner(*args, **kwargs)
+
+        model[0].forward = outer
+        x = torch.ones(1, 2, requires_grad=True)
+        model(x).sum().backward()
+        replay(self.rec.events)
+        self.assertEqual(self.pushes(), ["f_0", "b_0"])
+        handle.remove()
+        self.rec.events.clear()
+        model(x).sum().backward()
+        self.assertIs(model[0].__dict__["forward"], outer)
+        self.assertEqual((len(calls), self.rec.events), (2, []))
+        # What annotate left (a wrapper turned off) keeps nothing alive.
+        alive = weakref.ref(model[0])
+        del model, inner, outer
+        gc.collect()
+        self.assertIsNone(alive())
+
+
+    def test_data_parallel_replicas_run_their_own_forward(self):
+        # What torch.nn.parallel.replicate does to a module tree, less the
+        # copies onto other GPUs (there is none here): each module's replica
+        # from Module._replicate_for_data_parallel (a copy of its instance
+        # attributes), given its own parameters and its children's replicas.
+        def replicate(module):
+            replica = module._replicate_for_data_parallel()
+            for key, param in module._parameters.items():
+                if param is not None:
+                    replica._parameters[key] = (param.detach() * 2).requires_grad_()
+            for key, child in module._modules.items():
+                replica._modules[key] = replicate(child)
+            return replica
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+        handle = tt.annotate(model, force=True, backend=self.rec)
+        replica = replicate(model)
+        x = torch.randn(3, 4)
+        want = nn.functional.linear(
+            torch.relu(nn.functional.linear(x, 2 * model[0].weight, 2 * model[0].bias)),
+            2 * model[2].weight, 2 * model[2].bias)
+        self.rec.events.clear()
+        out = replica(x)
+        self.assertTrue(torch.equal(out, want))
+        out.sum().backward()
+        replay(self.rec.events)
+        self.assertEqual(sorted(set(self.pushes())), ["b_0", "b_1", "b_2", "f_0", "f_1", "f_2"])
+        self.assertIsNone(model[0].weight.grad)  # the replica's own parameters got them
+        self.assertIsNotNone(replica[0].weight.grad)
+        handle.remove()
 
 
 class CompileTest(unittest.TestCase):

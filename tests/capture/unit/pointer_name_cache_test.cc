@@ -15,6 +15,31 @@
 namespace tracer {
 namespace {
 
+// A writable page followed by an inaccessible one: a read past the first
+// page's end faults. map is null when the mapping failed.
+struct GuardedPage {
+  GuardedPage() {
+    void* m = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    map = static_cast<char*>(m);
+    if (mprotect(map + page, page, PROT_NONE) != 0) {
+      munmap(map, 2 * page);
+      map = nullptr;
+    }
+  }
+  ~GuardedPage() {
+    if (map != nullptr) munmap(map, 2 * page);
+  }
+  GuardedPage(const GuardedPage&) = delete;
+  GuardedPage& operator=(const GuardedPage&) = delete;
+
+  // The end of the accessible page (null when the mapping failed).
+  char* end() const { return map != nullptr ? map + page : nullptr; }
+
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* map = nullptr;
+};
+
 // One thread's caches over a private table (ids as a fresh process has them).
 // Id looks a name up as the NVTX push does: the predicted entry, then the
 // address's home entry, then Lookup.
@@ -267,15 +292,13 @@ TEST(PointerNameCacheTest, GrowsWhenCyclingThroughManyNames) {
 // Texts near the end of a page followed by an inaccessible page: a cached
 // entry never makes a lookup read past the page, whatever the text is now.
 TEST_P(NameCacheTest, NeverReadsPastTheTextsPageWhenTheTextShrank) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  char* map = static_cast<char*>(
-      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(map, MAP_FAILED);
-  ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
+  const GuardedPage guarded;
+  char* const page_end = guarded.end();
+  ASSERT_NE(page_end, nullptr);
   StringTable table;
   Caches c(&table, GetParam());
   for (size_t len : {1, 7, 8, 9, 15, 16, 17, 31, 39, 40, 41, 47, 48, 49, 100}) {
-    char* s = map + page - len - 1;  // the NUL is the page's last byte
+    char* s = page_end - len - 1;  // the NUL is the page's last byte
     std::memset(s, 'q', len);
     s[len] = '\0';
     EXPECT_EQ(table.Text(c.Id(s)), std::string(len, 'q'));
@@ -283,7 +306,6 @@ TEST_P(NameCacheTest, NeverReadsPastTheTextsPageWhenTheTextShrank) {
     EXPECT_EQ(table.Text(c.Id(s)), std::string(len / 2, 'q'));
     EXPECT_EQ(table.Text(c.Id(s)), std::string(len / 2, 'q'));
   }
-  munmap(map, 2 * page);
 }
 
 TEST_P(NameCacheTest, TextsAcrossAPageAndVeryLongTexts) {
@@ -353,11 +375,9 @@ TEST(PointerNameCacheTest, ManyThreadsEachWithTheirOwnCachesAgreeOnIds) {
 // against the string table's copy) answers only for its own text, at any
 // address, and is never compared past the page of the text passed.
 TEST_P(NameCacheTest, ALongPredictedTextAnswersOnlyForItself) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  char* map = static_cast<char*>(
-      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  ASSERT_NE(map, MAP_FAILED);
-  ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
+  const GuardedPage guarded;
+  char* const page_end = guarded.end();
+  ASSERT_NE(page_end, nullptr);
   StringTable table;
   Caches c(&table, GetParam());
   const std::string a = "base_model.model.model.layers.17.self_attn.q_proj.lora_A.default";
@@ -380,36 +400,41 @@ TEST_P(NameCacheTest, ALongPredictedTextAnswersOnlyForItself) {
   EXPECT_EQ(table.Text(c.Id(a2.c_str())), a);
   // b predicted: a prefix of b whose NUL is the last byte of its page.
   ASSERT_EQ(table.Text(c.Id(a.c_str())), a);
-  char* s = map + page - 20;
+  char* s = page_end - 20;
   std::memcpy(s, b.data(), 19);
   s[19] = '\0';
   EXPECT_EQ(table.Text(c.Id(s)), b.substr(0, 19));
-  munmap(map, 2 * page);
 }
+
+// Two threads' caches (a, b) over one private string table and one shared
+// name table of their own.
+struct TwoThreadsSharing {
+  StringTable table;
+  std::unique_ptr<SharedNameCache> shared =
+      std::make_unique<SharedNameCache>();  // 1.1 MiB: not on the stack
+  InternCache content_a{&table}, content_b{&table};
+  PointerNameCache a{shared.get()}, b{shared.get()};
+};
 
 // Two threads' caches over one shared table: the names one thread entered
 // are the other's hits, and neither thread's own table grows.
 TEST(SharedNameCacheTest, AThreadFindsTheNamesAnotherEntered) {
-  StringTable table;
-  auto shared_holder = std::make_unique<SharedNameCache>();  // 1.1 MiB: not on the stack
-  SharedNameCache& shared_table = *shared_holder;
-  InternCache content_a(&table), content_b(&table);
-  PointerNameCache a(&shared_table), b(&shared_table);
+  TwoThreadsSharing t;
   std::vector<std::string> names;
   for (int i = 0; i < 5000; ++i) names.push_back("model.layers." + std::to_string(i) + ".mlp");
   size_t across = 0;
   for (const auto& n : names) {
-    ASSERT_EQ(table.Text(a.Lookup(n.c_str(), &content_a)), n);
+    ASSERT_EQ(t.table.Text(t.a.Lookup(n.c_str(), &t.content_a)), n);
     across += (reinterpret_cast<uintptr_t>(n.c_str()) & 4095) + n.size() + 1 > 4096;
   }
-  EXPECT_EQ(shared_table.size(), names.size() - across);
+  EXPECT_EQ(t.shared->size(), names.size() - across);
   for (int round = 0; round < 3; ++round) {
-    for (const auto& n : names) ASSERT_EQ(table.Text(b.Lookup(n.c_str(), &content_b)), n);
+    for (const auto& n : names) ASSERT_EQ(t.table.Text(t.b.Lookup(n.c_str(), &t.content_b)), n);
   }
-  EXPECT_EQ(b.misses(), 3 * across);  // only texts across a page (never cached)
-  EXPECT_EQ(a.slots(), PointerNameCache::kInitialSlots);
-  EXPECT_EQ(b.slots(), PointerNameCache::kInitialSlots);
-  EXPECT_EQ(a.used() + b.used(), 0u);
+  EXPECT_EQ(t.b.misses(), 3 * across);  // only texts across a page (never cached)
+  EXPECT_EQ(t.a.slots(), PointerNameCache::kInitialSlots);
+  EXPECT_EQ(t.b.slots(), PointerNameCache::kInitialSlots);
+  EXPECT_EQ(t.a.used() + t.b.used(), 0u);
 }
 
 // The order one thread pushed its names in is the other's prediction.
@@ -417,27 +442,23 @@ TEST(SharedNameCacheTest, PredictionsFollowTheOrderAnotherThreadPushed) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "no predicted lookups off x86-64";
 #endif
-  StringTable table;
-  auto shared_holder = std::make_unique<SharedNameCache>();  // 1.1 MiB: not on the stack
-  SharedNameCache& shared_table = *shared_holder;
-  InternCache content_a(&table), content_b(&table);
-  PointerNameCache a(&shared_table), b(&shared_table);
+  TwoThreadsSharing t;
   std::vector<std::string> names;
   for (int i = 0; i < 300; ++i) names.push_back("f_block." + std::to_string(i) + ".attn");
   for (int pass = 0; pass < 2; ++pass) {
-    for (const auto& n : names) a.Lookup(n.c_str(), &content_a);
+    for (const auto& n : names) t.a.Lookup(n.c_str(), &t.content_a);
   }
-  b.Lookup(names[0].c_str(), &content_b);  // b's first: found at its address
+  t.b.Lookup(names[0].c_str(), &t.content_b);  // b's first: found at its address
   size_t predicted = 0, near_page_end = 0;
   for (size_t i = 1; i < names.size(); ++i) {
     const char* n = names[i].c_str();
-    const uint64_t id = b.TryPredicted(n);
+    const uint64_t id = t.b.TryPredicted(n);
     if (id != PointerNameCache::kNoId) {
       ++predicted;
-      EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), names[i]);
+      EXPECT_EQ(t.table.Text(static_cast<uint32_t>(id)), names[i]);
     } else {
       near_page_end += (reinterpret_cast<uintptr_t>(n) & 4095) > 4096 - 48;
-      ASSERT_EQ(table.Text(b.Lookup(n, &content_b)), names[i]);
+      ASSERT_EQ(t.table.Text(t.b.Lookup(n, &t.content_b)), names[i]);
     }
   }
   EXPECT_EQ(predicted + near_page_end, names.size() - 1);
@@ -445,7 +466,7 @@ TEST(SharedNameCacheTest, PredictionsFollowTheOrderAnotherThreadPushed) {
   for (const auto& n : names) {
     across += (reinterpret_cast<uintptr_t>(n.c_str()) & 4095) + n.size() + 1 > 4096;
   }
-  EXPECT_EQ(b.misses(), across);
+  EXPECT_EQ(t.b.misses(), across);
 }
 
 // A buffer reused for other texts is entered once: its other texts are the

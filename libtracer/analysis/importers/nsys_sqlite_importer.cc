@@ -443,7 +443,12 @@ RangeRecord NsysImporter::NvtxRange(const PrefetchedRows& st, const NvtxColumns&
   }
   r.thread = st.IsNull(c.tid) ? 0 : p.builder.Thread(NsysTid(st.Int(c.tid)));
   r.end_thread = st.IsNull(c.end_tid) ? 0 : p.builder.Thread(NsysTid(st.Int(c.end_tid)));
-  r.name = NvtxText(st, c);
+  // A report's import appends range texts unindexed: emit_nvtx names are
+  // nearly all distinct (a per-call suffix), and hashing and probing each
+  // one in the string index was a tenth of the report. NormalizeRangeNames,
+  // run before any table reads a name, gives equal names one id.
+  r.name = report_only_ && !st.IsNull(c.text) ? trace_->strings.Append(st.Text(c.text))
+                                              : NvtxText(st, c);
   r.domain = static_cast<uint32_t>(st.Int(c.domain));
   if (report_only_) return r;
   r.category = static_cast<uint32_t>(st.Int(c.category));
@@ -481,8 +486,13 @@ bool NsysImporter::ImportNvtx(std::string* error) {
     // each doubling. Capped: an export of many rows and few names spends
     // at most about 2 MiB (slots and views) on the hint.
     constexpr size_t kMaxHint = size_t{1} << 16;
-    trace_->strings.Reserve(trace_->strings.size() +
-                            std::min(static_cast<size_t>(row_count), kMaxHint));
+    const size_t hint = trace_->strings.size() + std::min(static_cast<size_t>(row_count), kMaxHint);
+    // A report's import appends the range texts without indexing them.
+    if (report_only_) {
+      trace_->strings.ReserveIds(hint);
+    } else {
+      trace_->strings.Reserve(hint);
+    }
   }
   while (st.Step()) {
     const int64_t type = st.Int(c.type);

@@ -347,8 +347,18 @@ bool NsysImporter::ImportRuntime(std::string* error) {
   const int start = st.Column("start"), end = st.Column("end"), tid = st.Column("globalTid"),
             correlation = st.Column("correlationId"), name = st.Column("nameId"),
             event_class = st.Column("eventClass"), return_value = st.Column("returnValue");
+  // A process's calls in one allocation, not a doubling series (its copies,
+  // and memory touched once more): the first process sized for every row,
+  // a later one for an even share (an export holds one or a few).
+  const int64_t row_count = RowsAtMost(t);
+  const size_t rows_hint = row_count > 0 && row_count != std::numeric_limits<int64_t>::max()
+                               ? static_cast<size_t>(row_count)
+                               : 0;
   while (st.Step()) {
     ProcessState& p = ProcessOf(st, tid, "import_api_calls_without_tid");
+    if (p.process.api_calls.capacity() == 0 && rows_hint != 0) {
+      p.process.api_calls.reserve(rows_hint / std::max<size_t>(1, processes_.size()));
+    }
     ApiRecord a;
     a.start_ns = Time(st, start);
     a.end_ns = Time(st, end);

@@ -24,12 +24,20 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
 
   // Per-thread push/pop lists, sorted so that an enclosing range comes before
   // the ranges it contains (same start: the longer one first).
+  // Consecutive ranges are mostly of one thread: its list is looked up once
+  // a run (the map's nodes never move).
+  ThreadList* list = nullptr;
+  uint32_t list_thread = 0;
   for (uint32_t i = 0; i < n; ++i) {
     if (ranges[i].kind == RangeKind::kStartEnd) {
       start_end_.push_back(i);
-    } else {
-      by_thread_[ranges[i].thread].ranges.push_back(i);
+      continue;
     }
+    if (list == nullptr || ranges[i].thread != list_thread) {
+      list_thread = ranges[i].thread;
+      list = &by_thread_[list_thread];
+    }
+    list->ranges.push_back(i);
   }
   auto by_start = [&](uint32_t a, uint32_t b) {
     const RangeRecord& x = ranges[a];

@@ -237,6 +237,46 @@ TEST(RangeNames, NormalizeKeepsTheRecordedNamePerInstanceOnce) {
   EXPECT_EQ(trace.strings.Get(rs[1].raw_name), "aten::mm, seq = 5, op_id = 6");
 }
 
+// A report's import appends range texts unindexed (StringTable::Append), so
+// equal texts arrive with different ids: normalizing gives every range of
+// one name one id (renamed or kept as recorded), and only a renamed range a
+// raw_name, as when the texts were interned.
+TEST(RangeNames, NormalizeGivesAppendedDuplicatesOneId) {
+  Trace trace;
+  ProcessTrace p;
+  auto range = [&](const std::string& name) {
+    RangeRecord r;
+    r.name = trace.strings.Append(name);
+    p.ranges.push_back(r);
+  };
+  range("aten::mm, seq = 1, op_id = 2");
+  range("step");
+  range("aten::mm, seq = 1, op_id = 2");
+  range("step");
+  range("aten::mm");
+  range("");
+  const uint32_t first_raw = p.ranges[0].name;
+  trace.processes.push_back(p);
+  NormalizeRangeNames(&trace, RangeNameRules());
+  const auto& rs = trace.processes[0].ranges;
+  EXPECT_EQ(trace.strings.Get(rs[0].name), "aten::mm");
+  EXPECT_EQ(rs[2].name, rs[0].name);
+  EXPECT_EQ(rs[4].name, rs[0].name);
+  EXPECT_EQ(trace.strings.Get(rs[1].name), "step");
+  EXPECT_EQ(rs[3].name, rs[1].name);
+  EXPECT_EQ(rs[5].name, 0u);  // the empty name is id 0 as interned
+  EXPECT_EQ(rs[0].raw_name, first_raw);
+  EXPECT_NE(rs[2].raw_name, 0u);
+  EXPECT_EQ(trace.strings.Get(rs[2].raw_name), "aten::mm, seq = 1, op_id = 2");
+  EXPECT_EQ(rs[1].raw_name, 0u);  // kept as recorded: no raw_name
+  EXPECT_EQ(rs[3].raw_name, 0u);
+  EXPECT_EQ(rs[4].raw_name, 0u);
+  EXPECT_EQ(trace.strings.Find("step"), rs[1].name);
+  EXPECT_EQ(trace.strings.Find("aten::mm"), rs[0].name);
+  EXPECT_EQ(trace.op_range_names.count(rs[0].name), 1u);
+  EXPECT_EQ(trace.op_range_names.count(rs[1].name), 0u);
+}
+
 // ---- the real 2 x H100 export ----------------------------------------------
 
 class H100RangeNames : public ::testing::Test {

@@ -126,5 +126,35 @@ TEST(StringTableTest, ReserveKeepsIdsAndLookupsAsWithout) {
   EXPECT_FALSE(reserved.Find("not interned").has_value());
 }
 
+// Append stores a text under a new id without indexing it: Find does not see
+// it and the same text appended twice has two ids, until IndexAppended gives
+// each the id Intern answers (the first indexed one). A copy keeps every id.
+TEST(StringTableTest, AppendedIdsAreIndexedOnlyWhenAsked) {
+  StringTable t;
+  const uint32_t kept = t.Intern("forward");
+  const uint32_t a = t.Append("aten::mm, op_id = 1");
+  const uint32_t b = t.Append("aten::mm, op_id = 1");
+  const uint32_t again = t.Append("forward");
+  const uint32_t empty = t.Append("");
+  EXPECT_NE(a, b);
+  EXPECT_EQ(t.Get(a), "aten::mm, op_id = 1");
+  EXPECT_EQ(t.Get(b), t.Get(a));
+  EXPECT_EQ(t.Get(again), "forward");
+  EXPECT_FALSE(t.Find("aten::mm, op_id = 1").has_value());
+  EXPECT_EQ(t.IndexAppended(again), kept);  // the indexed text's id
+  EXPECT_EQ(t.IndexAppended(empty), 0u);
+  EXPECT_EQ(t.IndexAppended(a), a);  // the first of its text: indexed now
+  EXPECT_EQ(t.IndexAppended(b), a);
+  EXPECT_EQ(t.IndexAppended(a), a);  // again: no change
+  EXPECT_EQ(t.Find("aten::mm, op_id = 1"), a);
+  EXPECT_EQ(t.Intern("aten::mm, op_id = 1"), a);
+  const size_t size = t.size();
+  const StringTable copy(t);
+  ASSERT_EQ(copy.size(), size);
+  for (uint32_t id = 0; id < size; ++id) EXPECT_EQ(copy.Get(id), t.Get(id)) << id;
+  EXPECT_EQ(copy.Find("aten::mm, op_id = 1"), a);
+  EXPECT_EQ(copy.Find("forward"), kept);
+}
+
 }  // namespace
 }  // namespace tracer::analysis

@@ -347,8 +347,18 @@ bool NsysImporter::ImportRuntime(std::string* error) {
   const int start = st.Column("start"), end = st.Column("end"), tid = st.Column("globalTid"),
             correlation = st.Column("correlationId"), name = st.Column("nameId"),
             event_class = st.Column("eventClass"), return_value = st.Column("returnValue");
+  // A process's calls in one allocation, not a doubling series (its copies,
+  // and memory touched once more): the first process sized for every row,
+  // a later one for an even share (an export holds one or a few).
+  const int64_t row_count = RowsAtMost(t);
+  const size_t rows_hint = row_count > 0 && row_count != std::numeric_limits<int64_t>::max()
+                               ? static_cast<size_t>(row_count)
+                               : 0;
   while (st.Step()) {
     ProcessState& p = ProcessOf(st, tid, "import_api_calls_without_tid");
+    if (p.process.api_calls.capacity() == 0 && rows_hint != 0) {
+      p.process.api_calls.reserve(rows_hint / std::max<size_t>(1, processes_.size()));
+    }
     ApiRecord a;
     a.start_ns = Time(st, start);
     a.end_ns = Time(st, end);
@@ -443,7 +453,12 @@ RangeRecord NsysImporter::NvtxRange(const PrefetchedRows& st, const NvtxColumns&
   }
   r.thread = st.IsNull(c.tid) ? 0 : p.builder.Thread(NsysTid(st.Int(c.tid)));
   r.end_thread = st.IsNull(c.end_tid) ? 0 : p.builder.Thread(NsysTid(st.Int(c.end_tid)));
-  r.name = NvtxText(st, c);
+  // A report's import appends range texts unindexed: emit_nvtx names are
+  // nearly all distinct (a per-call suffix), and hashing and probing each
+  // one in the string index was a tenth of the report. NormalizeRangeNames,
+  // run before any table reads a name, gives equal names one id.
+  r.name = report_only_ && !st.IsNull(c.text) ? trace_->strings.Append(st.Text(c.text))
+                                              : NvtxText(st, c);
   r.domain = static_cast<uint32_t>(st.Int(c.domain));
   if (report_only_) return r;
   r.category = static_cast<uint32_t>(st.Int(c.category));
@@ -481,8 +496,13 @@ bool NsysImporter::ImportNvtx(std::string* error) {
     // each doubling. Capped: an export of many rows and few names spends
     // at most about 2 MiB (slots and views) on the hint.
     constexpr size_t kMaxHint = size_t{1} << 16;
-    trace_->strings.Reserve(trace_->strings.size() +
-                            std::min(static_cast<size_t>(row_count), kMaxHint));
+    const size_t hint = trace_->strings.size() + std::min(static_cast<size_t>(row_count), kMaxHint);
+    // A report's import appends the range texts without indexing them.
+    if (report_only_) {
+      trace_->strings.ReserveIds(hint);
+    } else {
+      trace_->strings.Reserve(hint);
+    }
   }
   while (st.Step()) {
     const int64_t type = st.Int(c.type);

@@ -1,6 +1,7 @@
 #include "libtracer/analysis/importers/range_names.h"
 
 #include <array>
+#include <cstring>
 #include <regex>
 #include <stdexcept>
 
@@ -125,8 +126,14 @@ std::optional<size_t> PerCallSuffixStart(std::string_view name) {
   // The first ", " (not at the start) from which everything is per-call
   // fields: the name itself may hold ", " (a user range) but never after the
   // suffix starts.
-  for (size_t p = 1; p + 1 < name.size(); ++p) {
-    if (name[p] == ',' && name[p + 1] == ' ' && AllPerCallFields(name.substr(p))) return p;
+  // memchr steps to each comma (a name's other bytes are most of it).
+  const char* const begin = name.data();
+  const char* const end = begin + name.size() - 1;  // a ", " takes two bytes
+  for (const char* q = begin + 1; q < end; ++q) {
+    q = static_cast<const char*>(std::memchr(q, ',', static_cast<size_t>(end - q)));
+    if (q == nullptr) break;
+    const size_t p = static_cast<size_t>(q - begin);
+    if (q[1] == ' ' && AllPerCallFields(name.substr(p))) return p;
   }
   return std::nullopt;
 }
@@ -216,7 +223,11 @@ RangeNameMapper::RangeNameMapper(const RangeNameRules& rules, StringTable* strin
     : rules_(rules), strings_(strings), op_names_(op_names) {}
 
 uint32_t RangeNameMapper::Map(uint32_t raw) {
-  if (raw >= mapped_.size()) mapped_.resize(std::max<size_t>(raw + 1, strings_->size()), kUnknown);
+  if (raw >= mapped_.size()) {
+    const size_t n = std::max<size_t>(raw + 1, strings_->size());
+    mapped_.resize(n, kUnknown);
+    renamed_.resize(n, false);
+  }
   uint32_t& slot = mapped_[raw];
   if (slot != kUnknown) return slot;
   // The view version: no copy of the name, interned straight from the
@@ -224,9 +235,12 @@ uint32_t RangeNameMapper::Map(uint32_t raw) {
   // a rename's result.
   std::string renamed;
   const RangeNameRules::View r = rules_.Apply(strings_->Get(raw), &renamed);
-  // Interning may add a string: no reference into mapped_ across it.
-  const uint32_t id = r.changed ? strings_->Intern(r.name) : raw;
+  // Interning may add a string: no reference into mapped_ across it. A name
+  // kept as recorded is indexed now when its import appended it unindexed
+  // (StringTable::Append): ranges of the same text get one id.
+  const uint32_t id = r.changed ? strings_->Intern(r.name) : strings_->IndexAppended(raw);
   mapped_[raw] = id;
+  renamed_[raw] = r.changed;
   if (op_names_ != nullptr && r.op) op_names_->insert(id);
   return id;
 }
@@ -236,7 +250,9 @@ bool RangeNameMapper::Apply(std::vector<RangeRecord>* ranges) {
   for (RangeRecord& r : *ranges) {
     const uint32_t id = Map(r.name);
     if (id == r.name) continue;
-    if (r.raw_name == 0) r.raw_name = r.name;
+    // An appended duplicate of a kept name takes the first one's id: not a
+    // rename, so no raw_name.
+    if (r.raw_name == 0 && renamed_[r.name]) r.raw_name = r.name;
     r.name = id;
     any = true;
   }

@@ -82,7 +82,9 @@ class RangeNameRules {
 
 // Applies rules to range records string id by string id, each distinct id
 // once (ids are dense, so the cache is a vector). New names are interned in
-// strings; operator names go to op_names when it is given.
+// strings; operator names go to op_names when it is given. Ids appended
+// unindexed (StringTable::Append) map to the indexed id of their normalized
+// text, so equal names end with one id.
 class RangeNameMapper {
  public:
   RangeNameMapper(const RangeNameRules& rules, StringTable* strings,
@@ -100,6 +102,7 @@ class RangeNameMapper {
   StringTable* strings_;
   std::unordered_set<uint32_t>* op_names_;
   std::vector<uint32_t> mapped_;
+  std::vector<bool> renamed_;  // by raw id, for the ids in mapped_: the rules changed it
 };
 
 // The whole trace: every process's ranges, and trace->op_range_names.

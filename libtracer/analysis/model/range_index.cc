@@ -24,12 +24,20 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
 
   // Per-thread push/pop lists, sorted so that an enclosing range comes before
   // the ranges it contains (same start: the longer one first).
+  // Consecutive ranges are mostly of one thread: its list is looked up once
+  // a run (the map's nodes never move).
+  ThreadList* list = nullptr;
+  uint32_t list_thread = 0;
   for (uint32_t i = 0; i < n; ++i) {
     if (ranges[i].kind == RangeKind::kStartEnd) {
       start_end_.push_back(i);
-    } else {
-      by_thread_[ranges[i].thread].push_back(i);
+      continue;
     }
+    if (list == nullptr || ranges[i].thread != list_thread) {
+      list_thread = ranges[i].thread;
+      list = &by_thread_[list_thread];
+    }
+    list->ranges.push_back(i);
   }
   auto by_start = [&](uint32_t a, uint32_t b) {
     const RangeRecord& x = ranges[a];
@@ -50,8 +58,11 @@ RangeIndex::RangeIndex(const ProcessTrace& process) : process_(&process) {
   // the enclosing push/pop range on the same thread by time.
   parent_.assign(n, kNoRange);
   std::vector<uint32_t> open;
-  for (auto& [thread, list] : by_thread_) {
+  for (auto& [thread, lists] : by_thread_) {
+    std::vector<uint32_t>& list = lists.ranges;
     sort(&list);
+    lists.starts.reserve(list.size());
+    for (uint32_t i : list) lists.starts.push_back(ranges[i].start_ns);
     open.clear();
     for (uint32_t i : list) {
       const RangeRecord& r = ranges[i];
@@ -147,14 +158,14 @@ void RangeIndex::AppendChain(uint32_t index, std::vector<uint32_t>* out) const {
 uint32_t RangeIndex::InnermostOpenAt(uint32_t thread, uint64_t t) const {
   auto it = by_thread_.find(thread);
   if (it == by_thread_.end()) return kNoRange;
-  const auto& list = it->second;
+  const std::vector<uint64_t>& starts = it->second.starts;
   const auto& ranges = process_->ranges;
   // Last range started at or before t. With proper nesting, the innermost
   // range open at t is that range or one of its ancestors.
-  auto pos = std::upper_bound(list.begin(), list.end(), t,
-                              [&](uint64_t v, uint32_t i) { return v < ranges[i].start_ns; });
-  if (pos == list.begin()) return kNoRange;
-  for (uint32_t cur = *(pos - 1); cur != kNoRange; cur = parent_[cur]) {
+  const auto pos = std::upper_bound(starts.begin(), starts.end(), t);
+  if (pos == starts.begin()) return kNoRange;
+  for (uint32_t cur = it->second.ranges[pos - starts.begin() - 1]; cur != kNoRange;
+       cur = parent_[cur]) {
     if (ranges[cur].start_ns <= t && t < ranges[cur].end_ns) return cur;
     // A zero-length range at exactly t still counts as open at t.
     if (ranges[cur].start_ns == t && ranges[cur].end_ns == t) return cur;
@@ -172,7 +183,7 @@ void RangeIndex::AppendCoveringStartEnd(uint64_t t, std::vector<uint32_t>* out) 
 
 std::vector<uint32_t> RangeIndex::ThreadsWithRanges() const {
   std::vector<uint32_t> out;
-  for (const auto& [thread, list] : by_thread_) out.push_back(thread);
+  for (const auto& [thread, lists] : by_thread_) out.push_back(thread);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -180,7 +191,7 @@ std::vector<uint32_t> RangeIndex::ThreadsWithRanges() const {
 std::span<const uint32_t> RangeIndex::ThreadRanges(uint32_t thread) const {
   auto it = by_thread_.find(thread);
   if (it == by_thread_.end()) return {};
-  return it->second;
+  return it->second.ranges;
 }
 
 }  // namespace tracer::analysis

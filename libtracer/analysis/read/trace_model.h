@@ -61,6 +61,25 @@ class StringTable {
     index_.Insert(h, id);
     return id;
   }
+  // Stores s under a new id without indexing it (no hash, no probe): for
+  // texts nearly all distinct that are renamed before any use, an nsys
+  // export's per-call range names in a report's import. Intern and Find do
+  // not see the id, and the same text appended twice has two ids, until
+  // IndexAppended(id).
+  uint32_t Append(std::string_view s) {
+    views_.push_back(Store(s));
+    return static_cast<uint32_t>(views_.size() - 1);
+  }
+  // The id Intern would give id's text: the indexed id of the same text, or
+  // id itself, indexed now (an appended id's text becomes Intern's answer).
+  uint32_t IndexAppended(uint32_t id) {
+    const std::string_view s = Get(id);
+    const uint64_t h = StringIndex::Hash(s);
+    const uint32_t found = index_.Find(s, h, Getter{&views_});
+    if (found != StringIndex::kNone) return found;
+    index_.Insert(h, id);
+    return id;
+  }
   std::string_view Get(uint32_t id) const {
     return id < views_.size() ? views_[id] : std::string_view();
   }
@@ -71,6 +90,8 @@ class StringTable {
     return found;
   }
   size_t size() const { return views_.size(); }
+  // Makes room for n ids in all, appended (a hint: more still works).
+  void ReserveIds(size_t n) { views_.reserve(n); }
   // Makes room for n strings in all (a hint: interning more still works).
   void Reserve(size_t n) {
     views_.reserve(n);
@@ -114,8 +135,9 @@ class StringTable {
   }
   void CopyFrom(const StringTable& other) {
     views_.reserve(other.views_.size());
-    // Same ids: every string of other is distinct, interned in id order.
-    for (std::string_view v : other.views_) Intern(v);
+    // Same ids, each text indexed under its first id (an appended duplicate
+    // is kept, so ids stay those of other).
+    for (std::string_view v : other.views_) IndexAppended(Append(v));
   }
 
   std::vector<std::string_view> views_;  // by id

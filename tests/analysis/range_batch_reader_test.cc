@@ -6,8 +6,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "libtracer/analysis/read/reader.h"
 #include "libtracer/core/chunk_builder.h"
@@ -16,13 +14,6 @@
 
 namespace tracer::analysis {
 namespace {
-
-std::string ReadFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Names resolved, so files whose string ids differ compare.
 struct NamedRange {

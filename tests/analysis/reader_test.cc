@@ -143,7 +143,9 @@ TEST(ReaderTest, ProgressIsMonotonicAndEndsAtTheTotal) {
   ASSERT_EQ(calls.size(), 3u);
   for (size_t i = 0; i < calls.size(); ++i) {
     EXPECT_EQ(calls[i].second, bytes.size());
-    if (i > 0) EXPECT_GT(calls[i].first, calls[i - 1].first);
+    if (i > 0) {
+      EXPECT_GT(calls[i].first, calls[i - 1].first);
+    }
   }
   EXPECT_LT(calls[0].first, bytes.size());
   EXPECT_EQ(calls.back().first, bytes.size());

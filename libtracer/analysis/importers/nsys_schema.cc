@@ -149,39 +149,24 @@ std::shared_ptr<const SqliteFileMap> NsysSchema::MapForScan() {
   return file;
 }
 
-bool NsysSchema::StartScanOf(const std::shared_ptr<const SqliteFileMap>& file,
-                             std::string_view table, const std::vector<std::string_view>& names,
-                             const std::string& sql, SqliteDb* resume_db,
-                             const std::vector<std::string_view>& nulls,
-                             const std::vector<std::string_view>& texts,
-                             const std::vector<std::string_view>& doubles, PrefetchedRows* rows,
-                             size_t max_queued) {
-  if (file == nullptr) return false;
+bool NsysSchema::StartScanOf(std::string_view table, ScanRead read, PrefetchedRows* rows) {
+  if (read.file == nullptr) return false;
   std::vector<std::string> columns;
   std::vector<ScanType> types;
   auto in = [](const std::vector<std::string_view>& list, std::string_view name) {
     return std::find(list.begin(), list.end(), name) != list.end();
   };
-  for (std::string_view n : names) {
+  for (std::string_view n : read.names) {
     // A column the table lacks ("" to the plan): sql selects NULL for it.
     columns.emplace_back(db_.HasColumn(table, n) ? n : std::string_view());
-    types.push_back(in(texts, n)     ? ScanType::kText
-                    : in(doubles, n) ? ScanType::kDouble
-                                     : ScanType::kInt);
+    types.push_back(in(read.texts, n)     ? ScanType::kText
+                    : in(read.doubles, n) ? ScanType::kDouble
+                                          : ScanType::kInt);
   }
-  ScanPlan plan;
   std::string why;
-  if (!PlanTableScan(&db_, table, columns, types, &plan, &why)) return false;
-  return rows->StartScan({.file = file,
-                          .plan = std::move(plan),
-                          .names = names,
-                          .sql = sql,
-                          .db = resume_db,
-                          .path = db_.path(),
-                          .nulls = nulls,
-                          .texts = texts,
-                          .doubles = doubles,
-                          .max_queued = max_queued});
+  if (!PlanTableScan(&db_, table, columns, types, &read.plan, &why)) return false;
+  read.path = db_.path();
+  return rows->StartScan(std::move(read));
 }
 
 NsysSchema::TargetInfo NsysSchema::ReadTargetInfo(bool scan_devices) {

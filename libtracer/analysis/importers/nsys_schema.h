@@ -21,6 +21,7 @@ namespace tracer::analysis::importers {
 
 class PrefetchedRows;
 class SqliteFileMap;
+struct ScanRead;
 
 // NVTX_EVENTS.eventType values (ENUM_NSYS_EVENT_TYPE of schema 3.x; the
 // 2020 exports use the same numbers, checked on public exports of both).
@@ -126,19 +127,14 @@ class NsysSchema {
   // pages under the mapping); nullptr when the file is not one the scan
   // reads (then everything is read through SQL).
   std::shared_ptr<const SqliteFileMap> MapForScan();
-  // Starts *rows reading sql's result columns (names, the table's own or
-  // those it lacks, NULL) of table from file, as sql would read them:
-  // texts / doubles read as Text / Double, nulls tracked. The rest after a
-  // row where the scan gives up is read through sql on resume_db (nullptr:
-  // a connection of the reader's own). max_queued: ScanRead's (0: no
-  // thread). False, nothing started, when the table is not one the scan
-  // reads (the caller reads it through SQL).
-  bool StartScanOf(const std::shared_ptr<const SqliteFileMap>& file, std::string_view table,
-                   const std::vector<std::string_view>& names, const std::string& sql,
-                   SqliteDb* resume_db, const std::vector<std::string_view>& nulls,
-                   const std::vector<std::string_view>& texts,
-                   const std::vector<std::string_view>& doubles, PrefetchedRows* rows,
-                   size_t max_queued = 0);
+  // Starts *rows reading table from read.file as read.sql would read its
+  // result columns (read.names: the table's own, or those it lacks, which
+  // read as NULL); read's other fields as PrefetchedRows::StartScan takes
+  // them (the rest after a give-up through read.sql on read.db, ...). Fills
+  // in the plan and the path. False, nothing started, when there is no file
+  // or the table is not one the scan reads (the caller reads it through
+  // SQL).
+  bool StartScanOf(std::string_view table, ScanRead read, PrefetchedRows* rows);
   bool Finish(const SqliteStatement& st, std::string_view table, std::string* error);
 
   // Global string id of a StringIds id.

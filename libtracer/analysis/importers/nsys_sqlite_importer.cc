@@ -162,7 +162,15 @@ void NsysImporter::StartTable(std::string_view table, const std::vector<std::str
   // costs less than handing it to a thread (blocks of copies, their page
   // faults, the hand-over), 2.5x less CPU in all on the name-heavy
   // h100_2gpu_mfu.sqlite.
-  if (StartScanOf(file_, table, names, sql, &db_, nulls, texts, doubles, rows.get())) return;
+  ScanRead read;
+  read.file = file_;
+  read.names = names;
+  read.sql = sql;
+  read.db = &db_;
+  read.nulls = nulls;
+  read.texts = texts;
+  read.doubles = doubles;
+  if (StartScanOf(table, std::move(read), rows.get())) return;
   if (RowsAtMost(table) <= kReadNowRows) {
     // Read here, through this connection: a thread's connection would parse
     // the whole schema again (~0.3 ms) to step a few hundred rows.

@@ -468,8 +468,12 @@ bool NsysStreamer::PrescanTables(std::string* error) {
     }
     scan->sql = Select(t, names);
     // A table the scan cannot read is read through SQL on the thread.
-    scan->scanning = StartScanOf(file_, t, names, scan->sql, nullptr, {pid_column, "deviceId"}, {},
-                                 {}, &scan->rows);
+    ScanRead read;
+    read.file = file_;
+    read.names = names;
+    read.sql = scan->sql;
+    read.nulls = {pid_column, "deviceId"};
+    scan->scanning = StartScanOf(t, std::move(read), &scan->rows);
     scans.push_back(scan.get());
     prescans_[t] = std::move(scan);
   }
@@ -517,8 +521,14 @@ bool NsysStreamer::StartCursor(Cursor<PrefetchedRows>* c, const char* table, con
   // Read straight from the file, decoded on a thread a few blocks ahead of
   // the sweep (the aggregation of the rows costs this thread as much as
   // their decoding), the rest through SQL there should the scan give up.
-  if (in_order && StartScanOf(file_, table, names, Select(table, required, optional), &db_, nulls,
-                              {}, {}, &c->st, kQueuedBlocks)) {
+  ScanRead read;
+  read.file = file_;
+  read.names = names;
+  read.sql = Select(table, required, optional);
+  read.db = &db_;
+  read.nulls = nulls;
+  read.max_queued = kQueuedBlocks;
+  if (in_order && StartScanOf(table, std::move(read), &c->st)) {
     c->global_col = c->st.Column(pid_column);
   } else {
     const std::string sql =

@@ -293,10 +293,12 @@ class ThreadRing {
   // kMinWindowEvents (a thread that records little keeps a small
   // footprint) and doubles, up to kMaxWindowEvents, each time the producer
   // outran it (faulted slots in itself, PopulateFor: a burst faster than
-  // its average, or a writer slow to answer). A thread that stops leaves
-  // that much populated and unused; one that goes on asks for more, and
-  // while it asks in time, what it wrote since the last call is about half
-  // a window, so the window does not grow on its own.
+  // its average, or a writer slow to answer); all at most kMaxAheadEvents
+  // or a quarter of the ring.
+  // A thread that stops leaves that much populated and unused; one that goes
+  // on asks for more, and while it asks in time, what it wrote since the
+  // last call is about half a window, so the window does not grow on its
+  // own.
   // From the second lap on only drains call: eight times what the producer
   // wrote since the last (several flush intervals), at least
   // kMinWindowEvents. Never over slots the producer may not write yet.
@@ -326,6 +328,7 @@ class ThreadRing {
     if (first_lap) {
       ahead = std::max(window_, 2 * written);
       if (!first_call && elapsed > 0) ahead = std::max(ahead, written * kAheadNs / elapsed);
+      ahead = std::min<uint64_t>(ahead, std::max<uint64_t>(kMaxAheadEvents, capacity_ / 4));
     }
     const uint64_t free_slots = capacity_ - std::min<uint64_t>(capacity_, head - tail);
     ahead = std::min<uint64_t>(ahead, free_slots);
@@ -530,8 +533,13 @@ class ThreadRing {
   static constexpr uint64_t kMinWindowEvents = (64 << 10) / sizeof(Event);
   // ... growing up to this far when the producer outruns it ...
   static constexpr uint64_t kMaxWindowEvents = (2 << 20) / sizeof(Event);
-  // ... and covering what the producer writes in this long at its rate.
+  // ... and covering what the producer writes in this long at its rate ...
   static constexpr uint64_t kAheadNs = 4'000'000;
+  // ... but never more than this or a quarter of the ring, whichever is
+  // more, on the first lap: what a thread that stops may leave populated
+  // and unused (8 MiB of the default 32 MiB ring; a producer flat out here
+  // writes that in about 3.5 ms, and asks for more at half of it).
+  static constexpr uint64_t kMaxAheadEvents = (4 << 20) / sizeof(Event);
   // The writer publishes what it populated every this many events (128 KiB).
   static constexpr uint64_t kPopulateChunkEvents = (128 << 10) / sizeof(Event);
   // Where a fresh ring's producer first asks the writer to populate (32 KiB

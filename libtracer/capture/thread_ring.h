@@ -267,7 +267,12 @@ class ThreadRing {
   // (they read back as zeros, touched again only if a later owner fills
   // that far). Whole pages only.
   void ReleasePagesBeyond(uint64_t keep) noexcept {
-    const uint64_t used = std::min<uint64_t>(head_.load(std::memory_order_relaxed), capacity_);
+    // Touched: written, or faulted in ahead of the head (PrefaultAhead,
+    // PopulateFor).
+    const uint64_t used =
+        std::min<uint64_t>(std::max({head_.load(std::memory_order_relaxed), prefaulted_to_,
+                                     producer_populated_to_.load(std::memory_order_relaxed)}),
+                           capacity_);
     const uint64_t used_bytes = used * sizeof(Event);
     const uint64_t page = events_per_page_ * sizeof(Event);
     const uint64_t begin = (keep + page - 1) / page * page;

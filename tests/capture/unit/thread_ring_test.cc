@@ -207,6 +207,22 @@ TEST(ThreadRingPopulateTest, WriterFaultsPagesInAheadOfTheProducer) {
   EXPECT_GT(ring.populated_bytes(), 0u);
 }
 
+// A ring whose thread exited hands back, past the part kept for its next
+// owner, what was faulted in ahead of the head too, not only what was
+// written: a recycled state pins no window of its last owner.
+TEST(ThreadRingPopulateTest, ReleasingAnExitedRingDropsWhatWasPopulatedAhead) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  if (!KernelPopulates()) GTEST_SKIP() << "no MADV_POPULATE_WRITE (kernel before 5.14)";
+  ThreadRing ring(32 << 20);
+  uint64_t next = 0, expected = 0;
+  ASSERT_TRUE(PushNumbered(ring, 20000, &next));  // 625 KiB
+  DrainChecking(ring, &expected);                 // and populates 1.25 MiB ahead
+  ASSERT_TRUE(SlotsResident(ring, next, 2 * 20000));
+  constexpr uint64_t kKeep = 64 << 10;
+  ring.ReleasePagesBeyond(kKeep);
+  EXPECT_LE(ring.ResidentBytes(), kKeep);
+}
+
 // Replaces the ring's populate call for a test's lifetime.
 class FakePopulate {
  public:

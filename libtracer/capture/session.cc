@@ -335,6 +335,11 @@ void Session::DrainSoon() noexcept {
   writer_->RequestDrain();
 }
 
+void Session::PopulateSoon() noexcept {
+  if (shut_down_.load(std::memory_order_acquire)) return;
+  writer_->RequestPopulate();
+}
+
 void Session::OnThreadExit() noexcept {
   if (shut_down_.load(std::memory_order_acquire)) return;
   if (threads_->NoteExit()) writer_->RequestDrain();

@@ -89,6 +89,10 @@ class Session {
   // it soon rather than at the next flush interval. Only wakes the writer,
   // as DrainAfterTopLevelRange does.
   void DrainSoon() noexcept;
+  // A thread's ring needs more of its fresh pages faulted in ahead of it
+  // (thread_ring.h): the writer does it soon (Writer::RequestPopulate, a
+  // wake-up at most, as DrainSoon).
+  void PopulateSoon() noexcept;
   // A registered thread exited: once enough exited threads wait, the writer
   // is woken (as for DrainAfterTopLevelRange) to drain and recycle them, so
   // a program that churns threads holds states for about its live threads.

@@ -49,6 +49,36 @@ namespace tracer {
 // Never blocks, never throws.
 void RingPassedFillMark() noexcept;
 
+// Defined by the capture session (thread_state.cc): asks the writer to fault
+// in more of the calling thread's ring ahead of it (ThreadRing::PrefaultAhead)
+// soon. Only wakes the writer, as RingPassedFillMark does.
+void RingWantsPopulate() noexcept;
+
+// MADV_POPULATE_WRITE on [addr, addr + len) (page-aligned): 0, or -1 with
+// errno (EINVAL: a kernel before 5.14, which has no such advice).
+inline int RingPopulateBySystem(void* addr, size_t len) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  return madvise(addr, len, MADV_POPULATE_WRITE);
+#else
+  (void)addr;
+  (void)len;
+  errno = EINVAL;
+  return -1;
+#endif
+}
+
+// What every ring calls to fault pages in: a variable so that tests can make
+// it fail as an old kernel does.
+inline int (*g_ring_populate)(void* addr, size_t len) noexcept = &RingPopulateBySystem;
+
+// CLOCK_MONOTONIC in ns: the writer's clock for a producer's rate
+// (PrefaultAhead).
+inline uint64_t RingNowNs() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 // Bumped by the consumer each time it hands room back to a producer, in any
 // ring: a producer yields only while this moves (the writer works through
 // the rings one after the other, so one ring's tail may rest for a long
@@ -118,10 +148,17 @@ class ThreadRing {
     limit_ = 0;
     populated_end_ = 0;
     producer_populates_ = populate_supported_;
+    asked_at_ = ~uint64_t{0};
+    producer_populated_to_.store(0, std::memory_order_relaxed);
     consumed_ = 0;
     prefaulted_to_ = 0;
     populated_to_.store(0, std::memory_order_relaxed);
+    populating_to_.store(0, std::memory_order_relaxed);
+    request_at_.store(kFirstAskEvents, std::memory_order_relaxed);
     head_at_prefault_ = 0;
+    ns_at_prefault_ = 0;
+    producer_seen_ = 0;
+    window_ = kMinWindowEvents;
     released_to_ = 0;
     progress_seen_ = ~uint64_t{0};
     progress_ns_ = 0;
@@ -191,8 +228,11 @@ class ThreadRing {
     // about 14 ns of its 37 ns per range when a thread pushed flat out. Its
     // resident memory stays within its capacity; the first quieter drain
     // hands pages back again.
-    const bool release = release_consumed_ && !keep_pages && n < capacity_ / kBusyFraction &&
-                         head - tail <= fill_mark_;
+    // Read once: PrefaultAhead, which the caller may run on this ring from
+    // fn, clears it when the kernel cannot populate.
+    const bool page_tails = release_consumed_;
+    const bool release =
+        page_tails && !keep_pages && n < capacity_ / kBusyFraction && head - tail <= fill_mark_;
     uint64_t i = consumed_;
     while (i != head) {
       // A long drain (half a ring is milliseconds of decoding, more when
@@ -208,7 +248,7 @@ class ThreadRing {
         fn(slots_[i & mask_]);
       }
       consumed_ = i;
-      const uint64_t publish = release_consumed_ ? i - i % events_per_page_ : i;
+      const uint64_t publish = page_tails ? i - i % events_per_page_ : i;
       if (publish > tail) {
         if (release) {
           ReleaseSlots(tail, publish);
@@ -227,7 +267,12 @@ class ThreadRing {
   // (they read back as zeros, touched again only if a later owner fills
   // that far). Whole pages only.
   void ReleasePagesBeyond(uint64_t keep) noexcept {
-    const uint64_t used = std::min<uint64_t>(head_.load(std::memory_order_relaxed), capacity_);
+    // Touched: written, or faulted in ahead of the head (PrefaultAhead,
+    // PopulateFor).
+    const uint64_t used =
+        std::min<uint64_t>(std::max({head_.load(std::memory_order_relaxed), prefaulted_to_,
+                                     producer_populated_to_.load(std::memory_order_relaxed)}),
+                           capacity_);
     const uint64_t used_bytes = used * sizeof(Event);
     const uint64_t page = events_per_page_ * sizeof(Event);
     const uint64_t begin = (keep + page - 1) / page * page;
@@ -239,50 +284,77 @@ class ThreadRing {
   // Consumer: the ring's pages are not resident until written (thread
   // registration stays cheap, and ReleaseConsumed hands read pages back),
   // so the producer would take a page fault every page of events on its hot
-  // path. The writer faults pages in ahead of the producer instead
+  // path (about 1 us each here, most of it the kernel zeroing the page).
+  // The writer faults pages in ahead of the producer instead
   // (MADV_POPULATE_WRITE: the kernel maps them writable without touching
-  // their contents, so it may run while the producer writes): as far ahead
-  // as eight times what the producer wrote since the last call, at least
-  // 16 KiB (a thread that records little keeps a small footprint), never
-  // over slots the producer may not write yet.
+  // their contents, so it may run while the producer writes), at each drain
+  // and, on the first lap, whenever the producer asks (RingWantsPopulate:
+  // it got within half a window of the end of what is populated).
+  //
+  // How far ahead, on the first lap: what the producer writes in kAheadNs
+  // at its rate since the last call; twice what it wrote since the last
+  // call (a writer that was away long, busy or without a core, is likely to
+  // be away as long again); and at least window_, which starts at
+  // kMinWindowEvents (a thread that records little keeps a small
+  // footprint) and doubles, up to kMaxWindowEvents, each time the producer
+  // outran it (faulted slots in itself, PopulateFor: a burst faster than
+  // its average, or a writer slow to answer); all at most kMaxAheadEvents
+  // or a quarter of the ring.
+  // A thread that stops leaves that much populated and unused; one that goes
+  // on asks for more, and while it asks in time, what it wrote since the
+  // last call is about half a window, so the window does not grow on its
+  // own.
+  // From the second lap on only drains call: eight times what the producer
+  // wrote since the last (several flush intervals), at least
+  // kMinWindowEvents. Never over slots the producer may not write yet.
+  //
+  // In chunks of kPopulateChunkEvents, each published (populated_to_) as it
+  // is done: the producer writes the chunks done while later ones are
+  // populated, and a producer that overtook the writer is skipped over
+  // rather than raced page by page.
   void PrefaultAhead() noexcept {
     if (!populate_supported_) return;
+    const uint64_t now = RingNowNs();
     const uint64_t head = head_.load(std::memory_order_relaxed);
     const uint64_t tail = tail_.load(std::memory_order_relaxed);
     const uint64_t written = head - std::min(head, head_at_prefault_);
+    const uint64_t elapsed = now - std::min(now, ns_at_prefault_);
+    const bool first_call = ns_at_prefault_ == 0;
     head_at_prefault_ = head;
+    ns_at_prefault_ = now;
+    const bool first_lap = head < capacity_;
+    const uint64_t by_producer = producer_populated_to_.load(std::memory_order_relaxed);
+    if (first_lap && prefaulted_to_ != 0 &&
+        by_producer > std::max(prefaulted_to_, producer_seen_)) {
+      window_ = std::min(2 * window_, kMaxWindowEvents);  // outran: it faulted slots in itself
+    }
+    producer_seen_ = by_producer;
+    uint64_t ahead = std::max(kMinWindowEvents, 8 * written);
+    if (first_lap) {
+      ahead = std::max(window_, 2 * written);
+      if (!first_call && elapsed > 0) ahead = std::max(ahead, written * kAheadNs / elapsed);
+      ahead = std::min<uint64_t>(ahead, std::max<uint64_t>(kMaxAheadEvents, capacity_ / 4));
+    }
     const uint64_t free_slots = capacity_ - std::min<uint64_t>(capacity_, head - tail);
-    const uint64_t ahead =
-        std::min<uint64_t>(free_slots, std::max<uint64_t>((16 << 10) / sizeof(Event), 8 * written));
-    const uint64_t from = std::max(prefaulted_to_, head);
+    ahead = std::min<uint64_t>(ahead, free_slots);
     // Index j shares its slot with j - capacity_, which was written and,
     // when at or past released_to_, never handed back: such slots are
     // resident already (populating them again walks their page tables for
     // nothing, a few ns per range of a busy ring). Only the slots below
     // released_to_ + capacity_ may need faulting in.
     const uint64_t to = std::min(head + ahead, released_to_ + capacity_);
-    if (to <= from) return;
-    prefaulted_to_ = to;
-    populated_to_.store(to, std::memory_order_relaxed);
-    ForEachSlotRange(from, to, [this](uintptr_t begin, uintptr_t end) {
-#ifdef MADV_POPULATE_WRITE
-      const uint64_t page = events_per_page_ * sizeof(Event);
-      begin = begin / page * page;
-      end = (end + page - 1) / page * page;
-      if (populate_supported_ &&
-          madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) != 0 &&
-          errno == EINVAL) {
-        populate_supported_ = false;  // kernel before 5.14: faults stay inline
-      }
-      if (populate_supported_) populated_bytes_ += end - begin;
-#else
-      (void)begin;
-      (void)end;
-      populate_supported_ = false;
-#endif
-    });
+    const uint64_t from = std::max({prefaulted_to_, head, by_producer});
+    if (to > from) PopulateSlots(from, to);
+    if (first_lap && populate_supported_) {
+      const uint64_t end = std::max({prefaulted_to_, by_producer, head});
+      request_at_.store(end - std::min(end, ahead / 2), std::memory_order_relaxed);
+    }
     if (!populate_supported_) release_consumed_ = false;  // faults would land on the producer
   }
+
+  // False once the kernel refused MADV_POPULATE_WRITE (EINVAL: before
+  // 5.14): the ring's pages then fault in on the producer as it writes.
+  bool populate_supported() const noexcept { return populate_supported_; }
 
   // Producer: the slow half of HasRoom (past the fill mark by the cached
   // consumer position, or past the slots known to be faulted in). `end` =
@@ -328,42 +400,89 @@ class ThreadRing {
 
  private:
   // Producer, first lap only (fresh pages): makes sure the slots below `end`
-  // are faulted in and returns the index below which they are. The writer's
-  // PrefaultAhead keeps ahead when it has a core; when it does not (more
-  // producers than cores), the producer faults in the next
-  // kProducerPopulateBytes itself in one MADV_POPULATE_WRITE rather than
-  // taking a page fault every 128 events (measured here: 0.99 us a page
-  // populated in 64 KiB batches against 1.33 us a page faulted, most of both
-  // the kernel zeroing the page). Resident memory stays bounded: at most
-  // that much beyond what the producer wrote. From the second lap on, slots
+  // are faulted in and returns the bound for HasRoom's fast compare: the
+  // index below which they are, or the point at which to ask the writer for
+  // more (request_at_, half the writer's window before the end of what it
+  // populated: the writer then has half a window of the producer's time to
+  // answer). The writer's PrefaultAhead keeps ahead when it has a core; when
+  // it does not (more producers than cores, or a writer busy writing), the
+  // producer faults in the next kProducerPopulateBytes itself in one
+  // MADV_POPULATE_WRITE rather than taking a page fault every 128 events
+  // (measured here: 0.99 us a page populated in 64 KiB batches against
+  // 1.33 us a page faulted, most of both the kernel zeroing the page).
+  // Resident memory stays bounded: at most that much beyond what the
+  // producer wrote, or the writer's window. From the second lap on, slots
   // were written before and stay resident while the ring is busy (Drain):
   // the writer's window alone.
   __attribute__((noinline)) uint64_t PopulateFor(uint64_t end) noexcept {
-    const uint64_t by_writer = populated_to_.load(std::memory_order_relaxed);
+    const uint64_t by_writer = populated_to_.load(std::memory_order_acquire);
     if (by_writer > populated_end_) populated_end_ = by_writer;
-    if (end <= populated_end_) return populated_end_;
     if (end > capacity_) {  // past the first lap: the writer's window
       producer_populates_ = false;
       return ~uint64_t{0};
     }
+    // One ask per request point the writer set: a wake-up at most (never a
+    // wait), and none while the writer's answer is pending.
+    const uint64_t ask_at = request_at_.load(std::memory_order_relaxed);
+    if (ask_at != asked_at_ && end > ask_at) {
+      asked_at_ = ask_at;
+      RingWantsPopulate();
+    }
+    const auto bound = [&](uint64_t resident) {
+      return ask_at != asked_at_ && ask_at >= end ? std::min(resident, ask_at) : resident;
+    };
+    if (end <= populated_end_) return bound(populated_end_);
+    // The writer is populating the chunk that holds `end` right now: the
+    // producer writes behind its cursor, which outruns it (a page fault at
+    // most on the pages it has not reached yet), rather than populating the
+    // same pages again beside it.
+    const uint64_t in_progress = populating_to_.load(std::memory_order_relaxed);
+    if (end <= in_progress) return bound(in_progress);
     const uint64_t page = events_per_page_;
     const uint64_t from =
         std::max(populated_end_, head_.load(std::memory_order_relaxed)) / page * page;
     const uint64_t to = std::min<uint64_t>(
         capacity_, (end + page - 1) / page * page + kProducerPopulateBytes / sizeof(Event));
-#ifdef MADV_POPULATE_WRITE
-    if (madvise(slots_ + from, (to - from) * sizeof(Event), MADV_POPULATE_WRITE) != 0 &&
-        errno == EINVAL) {
+    if (g_ring_populate(slots_ + from, (to - from) * sizeof(Event)) != 0 && errno == EINVAL) {
       producer_populates_ = false;  // kernel before 5.14: faults stay inline
       return ~uint64_t{0};
     }
-#endif
     populated_end_ = to;
+    producer_populated_to_.store(to, std::memory_order_relaxed);
     if (to == capacity_) {
       producer_populates_ = false;  // the whole first lap is faulted in
       return ~uint64_t{0};
     }
-    return to;
+    return bound(to);
+  }
+
+  // Consumer: faults in the slots of [from, to) (at most a lap) chunk by
+  // chunk, starting each past the producer's head and what it faulted in
+  // itself, and publishes each chunk's end (populated_to_) once done.
+  void PopulateSlots(uint64_t from, uint64_t to) noexcept {
+    const uint64_t page = events_per_page_;
+    for (uint64_t at = from; at < to;) {
+      at = std::max({at, head_.load(std::memory_order_relaxed) / page * page,
+                     producer_populated_to_.load(std::memory_order_relaxed)});
+      if (at >= to) break;
+      const uint64_t stop = std::min(to, at + kPopulateChunkEvents);
+      populating_to_.store(stop, std::memory_order_relaxed);
+      ForEachSlotRange(at, stop, [this](uintptr_t begin, uintptr_t end) {
+        const uint64_t page_bytes = events_per_page_ * sizeof(Event);
+        begin = begin / page_bytes * page_bytes;
+        end = (end + page_bytes - 1) / page_bytes * page_bytes;
+        if (!populate_supported_) return;
+        if (g_ring_populate(reinterpret_cast<void*>(begin), end - begin) != 0 && errno == EINVAL) {
+          populate_supported_ = false;  // kernel before 5.14: faults stay inline
+          return;
+        }
+        populated_bytes_ += end - begin;
+      });
+      if (!populate_supported_) return;
+      prefaulted_to_ = stop;
+      populated_to_.store(stop, std::memory_order_release);
+      at = stop;
+    }
   }
 
   // Past the yield mark: one sched_yield, unless the writer is stuck (then
@@ -414,6 +533,24 @@ class ThreadRing {
   static constexpr uint64_t kBusyFraction = 8;
   // What the producer faults in at once on its first lap (PopulateFor).
   static constexpr uint64_t kProducerPopulateBytes = 64 << 10;
+  // The writer's populating window (PrefaultAhead): at least this far ahead
+  // of the head...
+  static constexpr uint64_t kMinWindowEvents = (64 << 10) / sizeof(Event);
+  // ... growing up to this far when the producer outruns it ...
+  static constexpr uint64_t kMaxWindowEvents = (2 << 20) / sizeof(Event);
+  // ... and covering what the producer writes in this long at its rate ...
+  static constexpr uint64_t kAheadNs = 4'000'000;
+  // ... but never more than this or a quarter of the ring, whichever is
+  // more, on the first lap: what a thread that stops may leave populated
+  // and unused (8 MiB of the default 32 MiB ring; a producer flat out here
+  // writes that in about 3.5 ms, and asks for more at half of it).
+  static constexpr uint64_t kMaxAheadEvents = (4 << 20) / sizeof(Event);
+  // The writer publishes what it populated every this many events (128 KiB).
+  static constexpr uint64_t kPopulateChunkEvents = (128 << 10) / sizeof(Event);
+  // Where a fresh ring's producer first asks the writer to populate (32 KiB
+  // in, half its own first batch): a thread that records a few hundred
+  // ranges and exits wakes nobody.
+  static constexpr uint64_t kFirstAskEvents = (32 << 10) / sizeof(Event);
   // Events Drain loads ahead of the one it decodes (1 KiB).
   static constexpr uint64_t kPrefetchAhead = 32;
   // Events between the tails a busy drain publishes as it goes (a power of
@@ -452,8 +589,11 @@ class ThreadRing {
   alignas(64) std::atomic<uint64_t> head_{0};
   uint64_t limit_ = 0;  // HasRoom's fast bound (HasRoomPastMark)
   uint64_t cached_tail_ = 0;
-  uint64_t populated_end_ = 0;             // slots of indices below it are faulted in
-  bool producer_populates_ = true;         // PopulateFor: first lap, kernel supports it
+  uint64_t populated_end_ = 0;        // slots of indices below it are faulted in
+  bool producer_populates_ = true;    // PopulateFor: first lap, kernel supports it
+  uint64_t asked_at_ = ~uint64_t{0};  // the request_at_ the producer last asked at
+  // populated_end_ after the producer faulted slots in itself, for the writer.
+  std::atomic<uint64_t> producer_populated_to_{0};
   uint64_t progress_seen_ = ~uint64_t{0};  // YieldToWriter: g_ring_writer_progress seen
   uint64_t progress_ns_ = 0;               // when it last moved
   uint64_t yields_ = 0;
@@ -462,10 +602,17 @@ class ThreadRing {
   uint64_t consumed_ = 0;          // events read (tail_ trails it by less than a page)
   uint64_t prefaulted_to_ = 0;     // slots of indices below it were populated
   uint64_t head_at_prefault_ = 0;  // head seen by the last PrefaultAhead
-  uint64_t released_to_ = 0;       // end of the last slots handed back (Drain)
-  uint64_t populated_bytes_ = 0;   // populated_bytes()
-  // prefaulted_to_, published for the producer's PopulateFor.
+  uint64_t ns_at_prefault_ = 0;    // when (RingNowNs), 0 before the first
+  uint64_t producer_seen_ = 0;     // producer_populated_to_ it saw
+  uint64_t window_ = kMinWindowEvents;
+  uint64_t released_to_ = 0;      // end of the last slots handed back (Drain)
+  uint64_t populated_bytes_ = 0;  // populated_bytes()
+  // prefaulted_to_, published for the producer's PopulateFor, and where
+  // the producer is to ask for more.
   std::atomic<uint64_t> populated_to_{0};
+  std::atomic<uint64_t> request_at_{kFirstAskEvents};
+  // The end of the chunk PopulateSlots is faulting in now (or did last).
+  std::atomic<uint64_t> populating_to_{0};
   bool populate_supported_ = true;
 };
 

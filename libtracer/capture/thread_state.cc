@@ -83,6 +83,11 @@ void RingPassedFillMark() noexcept {
   if (s) s->DrainSoon();
 }
 
+void RingWantsPopulate() noexcept {
+  Session* s = Session::Instance();
+  if (s) s->PopulateSoon();
+}
+
 namespace internal {
 
 constinit thread_local ThreadState* t_current_state __attribute__((tls_model("initial-exec"))) =

@@ -133,6 +133,38 @@ void Writer::RequestDrain() noexcept {
   Wake();
 }
 
+void Writer::RequestPopulate() noexcept {
+  if (populate_requested_.load(std::memory_order_relaxed)) return;
+  if (populate_requested_.exchange(true, std::memory_order_acq_rel)) return;
+  Wake();
+}
+
+void Writer::PrefaultRing(ThreadState* t) noexcept {
+  ThreadRing& ring = t->ring();
+  ring.PrefaultAhead();
+  if (!ring.populate_supported() && !populate_unsupported_logged_) {
+    populate_unsupported_logged_ = true;
+    LogOnce("ring-populate", LogLevel::kDebug,
+            "the kernel has no MADV_POPULATE_WRITE (Linux 5.14 or later): NVTX buffer pages "
+            "are faulted in by the recording threads as they write");
+  }
+}
+
+void Writer::PopulateRings(const std::vector<ThreadState*>& rings) noexcept {
+  populate_requested_.store(false, std::memory_order_release);
+  for (ThreadState* t : rings) PrefaultRing(t);
+}
+
+void Writer::PopulatePass() {
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  if (finished_writing_) {
+    populate_requested_.store(false, std::memory_order_release);
+    return;
+  }
+  threads_->Snapshot(&populate_snapshot_);
+  PopulateRings(populate_snapshot_);
+}
+
 void Writer::Loop() {
   const uint64_t interval_ns = uint64_t{flush_interval_ms_} * 1000000ull;
   uint64_t last_drain_ns = SteadyNs();
@@ -141,6 +173,10 @@ void Writer::Loop() {
     bool stopping;
     while (true) {
       const uint32_t seen = wake_seq_.load(std::memory_order_acquire);
+      // Before anything else: a producer is about to fault pages in itself.
+      // (A request made during the pass moves wake_seq_ past `seen`: the
+      // wait below returns at once and the next round takes it.)
+      if (populate_requested_.load(std::memory_order_acquire)) PopulatePass();
       {
         std::lock_guard<std::mutex> lock(mu_);
         target = flush_requested_;
@@ -302,7 +338,12 @@ void Writer::DrainThread(ThreadState* t) {
   t->ring().Drain(
       [&](const Event& e) {
         decoder_.Consume(id, e);
-        if (++n % 4096 == 0) MaybeCutFrame();
+        if (++n % kDrainEventsPerPopulateCheck == 0) {
+          MaybeCutFrame();
+          // A long drain (a ring holding megabytes) does not keep other
+          // producers, or this one, waiting for their pages.
+          if (populate_requested_.load(std::memory_order_relaxed)) PopulateRings(snapshot_);
+        }
       },
       info.keep_pages);
   ThreadInfo& after = thread_info_[id];  // the reference may have moved
@@ -315,7 +356,7 @@ void Writer::DrainThread(ThreadState* t) {
                                             static_cast<double>(now - after.last_drain_ns);
   }
   after.last_drain_ns = now;
-  t->ring().PrefaultAhead();
+  PrefaultRing(t);
   CollectThreadCounters(t);
   MaybeCutFrame();
 }

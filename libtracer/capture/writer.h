@@ -72,6 +72,14 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // already pending).
   void RequestDrain() noexcept;
   static constexpr uint64_t kMinRequestedGapNs = 1000000;
+  // Asks the writer thread to fault in ring pages ahead of their producers
+  // soon (ThreadRing::PrefaultAhead on every ring), without a drain: a
+  // producer on its ring's first lap got near the end of what is populated.
+  // Same contract as RequestDrain (no lock, no write(), no allocation, at
+  // most one futex wake per pass). A writer in the middle of a drain
+  // populates within kDrainEventsPerPopulateCheck events.
+  void RequestPopulate() noexcept;
+  static constexpr size_t kDrainEventsPerPopulateCheck = 4096;
   // Final drain and footer, then the file is closed. False when the writer
   // thread did not finish within timeout_ms (it is then abandoned).
   bool Stop(uint32_t timeout_ms);
@@ -176,6 +184,13 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   void EmitFrame();
   // Drains t's ring through the decoder, then its counters.
   void DrainThread(ThreadState* t);
+  // ThreadRing::PrefaultAhead on t's ring (the writer thread, under
+  // drain_mu_); says once, at debug level, when the kernel cannot populate.
+  void PrefaultRing(ThreadState* t) noexcept;
+  // PrefaultRing on each of `rings`, after clearing populate_requested_.
+  void PopulateRings(const std::vector<ThreadState*>& rings) noexcept;
+  // A pass of PopulateRings over the live threads, outside a drain.
+  void PopulatePass();
   void CollectThreadCounters(ThreadState* t);
   // The one line that says how many NVTX events full rings dropped, why, and
   // the `tracer run` option that avoids it (at the first drop, and at exit).
@@ -245,6 +260,9 @@ class Writer final : public RecordSink, private EventDecoder::Output {
   // signal takes an internal lock): Wake bumps it and wakes the thread.
   std::atomic<uint32_t> wake_seq_{0};
   std::atomic<bool> drain_requested_{false};
+  std::atomic<bool> populate_requested_{false};
+  std::vector<ThreadState*> populate_snapshot_;  // PopulatePass
+  bool populate_unsupported_logged_ = false;
   uint64_t last_requested_drain_ns_ = 0;  // writer thread only (CLOCK_MONOTONIC)
   uint64_t flush_requested_ = 0;
   uint64_t flush_done_ = 0;

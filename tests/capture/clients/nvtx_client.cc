@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -507,6 +508,33 @@ int Burst(int threads, long n, long ns_per_range) {
   return 0;
 }
 
+// fresh_ring_faults B P S: a new thread pushes B bursts of P ranges, S us
+// apart, through its fresh ring, and says on stderr how many minor page
+// faults it took meanwhile ("faults N"): the pages it writes are to be faulted
+// in ahead of it by the writer thread, not by it.
+int FreshRingFaults(long bursts, long pairs, long sleep_us) {
+  long faults = -1;
+  std::thread producer([&] {
+    nvtxRangePushA("f");  // registers the thread: its ring
+    nvtxRangePop();
+    rusage before;
+    getrusage(RUSAGE_THREAD, &before);
+    for (long b = 0; b < bursts; ++b) {
+      for (long i = 0; i < pairs; ++i) {
+        nvtxRangePushA("f");
+        nvtxRangePop();
+      }
+      usleep(static_cast<useconds_t>(sleep_us));
+    }
+    rusage after;
+    getrusage(RUSAGE_THREAD, &after);
+    faults = after.ru_minflt - before.ru_minflt;
+  });
+  producer.join();
+  fprintf(stderr, "faults %ld\n", faults);
+  return 0;
+}
+
 // names: pushes from reused buffers whose text changes under one address
 // (as Python and PyTorch build names), of every length class the tracer's
 // name caches treat apart (under 8 bytes, inline, longer, longer than a
@@ -574,6 +602,9 @@ int main(int argc, char** argv) {
     return Stress(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atoi(argv[3]) : 1000);
   if (mode == "burst" && argc > 3) {
     return Burst(atoi(argv[2]), atol(argv[3]), argc > 4 ? atol(argv[4]) : 0);
+  }
+  if (mode == "fresh_ring_faults" && argc > 4) {
+    return FreshRingFaults(atol(argv[2]), atol(argv[3]), atol(argv[4]));
   }
   if (mode == "fork") return Fork();
   if (mode == "exit_open") return ExitOpen();

@@ -4,6 +4,7 @@
 // `tracer run` option that avoids them.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "tests/capture/e2e/e2e_util.h"
@@ -32,6 +33,33 @@ TEST(BurstE2E, TwoHundredThousandQuickRangesLoseNothingAtDefaults) {
     EXPECT_EQ(t.footer.dropped_by_cause_size(), 0) << "threads=" << threads;
     EXPECT_EQ(CountByName(t)["q"], static_cast<size_t>(threads * n)) << "threads=" << threads;
   }
+}
+
+// A thread's fresh ring is faulted in ahead of it by the writer thread,
+// which the thread asks as it nears the end of what is populated (no flush
+// interval comes in the way: 60 s). 128 bursts of 1,024 ranges, 1 ms apart,
+// write 8 MiB, 2,048 pages: the thread faulting them in itself (as without
+// the writer's populating) takes a minor fault for each; here it takes a
+// few while the writer's window grows to its pace. Nothing is lost.
+TEST(BurstE2E, WriterFaultsAFreshRingInAheadOfItsThread) {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "a sanitizer's shadow memory faults in as the thread writes";
+#endif
+  TempDir dir;
+  const long bursts = 128, pairs = 1024;
+  const long pages = bursts * pairs * 64 / 4096;
+  RunResult r = RunProgram(
+      {NVTX_CLIENT, "fresh_ring_faults", std::to_string(bursts), std::to_string(pairs), "1000"},
+      {{"TRACER_OUTPUT", dir.File("p.trace")}, {"TRACER_FLUSH_INTERVAL_MS", "60000"}},
+      LoadPath::kNvtxInjectionEnv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  long faults = -1;
+  ASSERT_EQ(std::sscanf(r.err.c_str(), "faults %ld", &faults), 1) << r.err;
+  EXPECT_LT(faults, pages / 4) << "of " << pages << " pages written";
+  ParsedTrace t = ReadTraceFile(dir.File("p.trace"));
+  ExpectWellFormed(t);
+  EXPECT_EQ(t.footer.dropped_by_cause_size(), 0);
+  EXPECT_EQ(CountByName(t)["f"], static_cast<size_t>(bursts * pairs + 1));
 }
 
 // The fill mark wakes the writer long before the flush interval: a 1 MiB

@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 namespace tracer {
 namespace {
@@ -132,6 +136,137 @@ TEST(ThreadRingLapsTest, ProducerFaultsItsFirstLapInInBoundedBatches) {
   }
   DrainChecking(ring, &expected);
   EXPECT_EQ(expected, next);
+}
+
+bool KernelPopulates() {
+  constexpr size_t kPage = 4096;
+  void* probe = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (probe == MAP_FAILED) return false;
+  const bool populate = RingPopulateBySystem(probe, kPage) == 0;
+  munmap(probe, kPage);
+  return populate;
+}
+
+// Whether every page of the ring's slots [from, from + n) is resident.
+bool SlotsResident(ThreadRing& ring, uint64_t from, uint64_t n) {
+  constexpr uintptr_t kPage = 4096;
+  const auto begin = reinterpret_cast<uintptr_t>(ring.SlotAt(from)) / kPage * kPage;
+  const auto end = reinterpret_cast<uintptr_t>(ring.SlotAt(from) + n);
+  std::vector<unsigned char> pages((end - begin + kPage - 1) / kPage);
+  if (mincore(reinterpret_cast<void*>(begin), end - begin, pages.data()) != 0) return false;
+  for (unsigned char p : pages) {
+    if (!(p & 1)) return false;
+  }
+  return true;
+}
+
+long ThreadMinorFaults() {
+  rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_minflt;
+}
+
+// The writer's PrefaultAhead faults a fresh ring's pages in ahead of its
+// producer: a producer thread pushes 32 KiB batches through a 32 MiB ring,
+// and after each the writer (this thread) drains and populates ahead.
+// mincore shows a window of at least 64 KiB past the head resident after
+// each pass, and the producer takes no page fault after its first batch
+// (minor faults of its thread, which count the pages it faults in itself
+// by MADV_POPULATE_WRITE too). With PrefaultAhead doing nothing, the
+// producer faults in every page itself: 8 a batch, 1,016 in all.
+TEST(ThreadRingPopulateTest, WriterFaultsPagesInAheadOfTheProducer) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  if (!KernelPopulates()) GTEST_SKIP() << "no MADV_POPULATE_WRITE (kernel before 5.14)";
+  ThreadRing ring(32 << 20);
+  constexpr uint64_t kBatch = 1024, kBatches = 128, kWindow = (64 << 10) / sizeof(Event);
+  std::atomic<uint64_t> batches_pushed{0}, batches_drained{0};
+  long producer_faults = -1;
+  uint64_t next = 0, expected = 0;
+  std::thread producer([&] {
+    long faults_after_first = 0;
+    for (uint64_t b = 0; b < kBatches; ++b) {
+      while (batches_drained.load(std::memory_order_acquire) < b) std::this_thread::yield();
+      if (b == 1) faults_after_first = ThreadMinorFaults();
+      if (!PushNumbered(ring, kBatch, &next)) return;
+      batches_pushed.store(b + 1, std::memory_order_release);
+    }
+    producer_faults = ThreadMinorFaults() - faults_after_first;
+  });
+  uint64_t first_gap = kBatches;  // the first pass that left pages ahead not resident
+  for (uint64_t b = 0; b < kBatches; ++b) {
+    while (batches_pushed.load(std::memory_order_acquire) <= b) std::this_thread::yield();
+    DrainChecking(ring, &expected);
+    if (first_gap == kBatches && !SlotsResident(ring, (b + 1) * kBatch, kWindow)) first_gap = b;
+    batches_drained.store(b + 1, std::memory_order_release);
+  }
+  producer.join();
+  EXPECT_EQ(first_gap, kBatches) << "after batch " << first_gap;
+  EXPECT_EQ(expected, kBatch * kBatches);
+  EXPECT_GE(producer_faults, 0);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  // (A sanitizer's shadow memory faults in as the producer writes.)
+  EXPECT_LE(producer_faults, 2);  // a stack page or two, not the ring's
+#endif
+  EXPECT_GT(ring.populated_bytes(), 0u);
+}
+
+// A ring whose thread exited hands back, past the part kept for its next
+// owner, what was faulted in ahead of the head too, not only what was
+// written: a recycled state pins no window of its last owner.
+TEST(ThreadRingPopulateTest, ReleasingAnExitedRingDropsWhatWasPopulatedAhead) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  if (!KernelPopulates()) GTEST_SKIP() << "no MADV_POPULATE_WRITE (kernel before 5.14)";
+  ThreadRing ring(32 << 20);
+  uint64_t next = 0, expected = 0;
+  ASSERT_TRUE(PushNumbered(ring, 20000, &next));  // 625 KiB
+  DrainChecking(ring, &expected);                 // and populates 1.25 MiB ahead
+  ASSERT_TRUE(SlotsResident(ring, next, 2 * 20000));
+  constexpr uint64_t kKeep = 64 << 10;
+  ring.ReleasePagesBeyond(kKeep);
+  EXPECT_LE(ring.ResidentBytes(), kKeep);
+}
+
+// Replaces the ring's populate call for a test's lifetime.
+class FakePopulate {
+ public:
+  explicit FakePopulate(int (*fake)(void*, size_t) noexcept) { g_ring_populate = fake; }
+  ~FakePopulate() { g_ring_populate = &RingPopulateBySystem; }
+  FakePopulate(const FakePopulate&) = delete;
+  FakePopulate& operator=(const FakePopulate&) = delete;
+};
+
+std::atomic<int> g_refused_populates{0};
+int RefusePopulate(void*, size_t) noexcept {
+  g_refused_populates.fetch_add(1);
+  errno = EINVAL;  // as a kernel before 5.14 answers MADV_POPULATE_WRITE
+  return -1;
+}
+
+// A kernel without MADV_POPULATE_WRITE: the producer and the writer each
+// try once, then neither asks again; pages fault in as written, every event
+// comes back in order over several laps, and a drained ring keeps its pages
+// (handing them back would move their faults onto the producer each lap).
+TEST(ThreadRingPopulateTest, KernelWithoutPopulateFallsBackToFaults) {
+  FakePopulate fake(&RefusePopulate);
+  g_refused_populates = 0;
+  ThreadRing ring(1 << 20);  // 32 k events
+  EXPECT_TRUE(ring.populate_supported());
+  const uint64_t cap = ring.capacity();
+  uint64_t next = 0, expected = 0;
+  while (next < 4 * cap) {
+    ASSERT_TRUE(PushNumbered(ring, 4096, &next));
+    DrainChecking(ring, &expected);
+  }
+  EXPECT_EQ(expected, next);
+  EXPECT_FALSE(ring.populate_supported());
+  EXPECT_EQ(ring.populated_bytes(), 0u);
+  EXPECT_EQ(g_refused_populates.load(), 2);
+  EXPECT_EQ(ring.ResidentBytes(), cap * sizeof(Event));
+  // A recycled ring does not try again.
+  ring.Reset();
+  ASSERT_TRUE(PushNumbered(ring, 4096, &next));
+  ring.PrefaultAhead();
+  EXPECT_EQ(g_refused_populates.load(), 2);
 }
 
 // A busy ring (drains that each read an eighth of it or more: a thread

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -529,6 +530,46 @@ TEST(WriterTest, WriterThreadFailureDoesNotMakeStopWait) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   testing::ParsedTrace p = testing::ReadTraceFile(path);
   EXPECT_TRUE(p.magic_ok && p.has_header && !p.has_footer);
+  unlink(path.c_str());
+}
+
+// RequestPopulate (a producer nearing the end of the populated part of its
+// fresh ring) makes the writer thread fault that ring's pages in ahead of
+// the head, at once and without a drain: with a 60 s flush interval only the
+// request makes it run, and the events are all still in the ring after.
+TEST(WriterTest, RequestPopulateFaultsRingPagesInAheadWithoutADrain) {
+  if (sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "page size is not 4 KiB";
+  void* probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(probe, MAP_FAILED);
+  const bool populate = RingPopulateBySystem(probe, 4096) == 0;
+  munmap(probe, 4096);
+  if (!populate) GTEST_SKIP() << "no MADV_POPULATE_WRITE (kernel before 5.14)";
+  std::string path = TempPath("populate.trace");
+  ThreadRegistry registry(32 << 20);
+  ThreadState* t = registry.Register(1, 1);
+  const uint64_t events = 4000;  // 125 KiB; the producer faulted in 136 KiB itself
+  for (uint64_t i = 0; i < events / 2; ++i) {
+    ASSERT_TRUE(t->Append(MakeEvent(EventType::kPush, 10 + 2 * i, 1 + i, Id("p"))));
+    ASSERT_TRUE(t->Append(MakeEvent(EventType::kPop, 11 + 2 * i, 1 + i)));
+  }
+  const uint64_t resident_before = t->ring().ResidentBytes();
+  Writer writer(&registry, 60000);
+  std::string error;
+  ASSERT_TRUE(writer.Begin(path, TestHeader(), &error));
+  writer.StartThread();
+  writer.RequestPopulate();
+  // At least twice what was written since the writer last looked, past the
+  // head: 3 x 4,000 events in all (10 s at most on a loaded machine).
+  const uint64_t want = 3 * events * sizeof(Event);
+  ASSERT_LT(resident_before, want);  // what the producer faulted in itself
+  for (int i = 0; i < 1000 && t->ring().ResidentBytes() < want; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(t->ring().ResidentBytes(), want) << "before the request: " << resident_before;
+  EXPECT_EQ(t->ring().SizeApprox(), events);  // not drained
+  EXPECT_TRUE(writer.Stop(10000));
+  testing::ParsedTrace p = testing::ReadTraceFile(path);
+  EXPECT_EQ(p.ranges.size(), events / 2);
   unlink(path.c_str());
 }
 

@@ -492,31 +492,53 @@ inline __attribute__((always_inline)) bool DefaultPushRecords(uint32_t name) noe
          g_default_domain_enabled.load(std::memory_order_relaxed) && FastTicksReady();
 }
 
-// A push of a cached name: recorded inline when that is all it takes.
-inline __attribute__((always_inline)) int PushDefault(ThreadState* ts, uint32_t name) noexcept {
+// A push of a cached name at `now` (the TSC, read at the call): recorded
+// inline when that is all it takes.
+inline __attribute__((always_inline)) int PushDefaultAt(ThreadState* ts, uint32_t name,
+                                                        uint64_t now) noexcept {
   if (__builtin_expect(!DefaultPushRecords(name), 0)) return RangePushNamedSlow(ts, name);
-  return ts->TryPushRecorded(kDefaultDomainId, name, FastTicks,
-                             [=]() noexcept { return RangePushNamedSlow(ts, name); });
+  return ts->TryPushRecorded(
+      kDefaultDomainId, name, [now]() noexcept { return now; },
+      [=]() noexcept { return RangePushNamedSlow(ts, name); });
 }
 
 // RangePushA when the name was not the predicted one: its address's home
 // entry, else the full path.
-__attribute__((noinline)) int RangePushAHome(ThreadState* ts, const char* m) noexcept {
+__attribute__((noinline)) int RangePushAHome(ThreadState* ts, const char* m,
+                                             uint64_t now) noexcept {
   const uint64_t name = ts->TryHomeNameId(m);
   if (__builtin_expect(name == ThreadState::kNoNameId, 0)) return RangePushASlow(m);
-  return PushDefault(ts, static_cast<uint32_t>(name));
+  return PushDefaultAt(ts, static_cast<uint32_t>(name), now);
+}
+
+// RangePushA where ticks are not the TSC: the name from the caches, the
+// push (and its clock read) on the full path.
+__attribute__((noinline)) int RangePushANoTsc(ThreadState* ts, const char* m) noexcept {
+  uint64_t name = ts->TryPredictedNameId(m);
+  if (name == ThreadState::kNoNameId) name = ts->TryHomeNameId(m);
+  if (name == ThreadState::kNoNameId) return RangePushASlow(m);
+  return RangePushNamedSlow(ts, static_cast<uint32_t>(name));
 }
 
 // The push+pop hot path (docs/design.md s.7): the common case, the name
 // predicted (names come back in the order they came) and recorded in an
 // open window, inline and outside the guard (it cannot throw: no
 // allocation, no call); anything else takes the full path.
+//
+// The TSC is read first, before the name is looked up: the read takes
+// longer than the lookup and does not depend on it, so the two overlap.
+// Read after it, the whole lookup came on top of the read (measured by
+// leaving the lookup out: 3 ns of a push+pop with one name, 6 ns with
+// 5,000 names cycling); read first, 1-2 ns of that is gone. The range
+// starts at the call, a few ns earlier than before.
 int NVTX_API RangePushA(const char* m) noexcept {
   ThreadState* ts = internal::t_current_state;
   if (__builtin_expect(ts == nullptr || m == nullptr, 0)) return RangePushASlow(m);
+  if (__builtin_expect(!FastTicksReady(), 0)) return RangePushANoTsc(ts, m);
+  const uint64_t now = FastTicks();
   const uint64_t name = ts->TryPredictedNameId(m);
-  if (__builtin_expect(name == ThreadState::kNoNameId, 0)) return RangePushAHome(ts, m);
-  return PushDefault(ts, static_cast<uint32_t>(name));
+  if (__builtin_expect(name == ThreadState::kNoNameId, 0)) return RangePushAHome(ts, m, now);
+  return PushDefaultAt(ts, static_cast<uint32_t>(name), now);
 }
 int NVTX_API RangePushW(const wchar_t* m) noexcept {
   return Guarded(

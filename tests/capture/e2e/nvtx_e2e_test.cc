@@ -766,10 +766,15 @@ TEST(InjectionLibrary, TestHooksOnlyInTheTestVariant) {
 // nvtx_client names: the name caches key ASCII names by address and check
 // the text; a buffer reused with other text (shorter, longer, longer than a
 // page, non-ASCII bytes), wide names and 8 threads' reused buffers all give
-// each range the name its text had when it was pushed, in push order.
-TEST(NvtxE2E, ReusedBuffersNameEveryRangeByItsText) {
+// each range the name its text had when it was pushed, in push order; with
+// ticks from the TSC (the push's inline path) and from clock_gettime (its
+// own path, TRACER_CLOCK=monotonic) alike.
+class ReusedBuffersTest : public ::testing::TestWithParam<const char*> {};
+INSTANTIATE_TEST_SUITE_P(EveryClock, ReusedBuffersTest, ::testing::Values("auto", "monotonic"));
+TEST_P(ReusedBuffersTest, ReusedBuffersNameEveryRangeByItsText) {
   TempDir dir;
-  RunResult r = RunProgram({NVTX_CLIENT, "names"}, {{"TRACER_OUTPUT", dir.File("t.trace")}},
+  RunResult r = RunProgram({NVTX_CLIENT, "names"},
+                           {{"TRACER_OUTPUT", dir.File("t.trace")}, {"TRACER_CLOCK", GetParam()}},
                            LoadPath::kNvtxInjectionEnv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ParsedTrace t = ReadTraceFile(dir.File("t.trace"));

@@ -57,6 +57,20 @@ void DurationAccumulator::AddSlow(int64_t v) {
   }
 }
 
+void DurationAccumulator::Clear(size_t keep_capacity) {
+  count_ = 0;
+  sum_ = 0;
+  sum_sq_ = 0;
+  min_ = max_ = 0;
+  binned_ = false;
+  if (values_.capacity() > keep_capacity) {
+    std::vector<int64_t>().swap(values_);
+  } else {
+    values_.clear();
+  }
+  std::vector<uint64_t>().swap(histogram_);
+}
+
 void DurationAccumulator::Merge(const DurationAccumulator& other) {
   if (other.count_ == 0) return;
   if (count_ == 0) {

@@ -26,53 +26,98 @@ void StreamAggregator::SetLimits(size_t max_pending_launches, size_t max_orphan_
 }
 
 DurationAccumulator& StreamAggregator::Node::KernelDurations(uint32_t name) {
-  if (last_kernel < kernel_durations.size() && kernel_durations[last_kernel].first == name) {
+  if (last_kernel < kernel_names && kernel_durations[last_kernel].first == name) {
     return kernel_durations[last_kernel].second;
   }
-  for (size_t i = 0; i < kernel_durations.size(); ++i) {
+  for (size_t i = 0; i < kernel_names; ++i) {
     if (kernel_durations[i].first == name) {
       last_kernel = i;
       return kernel_durations[i].second;
     }
   }
-  last_kernel = kernel_durations.size();
-  return kernel_durations.emplace_back(name, DurationAccumulator()).second;
+  last_kernel = kernel_names++;
+  if (last_kernel == kernel_durations.size()) {
+    return kernel_durations.emplace_back(name, DurationAccumulator()).second;
+  }
+  kernel_durations[last_kernel].first = name;
+  return kernel_durations[last_kernel].second;  // cleared by Reset
+}
+
+void StreamAggregator::Node::Reset() {
+  // What a node of a typical instance holds stays allocated for the next
+  // one; a large one (a long range's) is given back, so that the pool's
+  // memory stays about (peak nodes) x (a typical node).
+  constexpr size_t kKeepIntervals = 1024, kKeepNames = 16, kKeepValues = 256;
+  const size_t names = kernel_names;
+  std::vector<uint32_t> keep_streams = std::move(streams);
+  std::vector<std::pair<uint64_t, uint64_t>> keep_intervals = std::move(intervals);
+  std::vector<std::pair<uint32_t, DurationAccumulator>> keep_durations =
+      std::move(kernel_durations);
+  *this = Node();
+  keep_streams.clear();
+  streams = std::move(keep_streams);
+  if (keep_intervals.capacity() <= kKeepIntervals) {
+    keep_intervals.clear();
+    intervals = std::move(keep_intervals);
+  }
+  if (keep_durations.size() > kKeepNames) keep_durations.resize(kKeepNames);
+  for (size_t i = 0; i < std::min(names, keep_durations.size()); ++i) {
+    keep_durations[i].second.Clear(kKeepValues);
+  }
+  kernel_durations = std::move(keep_durations);
 }
 
 StreamAggregator::Node& StreamAggregator::NodeFor(uint64_t id) {
-  if (cached_node_ != nullptr && cached_id_ == id) return *cached_node_;
+  if (Node* n = FindNode(id)) return *n;
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(pool_.size());
+    pool_.push_back(std::make_unique<Node>());
+  }
+  node_index_.Insert(id, slot);
   cached_id_ = id;
-  cached_node_ = &nodes_[id];
+  cached_node_ = pool_[slot].get();
   return *cached_node_;
 }
 
 StreamAggregator::Node& StreamAggregator::Referenced(uint64_t id) {
-  if (FindNode(id) == nullptr && finished_.count(id) > 0) ++stats_.late_references;
+  if (FindNode(id) == nullptr && finished_.Find(id) != nullptr) ++stats_.late_references;
   return NodeFor(id);
 }
 
 StreamAggregator::Node* StreamAggregator::FindNode(uint64_t id) {
   if (cached_node_ != nullptr && cached_id_ == id) return cached_node_;
-  auto it = nodes_.find(id);
-  if (it == nodes_.end()) return nullptr;
+  const uint32_t* slot = node_index_.Find(id);
+  if (slot == nullptr) return nullptr;
   cached_id_ = id;
-  cached_node_ = &it->second;
+  cached_node_ = pool_[*slot].get();
   return cached_node_;
 }
 
 void StreamAggregator::EraseNode(uint64_t id) {
   if (cached_id_ == id) cached_node_ = nullptr;
-  nodes_.erase(id);
-  finished_.insert(id);
-  finished_order_.push_back(id);
-  if (finished_order_.size() > kRecentFinished) {
-    finished_.erase(finished_order_.front());
-    finished_order_.pop_front();
+  if (const uint32_t* slot = node_index_.Find(id)) {
+    pool_[*slot]->Reset();
+    free_.push_back(*slot);
+    node_index_.Erase(id);
+  }
+  // The set of the last kRecentFinished ids (an id finished twice is in
+  // the ring twice and leaves the set with its older entry).
+  if (finished_.Find(id) == nullptr) finished_.Insert(id, 0);
+  if (finished_order_.size() < kRecentFinished) {
+    finished_order_.push_back(id);
+  } else {
+    finished_.Erase(finished_order_[finished_next_]);
+    finished_order_[finished_next_] = id;
+    finished_next_ = (finished_next_ + 1) % kRecentFinished;
   }
 }
 
 void StreamAggregator::Track() {
-  stats_.peak_nodes = std::max<uint64_t>(stats_.peak_nodes, nodes_.size());
+  stats_.peak_nodes = std::max<uint64_t>(stats_.peak_nodes, node_index_.size());
   stats_.peak_pending_launches = std::max<uint64_t>(stats_.peak_pending_launches, pending_.size());
   stats_.peak_orphan_ops = std::max<uint64_t>(stats_.peak_orphan_ops, orphan_count_);
 }
@@ -224,7 +269,8 @@ void StreamAggregator::TicketOp(uint64_t corr, const Op& op, bool own_outside) {
       AddOpToNode(op, &NodeFor(t->claim));
       ++inherited_ops_;
     } else {
-      t->graph_ops.push_back({op.kind, op.name, op.stream, op.start_ns, op.end_ns, own_outside});
+      graph_ops_[corr].push_back(
+          {op.kind, op.name, op.stream, op.start_ns, op.end_ns, own_outside});
     }
     return;
   }
@@ -257,7 +303,10 @@ void StreamAggregator::DropTicket(uint64_t corr, bool final) {
   if (t->has_op && t->own_outside) ++outside_ranges_;
   if (t->graph) {
     claim = t->claim;
-    for (const TicketedOp& o : t->graph_ops) outside_ranges_ += o.own_outside ? 1 : 0;
+    if (auto ops = graph_ops_.find(corr); ops != graph_ops_.end()) {
+      for (const TicketedOp& o : ops->second) outside_ranges_ += o.own_outside ? 1 : 0;
+      graph_ops_.erase(ops);
+    }
   }
   tickets_.Erase(corr);
   if (claim != 0) ReleaseNode(claim);
@@ -295,11 +344,13 @@ void StreamAggregator::ClaimTickets(const RangeRecord& r) {
     Ticket* t = tickets_.Find(it->second);
     if (t == nullptr) continue;
     if (t->graph) {
-      for (const TicketedOp& o : t->graph_ops) {
-        AddOpToNode(Op{o.kind, o.start_ns, o.end_ns, 0, 0, 0, o.name, o.stream}, &range);
-        ++inherited_ops_;
+      if (auto ops = graph_ops_.find(it->second); ops != graph_ops_.end()) {
+        for (const TicketedOp& o : ops->second) {
+          AddOpToNode(Op{o.kind, o.start_ns, o.end_ns, 0, 0, 0, o.name, o.stream}, &range);
+          ++inherited_ops_;
+        }
+        graph_ops_.erase(ops);
       }
-      t->graph_ops.clear();
       if (t->done) {
         tickets_.Erase(it->second);
       } else {
@@ -325,8 +376,10 @@ void StreamAggregator::ClaimTickets(const RangeRecord& r) {
       Ticket* t = tickets_.Find(it->second);
       if (t == nullptr) continue;
       if (t->graph) {
-        for (const TicketedOp& o : t->graph_ops) outside_ranges_ += o.own_outside ? 1 : 0;
-        t->graph_ops.clear();
+        if (auto ops = graph_ops_.find(it->second); ops != graph_ops_.end()) {
+          for (const TicketedOp& o : ops->second) outside_ranges_ += o.own_outside ? 1 : 0;
+          graph_ops_.erase(ops);
+        }
         if (t->done) {
           tickets_.Erase(it->second);
         } else {
@@ -592,19 +645,24 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
   while (true) {
     Node* found = FindNode(id);
     if (found == nullptr) return;
-    Node n = std::move(*found);
-    EraseNode(id);
+    // Folded in place; the node goes back to the pool (EraseNode) once its
+    // parent has taken what it holds.
+    Node& n = *found;
     if (n.ops > 0) {
       const RowBuilder::RangeRef ref = builder_.Range(n.domain, n.name);
       builder_.AddGpu(ref, {n.last_end - n.first_start, MergeIntervals(&n.intervals), n.ops,
                             n.kernels, n.kernel_ns, n.streams.size()});
-      for (const auto& [kernel, acc] : n.kernel_durations) {
-        builder_.MergeInstanceKernels(ref, kernel, acc);
+      for (size_t i = 0; i < n.kernel_names; ++i) {
+        builder_.MergeInstanceKernels(ref, n.kernel_durations[i].first,
+                                      n.kernel_durations[i].second);
       }
     }
-    if (!fold_into_parent || n.parent == 0) return;
-    Node* p = FindNode(n.parent);
-    if (p == nullptr) return;
+    const uint64_t parent_id = n.parent;
+    Node* p = fold_into_parent && parent_id != 0 && parent_id != id ? FindNode(parent_id) : nullptr;
+    if (p == nullptr) {
+      EraseNode(id);
+      return;
+    }
     Node& parent = *p;
     if (n.ops > 0) {
       parent.first_start = std::min(parent.first_start, n.first_start);
@@ -616,16 +674,22 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
         if (std::find(parent.streams.begin(), parent.streams.end(), s) == parent.streams.end())
           parent.streams.push_back(s);
       }
-      for (auto& [kernel, acc] : n.kernel_durations) parent.KernelDurations(kernel).Merge(acc);
+      for (size_t i = 0; i < n.kernel_names; ++i) {
+        parent.KernelDurations(n.kernel_durations[i].first).Merge(n.kernel_durations[i].second);
+      }
       parent.intervals.insert(parent.intervals.end(), n.intervals.begin(), n.intervals.end());
       if (parent.intervals.size() >= 2 * std::max<size_t>(parent.merged_size, 64)) {
         MergeIntervals(&parent.intervals);
         parent.merged_size = parent.intervals.size();
       }
     }
-    if (parent.waiting > 0) --parent.waiting;
-    if (!parent.Ready()) return;
-    id = n.parent;
+    EraseNode(id);
+    // FindNode again: the cache may now name another node.
+    Node* q = FindNode(parent_id);
+    if (q == nullptr) return;
+    if (q->waiting > 0) --q->waiting;
+    if (!q->Ready()) return;
+    id = parent_id;
   }
 }
 
@@ -642,14 +706,17 @@ void StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace) {
   // they had none of their own.
   for (const auto& [time, corr] : unclaimed_) DropTicket(corr, /*final=*/true);
   unclaimed_.clear();
-  for (auto& [id, n] : nodes_) n.pinned = false;
   std::vector<uint64_t> ids;
-  for (const auto& [id, n] : nodes_) ids.push_back(id);
+  node_index_.ForEach([&](uint64_t id, uint32_t slot) {
+    pool_[slot]->pinned = false;
+    ids.push_back(id);
+  });
   for (uint64_t id : ids) TryFinalize(id);
   // What remains: instances whose record never came (their direct ops were
   // launched in no range we know of) and broken parent chains (cycles).
   ids.clear();
-  for (const auto& [id, n] : nodes_) {
+  node_index_.ForEach([&](uint64_t id, uint32_t slot) {
+    const Node& n = *pool_[slot];
     if (!n.resolved) {
       outside_ranges_ += n.direct_ops;
       // In memory, a launch naming a missing instance falls back to the range
@@ -657,12 +724,14 @@ void StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace) {
       exactness_.Fail("launches or ranges name range instances missing from the file");
     }
     ids.push_back(id);
-  }
+  });
   for (uint64_t id : ids) {
-    auto it = nodes_.find(id);
-    if (it != nodes_.end() && it->second.resolved) Finalize(id, /*fold_into_parent=*/false);
+    const Node* n = FindNode(id);
+    if (n != nullptr && n->resolved) Finalize(id, /*fold_into_parent=*/false);
   }
-  nodes_.clear();
+  node_index_.Clear();
+  pool_.clear();
+  free_.clear();
   cached_node_ = nullptr;
 
   if (stats_.late_references > 0)

@@ -96,7 +96,14 @@ class FileDecoder {
     if (c.has_header()) ReadHeader(c.header());
     for (const auto& s : c.strings()) {
       if (s.id() == 0) continue;
-      file_strings_[s.id()] = strings_->Intern(s.value());
+      const uint32_t global = strings_->Intern(s.value());
+      if (s.id() < kDenseStrings) {
+        // The writer hands string ids out from 1 upwards: a slot per id.
+        if (s.id() >= dense_strings_.size()) dense_strings_.resize(s.id() + 1, kNoString);
+        dense_strings_[s.id()] = global;
+      } else {
+        file_strings_[s.id()] = global;
+      }
     }
     for (const auto& t : c.threads()) {
       ThreadInfo& ti = Slot(p_->threads, thread_ids_.Map(t.id()));
@@ -239,6 +246,13 @@ class FileDecoder {
   }
   uint32_t Map(uint32_t file_id) {
     if (file_id == 0) return 0;
+    if (file_id < dense_strings_.size() && dense_strings_[file_id] != kNoString) {
+      return dense_strings_[file_id];
+    }
+    if (file_id < kDenseStrings) {
+      ++undefined_;
+      return 0;
+    }
     auto it = file_strings_.find(file_id);
     if (it != file_strings_.end()) return it->second;
     ++undefined_;
@@ -500,6 +514,11 @@ class FileDecoder {
 
   ProcessTrace* p_;
   StringTable* strings_;
+  // File string id -> global id: small ids (all of them, from the tracer's
+  // writer) by slot, looked up per record; the rest in the map.
+  static constexpr uint32_t kDenseStrings = 1u << 20;
+  static constexpr uint32_t kNoString = UINT32_MAX;
+  std::vector<uint32_t> dense_strings_;
   std::unordered_map<uint32_t, uint32_t> file_strings_;
   CompactIds thread_ids_, stream_ids_, config_ids_;
   PerThreadPrevious previous_;

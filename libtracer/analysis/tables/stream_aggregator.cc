@@ -84,7 +84,9 @@ StreamAggregator::Node& StreamAggregator::NodeFor(uint64_t id) {
 }
 
 StreamAggregator::Node& StreamAggregator::Referenced(uint64_t id) {
-  if (FindNode(id) == nullptr && finished_.Find(id) != nullptr) ++stats_.late_references;
+  if (FindNode(id) == nullptr && id <= finished_max_ && finished_.Find(id) != nullptr) {
+    ++stats_.late_references;
+  }
   return NodeFor(id);
 }
 
@@ -106,6 +108,7 @@ void StreamAggregator::EraseNode(uint64_t id) {
   }
   // The set of the last kRecentFinished ids (an id finished twice is in
   // the ring twice and leaves the set with its older entry).
+  finished_max_ = std::max(finished_max_, id);
   if (finished_.Find(id) == nullptr) finished_.Insert(id, 0);
   if (finished_order_.size() < kRecentFinished) {
     finished_order_.push_back(id);
@@ -241,7 +244,6 @@ bool StreamAggregator::MakeTicket(uint64_t corr, uint32_t thread, uint64_t time)
     return false;
   }
   Ticket t;
-  t.time_ns = time;
   if (claim != 0) {
     t.claim = claim;
     ++NodeFor(claim).waiting;

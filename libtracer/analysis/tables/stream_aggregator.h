@@ -165,7 +165,6 @@ class StreamAggregator {
   // (one is made per worker launch and looked up again per op): a graph
   // launch's held ops are in graph_ops_.
   struct Ticket {
-    uint64_t time_ns = 0;
     uint64_t claim = 0;  // the main-thread range that took it (waits for the op)
     uint64_t op_start_ns = 0, op_end_ns = 0;
     uint32_t op_name = 0, op_stream = 0;  // the op's facts a node needs (not its ids)
@@ -242,6 +241,9 @@ class StreamAggregator {
   IdMap finished_;
   std::vector<uint64_t> finished_order_;
   size_t finished_next_ = 0;
+  // The largest id ever folded: an id above it was never (most new
+  // instances: ids grow as ranges open), so the set is not probed.
+  uint64_t finished_max_ = 0;
   uint64_t cached_id_ = 0;
   Node* cached_node_ = nullptr;
   CorrelationWindow<Launch> pending_;

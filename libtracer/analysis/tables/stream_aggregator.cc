@@ -464,14 +464,6 @@ void StreamAggregator::EvictLaunches(size_t keep, bool count) {
   for (uint64_t corr : tickets) DropTicket(corr);
 }
 
-void StreamAggregator::ReleaseLaunch(uint64_t corr) {
-  const Launch* l = pending_.Find(corr);
-  if (l == nullptr) return;
-  const uint64_t range = l->range_id;
-  pending_.Erase(corr);
-  if (range != 0) ReleaseNode(range);
-}
-
 void StreamAggregator::ReleaseNode(uint64_t range_id) {
   Node* n = FindNode(range_id);
   if (n == nullptr || n->waiting == 0) return;
@@ -534,7 +526,11 @@ void StreamAggregator::AddOp(const Op& op) {
   const Launch l = *launch;
   // One launch, one op; a graph launch's kernels are matched above.
   if (op.graph_id == 0) {
-    ReleaseLaunchAfter(op, l);
+    Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket ? op.correlation_id : 0);
+    // The launch is let go (its entry found above: pending, no graph op, so
+    // nothing since has erased it).
+    pending_.Erase(op.correlation_id);
+    if (l.range_id != 0) ReleaseNode(l.range_id);
   } else {
     launch->used = true;
     if (l.ticket) GraphTicket(op.correlation_id);
@@ -597,11 +593,6 @@ bool StreamAggregator::AttributeGraphOp(const Op& op, Launch* launch, bool pendi
   }
   Attribute(op, best->range_id, thread, launch_ns, ticket ? op.correlation_id : 0);
   return true;
-}
-
-void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
-  Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket ? op.correlation_id : 0);
-  ReleaseLaunch(op.correlation_id);
 }
 
 void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread,

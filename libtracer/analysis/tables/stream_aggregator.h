@@ -210,9 +210,7 @@ class StreamAggregator {
   // A main-thread push/pop range closed: claims the tickets it covers.
   void ClaimTickets(const RangeRecord& r);
   void ReleaseHeld(size_t keep_batches);
-  void ReleaseLaunch(uint64_t corr);
   void ReleaseNode(uint64_t range_id);
-  void ReleaseLaunchAfter(const Op& op, const Launch& l);
   // count: the removal is an eviction (the window was full), for the notes.
   void EvictOrphans(size_t keep, bool count);
   void TryFinalize(uint64_t id);

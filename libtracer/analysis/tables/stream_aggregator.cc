@@ -43,6 +43,53 @@ DurationAccumulator& StreamAggregator::Node::KernelDurations(uint32_t name) {
   return kernel_durations[last_kernel].second;  // cleared by Reset
 }
 
+void StreamAggregator::Node::AddInterval(uint64_t start, uint64_t end) {
+  // Ops mostly come in start order: while the list is merged (sorted,
+  // disjoint, not touching), an op that starts inside or after the last
+  // interval keeps it merged.
+  if (merged_size == intervals.size()) {
+    if (!intervals.empty() && start >= intervals.back().first && start <= intervals.back().second) {
+      intervals.back().second = std::max(intervals.back().second, end);
+      return;
+    }
+    if (intervals.empty() || start > intervals.back().second) {
+      intervals.emplace_back(start, end);
+      merged_size = intervals.size();
+      return;
+    }
+  }
+  intervals.emplace_back(start, end);
+  if (intervals.size() >= 2 * std::max<size_t>(merged_size, 64)) {
+    MergeIntervals(&intervals);
+    merged_size = intervals.size();
+  }
+}
+
+void StreamAggregator::Node::AddIntervals(const std::vector<std::pair<uint64_t, uint64_t>>& from) {
+  if (from.empty()) return;
+  // A merged child after the last interval of a merged list: still merged.
+  const bool after = merged_size == intervals.size() &&
+                     (intervals.empty() || from.front().first > intervals.back().second);
+  intervals.insert(intervals.end(), from.begin(), from.end());
+  if (after) {
+    merged_size = intervals.size();
+  } else if (intervals.size() >= 2 * std::max<size_t>(merged_size, 64)) {
+    MergeIntervals(&intervals);
+    merged_size = intervals.size();
+  }
+}
+
+uint64_t StreamAggregator::Node::BusyNs() {
+  if (merged_size != intervals.size()) {
+    const uint64_t busy = MergeIntervals(&intervals);
+    merged_size = intervals.size();
+    return busy;
+  }
+  uint64_t total = 0;
+  for (const auto& [s, e] : intervals) total += e - s;
+  return total;
+}
+
 void StreamAggregator::Node::Reset() {
   // What a node of a typical instance holds stays allocated for the next
   // one; a large one (a long range's) is given back, so that the pool's
@@ -615,11 +662,7 @@ void StreamAggregator::AddOpToNode(const Op& op, Node* node) {
   ++n.ops;
   if (std::find(n.streams.begin(), n.streams.end(), op.stream) == n.streams.end())
     n.streams.push_back(op.stream);
-  n.intervals.emplace_back(op.start_ns, op.end_ns);
-  if (n.intervals.size() >= 2 * std::max<size_t>(n.merged_size, 64)) {
-    MergeIntervals(&n.intervals);
-    n.merged_size = n.intervals.size();
-  }
+  n.AddInterval(op.start_ns, op.end_ns);
   if (op.kind == OpKind::kKernel) {
     const int64_t d = static_cast<int64_t>(op.end_ns - op.start_ns);
     ++n.kernels;
@@ -643,8 +686,8 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
     Node& n = *found;
     if (n.ops > 0) {
       const RowBuilder::RangeRef ref = builder_.Range(n.domain, n.name);
-      builder_.AddGpu(ref, {n.last_end - n.first_start, MergeIntervals(&n.intervals), n.ops,
-                            n.kernels, n.kernel_ns, n.streams.size()});
+      builder_.AddGpu(ref, {n.last_end - n.first_start, n.BusyNs(), n.ops, n.kernels, n.kernel_ns,
+                            n.streams.size()});
       for (size_t i = 0; i < n.kernel_names; ++i) {
         builder_.MergeInstanceKernels(ref, n.kernel_durations[i].first,
                                       n.kernel_durations[i].second);
@@ -670,11 +713,7 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
       for (size_t i = 0; i < n.kernel_names; ++i) {
         parent.KernelDurations(n.kernel_durations[i].first).Merge(n.kernel_durations[i].second);
       }
-      parent.intervals.insert(parent.intervals.end(), n.intervals.begin(), n.intervals.end());
-      if (parent.intervals.size() >= 2 * std::max<size_t>(parent.merged_size, 64)) {
-        MergeIntervals(&parent.intervals);
-        parent.merged_size = parent.intervals.size();
-      }
+      parent.AddIntervals(n.intervals);
     }
     EraseNode(id);
     // FindNode again: the cache may now name another node.

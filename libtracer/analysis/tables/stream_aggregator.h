@@ -128,9 +128,15 @@ class StreamAggregator {
     uint64_t first_start = UINT64_MAX, last_end = 0;
     int64_t ops = 0, kernels = 0, kernel_ns = 0;
     std::vector<uint32_t> streams;
-    // Subtree op intervals [start, end), merged once it doubles in size.
+    // Subtree op intervals [start, end), merged once it doubles in size;
+    // the first merged_size are merged (all of them: the list is).
     std::vector<std::pair<uint64_t, uint64_t>> intervals;
     size_t merged_size = 0;
+    void AddInterval(uint64_t start, uint64_t end);
+    // A child's intervals, merged (BusyNs called on it).
+    void AddIntervals(const std::vector<std::pair<uint64_t, uint64_t>>& from);
+    // The length of the intervals' union; leaves them merged.
+    uint64_t BusyNs();
     // Subtree durations per kernel name, the first kernel_names entries
     // (the rest: cleared accumulators kept for reuse); few names per range,
     // so a vector searched from the last hit beats a hash map.

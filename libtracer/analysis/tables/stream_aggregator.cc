@@ -131,7 +131,7 @@ StreamAggregator::Node& StreamAggregator::NodeFor(uint64_t id) {
 }
 
 StreamAggregator::Node& StreamAggregator::Referenced(uint64_t id) {
-  if (FindNode(id) == nullptr && id <= finished_max_ && finished_.Find(id) != nullptr) {
+  if (FindNode(id) == nullptr && id <= finished_max_ && Finished(id)) {
     ++stats_.late_references;
   }
   return NodeFor(id);
@@ -156,13 +156,34 @@ void StreamAggregator::EraseNode(uint64_t id) {
   // The set of the last kRecentFinished ids (an id finished twice is in
   // the ring twice and leaves the set with its older entry).
   finished_max_ = std::max(finished_max_, id);
-  if (finished_.Find(id) == nullptr) finished_.Insert(id, 0);
+  MarkFinished(id, true);
   if (finished_order_.size() < kRecentFinished) {
     finished_order_.push_back(id);
   } else {
-    finished_.Erase(finished_order_[finished_next_]);
+    MarkFinished(finished_order_[finished_next_], false);
     finished_order_[finished_next_] = id;
     finished_next_ = (finished_next_ + 1) % kRecentFinished;
+  }
+}
+
+bool StreamAggregator::Finished(uint64_t id) {
+  const uint32_t* word = finished_.Find((id >> 5) + 1);
+  return word != nullptr && (*word >> (id & 31) & 1) != 0;
+}
+
+void StreamAggregator::MarkFinished(uint64_t id, bool finished) {
+  const uint64_t key = (id >> 5) + 1;
+  const uint32_t bit = uint32_t{1} << (id & 31);
+  uint32_t* word = finished_.Find(key);
+  if (finished) {
+    if (word != nullptr) {
+      *word |= bit;
+    } else {
+      finished_.Insert(key, bit);
+    }
+  } else if (word != nullptr) {
+    *word &= ~bit;
+    if (*word == 0) finished_.Erase(key);
   }
 }
 

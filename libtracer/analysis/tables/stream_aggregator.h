@@ -241,8 +241,12 @@ class StreamAggregator {
   // most.
   static constexpr size_t kRecentFinished = 1u << 16;
   // The last kRecentFinished folded ids (a ring, finished_next_ the oldest
-  // once full) and a set of them (the value unused).
+  // once full) and the set of them: one bit per id in words of 32
+  // consecutive ids (id / 32 + 1 -> bits), so that the set of recent ids,
+  // which lie close together, stays a small table in cache.
   IdMap finished_;
+  bool Finished(uint64_t id);
+  void MarkFinished(uint64_t id, bool finished);
   std::vector<uint64_t> finished_order_;
   size_t finished_next_ = 0;
   // The largest id ever folded: an id above it was never (most new

@@ -7,7 +7,9 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <stdexcept>
 
 #include "libtracer/analysis/export/chrome_export.h"
 #include "libtracer/analysis/importers/load_input.h"
@@ -617,6 +619,76 @@ TEST(ReaderTest, IncompleteTraceReasonTellsAClosedFileFromACutOne) {
   EXPECT_EQ(IncompleteTraceReason(no_footer), "no footer after 1 frame(s)");
   EXPECT_NE(IncompleteTraceReason("/nonexistent/x.trace").find("cannot open"), std::string::npos);
   for (const auto& p : {closed, cut, no_footer}) std::remove(p.c_str());
+}
+
+}  // namespace
+}  // namespace tracer::analysis
+
+namespace tracer::analysis {
+namespace {
+
+// StreamTraceFile reads and parses frames on a thread ahead of the caller:
+// every frame's records still come in file order, one batch per frame, with
+// the warnings of the whole read (an unparsable frame, a torn tail), and a
+// callback that throws stops the reading without hanging.
+TEST(ReaderTest, StreamingReadAheadKeepsFrameOrderWarningsAndStopsOnAThrow) {
+  TraceFileBuilder b;
+  size_t bad = 0;
+  for (uint64_t f = 0; f < 40; ++f) {
+    if (f == 17) {
+      HeaderInfo h;
+      h.host = "bad\xff host";  // proto3 `string`: must be UTF-8, the frame does not parse
+      b.builder().SetHeader(h);
+      b.Range(1000, 0, 1, "lost", 1, 2);
+      bad = b.Frame();
+      continue;
+    }
+    for (uint64_t i = 0; i < 3; ++i) b.Range(f * 10 + i + 1, 0, 1, "r", f * 100 + i, f * 100 + 50);
+    b.Frame();
+  }
+  const std::string full = b.Bytes();
+  const std::string torn = full.substr(0, full.size() - 5);  // the last frame cut short
+  Trace whole;
+  std::string error;
+  ASSERT_TRUE(ReadTraceBytes(torn, "torn.trace", &whole, &error)) << error;
+  ASSERT_EQ(whole.warnings.size(), 2u);
+
+  const std::string path = TraceFileBuilder::TempPath("torn_stream.trace");
+  std::ofstream(path, std::ios::binary) << torn;
+  StringTable strings;
+  ProcessTrace streamed;
+  std::vector<std::string> warnings;
+  std::vector<uint64_t> ids;
+  size_t batches = 0;
+  ASSERT_TRUE(StreamTraceFile(
+      path, &strings, &streamed,
+      [&](const ProcessTrace& batch) {
+        ++batches;
+        for (const RangeRecord& r : batch.ranges) ids.push_back(r.id);
+      },
+      &warnings, &error))
+      << error;
+  std::vector<uint64_t> expected;
+  for (const RangeRecord& r : whole.processes[0].ranges) expected.push_back(r.id);
+  EXPECT_EQ(ids, expected);
+  EXPECT_EQ(batches, 38u);  // 40 frames, one unparsable, one torn
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("(the first at byte " + std::to_string(bad) + ")"), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[1].find("cut short"), std::string::npos) << warnings[1];
+
+  // A callback that throws on the third frame: the exception reaches the
+  // caller, the reader thread is stopped and joined.
+  size_t seen = 0;
+  EXPECT_THROW(StreamTraceFile(
+                   path, &strings, &streamed,
+                   [&](const ProcessTrace&) {
+                     if (++seen == 3) throw std::runtime_error("stop");
+                   },
+                   &warnings, &error),
+               std::runtime_error);
+  EXPECT_EQ(seen, 3u);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -509,6 +509,65 @@ TEST(StreamingReport, LaunchesWithoutOpsAreEvictedAndCounted) {
   std::remove(f.c_str());
 }
 
+// A launch naming a range instance already folded (records out of the
+// tracer's order) is a late reference: counted, and the tables declined. The
+// folded ids are remembered by bits in words of 32 ids, so the ids here sit
+// on both sides of word boundaries; an id never seen, one still open and one
+// folded next to the late one are not late.
+TEST(StreamingReport, LaunchesNamingAFoldedInstanceAreLateReferences) {
+  for (const uint64_t late : {uint64_t{31}, uint64_t{32}, uint64_t{64}, uint64_t{1} << 33}) {
+    SCOPED_TRACE(late);
+    TraceFileBuilder b(9);
+    b.Thread(1, 10);  // not the pid's thread: its closed ranges are not held for inheritance
+    b.Stream(1, 0, 1);
+    // Ranges late - 1 and late fold in the first frame (no launch waits).
+    b.Range(late - 1, 0, 1, "a", 100, 150);
+    b.Range(late, 0, 1, "b", 200, 250);
+    b.Frame();
+    // An id never seen (late + 1) and one below every folded id (late - 2)
+    // open now: not late.
+    b.Launch(1, 1, 310, late + 1);
+    b.Kernel("k", 1, 320, 330, 1);
+    b.Range(late + 1, 0, 1, "c", 300, 350);
+    b.Launch(2, 1, 410, late - 2);
+    b.Kernel("k", 1, 420, 430, 2);
+    b.Range(late - 2, 0, 1, "d", 400, 450);
+    b.Frame();
+    TableRows rows;
+    Trace strings_owner;
+    rows.strings = &strings_owner.strings;
+    StreamAggregator agg(0, &rows);
+    ProcessTrace process;
+    std::vector<std::string> warnings;
+    std::string error;
+    std::string f = b.WriteTemp("late_ok");
+    ASSERT_TRUE(StreamTraceFile(
+        f, &strings_owner.strings, &process,
+        [&](const ProcessTrace& batch) { agg.AddBatch(batch); }, &warnings, &error));
+    std::remove(f.c_str());
+    EXPECT_EQ(agg.stats().late_references, 0u);
+    agg.Finish(process, strings_owner);
+    EXPECT_EQ(agg.inexact_reason(), "");
+
+    // Now a launch naming the folded instance `late`.
+    b.Launch(3, 1, 510, late);
+    b.Kernel("k", 1, 520, 530, 3);
+    b.Frame();
+    TableRows rows2;
+    rows2.strings = &strings_owner.strings;
+    StreamAggregator agg2(0, &rows2);
+    ProcessTrace process2;
+    f = b.WriteTemp("late");
+    ASSERT_TRUE(StreamTraceFile(
+        f, &strings_owner.strings, &process2,
+        [&](const ProcessTrace& batch) { agg2.AddBatch(batch); }, &warnings, &error));
+    std::remove(f.c_str());
+    EXPECT_EQ(agg2.stats().late_references, 1u);
+    agg2.Finish(process2, strings_owner);
+    EXPECT_FALSE(agg2.inexact_reason().empty());
+  }
+}
+
 TEST(StreamingReport, StartEndRangesOverGpuWorkAreLeftToTheWholeTracePath) {
   // A start/end range covers every launch inside it, on any thread, and
   // its record comes at its end: the bounded path cannot fold the work it

@@ -57,6 +57,20 @@ void DurationAccumulator::AddSlow(int64_t v) {
   }
 }
 
+void DurationAccumulator::Clear(size_t keep_capacity) {
+  count_ = 0;
+  sum_ = 0;
+  sum_sq_ = 0;
+  min_ = max_ = 0;
+  binned_ = false;
+  if (values_.capacity() > keep_capacity) {
+    std::vector<int64_t>().swap(values_);
+  } else {
+    values_.clear();
+  }
+  std::vector<uint64_t>().swap(histogram_);
+}
+
 void DurationAccumulator::Merge(const DurationAccumulator& other) {
   if (other.count_ == 0) return;
   if (count_ == 0) {
@@ -74,7 +88,20 @@ void DurationAccumulator::Merge(const DurationAccumulator& other) {
     return;
   }
   ToHistogram();
-  for (int64_t v : other.values_) AddToHistogram(v, 1);
+  if (!other.values_.empty()) {
+    // Sized once for the largest value (values are >= 0 and grow the
+    // buckets with them), then one pass without checks.
+    if (DurationBucket(other.max_) >= histogram_.size()) {
+      histogram_.resize(DurationBucket(other.max_) + 1);
+    }
+    uint64_t* buckets = histogram_.data();
+    unsigned __int128 sq = 0;
+    for (int64_t v : other.values_) {
+      sq += static_cast<unsigned __int128>(v) * static_cast<uint64_t>(v);
+      ++buckets[DurationBucket(v)];
+    }
+    sum_sq_ += sq;
+  }
   if (histogram_.size() < other.histogram_.size()) histogram_.resize(other.histogram_.size());
   for (size_t b = 0; b < other.histogram_.size(); ++b) histogram_[b] += other.histogram_[b];
 }

@@ -36,6 +36,10 @@ class DurationAccumulator {
     AddSlow(v);
   }
   void Merge(const DurationAccumulator& other);
+  // Back to empty; the kept values' storage stays allocated when it holds
+  // at most keep_capacity values (an accumulator reused for the next range
+  // instance allocates nothing).
+  void Clear(size_t keep_capacity);
 
   int64_t count() const { return count_; }
   int64_t total() const { return sum_; }

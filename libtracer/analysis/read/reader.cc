@@ -6,7 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "libtracer/analysis/read/frame_scanner.h"
@@ -91,7 +96,14 @@ class FileDecoder {
     if (c.has_header()) ReadHeader(c.header());
     for (const auto& s : c.strings()) {
       if (s.id() == 0) continue;
-      file_strings_[s.id()] = strings_->Intern(s.value());
+      const uint32_t global = strings_->Intern(s.value());
+      if (s.id() < kDenseStrings) {
+        // The writer hands string ids out from 1 upwards: a slot per id.
+        if (s.id() >= dense_strings_.size()) dense_strings_.resize(s.id() + 1, kNoString);
+        dense_strings_[s.id()] = global;
+      } else {
+        file_strings_[s.id()] = global;
+      }
     }
     for (const auto& t : c.threads()) {
       ThreadInfo& ti = Slot(p_->threads, thread_ids_.Map(t.id()));
@@ -234,6 +246,13 @@ class FileDecoder {
   }
   uint32_t Map(uint32_t file_id) {
     if (file_id == 0) return 0;
+    if (file_id < dense_strings_.size() && dense_strings_[file_id] != kNoString) {
+      return dense_strings_[file_id];
+    }
+    if (file_id < kDenseStrings) {
+      ++undefined_;
+      return 0;
+    }
     auto it = file_strings_.find(file_id);
     if (it != file_strings_.end()) return it->second;
     ++undefined_;
@@ -495,6 +514,11 @@ class FileDecoder {
 
   ProcessTrace* p_;
   StringTable* strings_;
+  // File string id -> global id: small ids (all of them, from the tracer's
+  // writer) by slot, looked up per record; the rest in the map.
+  static constexpr uint32_t kDenseStrings = 1u << 20;
+  static constexpr uint32_t kNoString = UINT32_MAX;
+  std::vector<uint32_t> dense_strings_;
   std::unordered_map<uint32_t, uint32_t> file_strings_;
   CompactIds thread_ids_, stream_ids_, config_ids_;
   PerThreadPrevious previous_;
@@ -539,6 +563,101 @@ void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
     // Every 64 frames: a few hundred calls for a multi-GB file.
     if (progress && (scanner->frames() & 63) == 0) progress(scanner->offset(), scanner->size());
   }
+  if (progress) progress(scanner->size(), scanner->size());
+  if (unparsed > 0) {
+    warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +
+                        " frame(s) whose payload does not parse skipped (the first at byte " +
+                        std::to_string(first_unparsed_at) + "); the frames around them are read");
+  }
+  if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
+}
+
+// DecodeFrames for the streaming reader: the frames are read, checked and
+// parsed on a thread of its own, at most kFramesAhead ahead of the caller,
+// which decodes them (string ids, columns) and hands out each one's records
+// (after_frame). Reading and parsing are about a third of the bounded
+// report's work on a tracer stream; the decoding interns strings into the
+// report's table, so it stays on the caller's thread. Same output and
+// warnings as DecodeFrames.
+void DecodeFramesAhead(FrameScanner* scanner, FileDecoder* decoder,
+                       const std::function<void()>& after_frame, std::vector<std::string>* warnings,
+                       const ReadProgress& progress) {
+  constexpr size_t kFramesAhead = 2;
+  struct Parsed {
+    std::unique_ptr<proto::Chunk> chunk;
+    uint64_t offset = 0, frames = 0;  // the scanner's, after this frame
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Parsed> full;                          // parsed, in file order
+  std::vector<std::unique_ptr<proto::Chunk>> free;  // to parse the next ones into
+  bool done = false, stop = false;
+  uint64_t unparsed = 0, first_unparsed_at = 0;
+  FrameScanner::Result result = FrameScanner::Result::kEnd;
+  for (size_t i = 0; i < kFramesAhead + 1; ++i) free.push_back(std::make_unique<proto::Chunk>());
+  std::thread reader([&] {
+#if GOOGLE_PROTOBUF_VERSION < 4022000
+    google::protobuf::LogSilencer quiet;
+#endif
+    std::string_view payload;
+    FrameScanner::Result r;
+    std::unique_ptr<proto::Chunk> chunk;
+    while (true) {
+      if (!chunk) {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return stop || !free.empty(); });
+        if (stop) break;
+        chunk = std::move(free.back());
+        free.pop_back();
+      }
+      if ((r = scanner->Next(&payload)) != FrameScanner::Result::kFrame) break;
+      chunk->Clear();
+      if (!chunk->ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+        if (unparsed++ == 0) first_unparsed_at = scanner->offset() - 8 - payload.size();
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      full.push_back({std::move(chunk), scanner->offset(), scanner->frames()});
+      cv.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    result = stop ? FrameScanner::Result::kEnd : r;
+    done = true;
+    cv.notify_all();
+  });
+  // Stops and joins the thread however this function is left (the
+  // callback may throw).
+  struct Joiner {
+    std::thread* t;
+    std::mutex* mu;
+    std::condition_variable* cv;
+    bool* stop;
+    ~Joiner() {
+      {
+        std::lock_guard<std::mutex> lock(*mu);
+        *stop = true;
+      }
+      cv->notify_all();
+      t->join();
+    }
+  } joiner{&reader, &mu, &cv, &stop};
+  while (true) {
+    Parsed p;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return done || !full.empty(); });
+      if (full.empty()) break;
+      p = std::move(full.front());
+      full.pop_front();
+    }
+    decoder->Add(*p.chunk);
+    if (after_frame) after_frame();
+    if (progress && (p.frames & 63) == 0) progress(p.offset, scanner->size());
+    std::lock_guard<std::mutex> lock(mu);
+    free.push_back(std::move(p.chunk));
+    cv.notify_all();
+  }
+  // The reader is done (seen under the lock): what it found is read here.
   if (progress) progress(scanner->size(), scanner->size());
   if (unparsed > 0) {
     warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +
@@ -621,7 +740,7 @@ bool StreamTraceFile(const std::string& path, StringTable* strings, ProcessTrace
     process->graph_launches.clear();
     process->pm_samples.clear();
   };
-  DecodeFrames(&scanner, &decoder, after_frame, warnings, progress);
+  DecodeFramesAhead(&scanner, &decoder, after_frame, warnings, progress);
   decoder.MapDefinitionNames();
   AddDecoderWarnings(path, decoder, warnings);
   return true;

@@ -38,8 +38,10 @@ bool ReadTraceFile(const std::string& path, Trace* trace, std::string* error,
 bool ReadTraceBytes(std::string_view bytes, const std::string& display_name, Trace* trace,
                     std::string* error, const ReadProgress& progress = {});
 
-// Streaming: reads path frame by frame through a bounded buffer. After each
-// frame on_batch sees *process holding that frame's records only (string
+// Streaming: reads path frame by frame through a bounded buffer (frames are
+// read and parsed on a thread of its own, at most two ahead; on_batch is
+// called on the calling thread, in file order). After each frame on_batch
+// sees *process holding that frame's records only (string
 // fields already global ids in *strings); definitions, header, footer and
 // counters accumulate and stay. Record vectors are cleared after the call.
 // Damage and decoding problems become lines in *warnings, as for

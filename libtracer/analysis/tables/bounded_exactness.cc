@@ -50,6 +50,9 @@ void BoundedExactness::AddReleasedSpan(uint64_t start, uint64_t end) {
 }
 
 bool BoundedExactness::CoveredByReleased(uint64_t t) const {
+  // Launches come mostly after every folded range: spans are sorted and
+  // disjoint, so none covers a time at or past the last one's end.
+  if (spans_.empty() || t >= spans_.back().second) return false;
   auto it = std::partition_point(spans_.begin(), spans_.end(),
                                  [&](const auto& s) { return s.second <= t; });
   return it != spans_.end() && it->first <= t;

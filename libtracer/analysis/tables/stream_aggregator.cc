@@ -26,53 +26,169 @@ void StreamAggregator::SetLimits(size_t max_pending_launches, size_t max_orphan_
 }
 
 DurationAccumulator& StreamAggregator::Node::KernelDurations(uint32_t name) {
-  if (last_kernel < kernel_durations.size() && kernel_durations[last_kernel].first == name) {
+  if (last_kernel < kernel_names && kernel_durations[last_kernel].first == name) {
     return kernel_durations[last_kernel].second;
   }
-  for (size_t i = 0; i < kernel_durations.size(); ++i) {
+  for (size_t i = 0; i < kernel_names; ++i) {
     if (kernel_durations[i].first == name) {
       last_kernel = i;
       return kernel_durations[i].second;
     }
   }
-  last_kernel = kernel_durations.size();
-  return kernel_durations.emplace_back(name, DurationAccumulator()).second;
+  last_kernel = kernel_names++;
+  if (last_kernel == kernel_durations.size()) {
+    return kernel_durations.emplace_back(name, DurationAccumulator()).second;
+  }
+  kernel_durations[last_kernel].first = name;
+  return kernel_durations[last_kernel].second;  // cleared by Reset
+}
+
+void StreamAggregator::Node::AddInterval(uint64_t start, uint64_t end) {
+  // Ops mostly come in start order: while the list is merged (sorted,
+  // disjoint, not touching), an op that starts inside or after the last
+  // interval keeps it merged.
+  if (merged_size == intervals.size()) {
+    if (!intervals.empty() && start >= intervals.back().first && start <= intervals.back().second) {
+      intervals.back().second = std::max(intervals.back().second, end);
+      return;
+    }
+    if (intervals.empty() || start > intervals.back().second) {
+      intervals.emplace_back(start, end);
+      merged_size = intervals.size();
+      return;
+    }
+  }
+  intervals.emplace_back(start, end);
+  if (intervals.size() >= 2 * std::max<size_t>(merged_size, 64)) {
+    MergeIntervals(&intervals);
+    merged_size = intervals.size();
+  }
+}
+
+void StreamAggregator::Node::AddIntervals(const std::vector<std::pair<uint64_t, uint64_t>>& from) {
+  if (from.empty()) return;
+  // A merged child after the last interval of a merged list: still merged.
+  const bool after = merged_size == intervals.size() &&
+                     (intervals.empty() || from.front().first > intervals.back().second);
+  intervals.insert(intervals.end(), from.begin(), from.end());
+  if (after) {
+    merged_size = intervals.size();
+  } else if (intervals.size() >= 2 * std::max<size_t>(merged_size, 64)) {
+    MergeIntervals(&intervals);
+    merged_size = intervals.size();
+  }
+}
+
+uint64_t StreamAggregator::Node::BusyNs() {
+  if (merged_size != intervals.size()) {
+    const uint64_t busy = MergeIntervals(&intervals);
+    merged_size = intervals.size();
+    return busy;
+  }
+  uint64_t total = 0;
+  for (const auto& [s, e] : intervals) total += e - s;
+  return total;
+}
+
+void StreamAggregator::Node::Reset() {
+  // What a node of a typical instance holds stays allocated for the next
+  // one; a large one (a long range's) is given back, so that the pool's
+  // memory stays about (peak nodes) x (a typical node).
+  constexpr size_t kKeepIntervals = 1024, kKeepNames = 16, kKeepValues = 256;
+  const size_t names = kernel_names;
+  std::vector<uint32_t> keep_streams = std::move(streams);
+  std::vector<std::pair<uint64_t, uint64_t>> keep_intervals = std::move(intervals);
+  std::vector<std::pair<uint32_t, DurationAccumulator>> keep_durations =
+      std::move(kernel_durations);
+  *this = Node();
+  keep_streams.clear();
+  streams = std::move(keep_streams);
+  if (keep_intervals.capacity() <= kKeepIntervals) {
+    keep_intervals.clear();
+    intervals = std::move(keep_intervals);
+  }
+  if (keep_durations.size() > kKeepNames) keep_durations.resize(kKeepNames);
+  for (size_t i = 0; i < std::min(names, keep_durations.size()); ++i) {
+    keep_durations[i].second.Clear(kKeepValues);
+  }
+  kernel_durations = std::move(keep_durations);
 }
 
 StreamAggregator::Node& StreamAggregator::NodeFor(uint64_t id) {
-  if (cached_node_ != nullptr && cached_id_ == id) return *cached_node_;
+  if (Node* n = FindNode(id)) return *n;
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(pool_.size());
+    pool_.push_back(std::make_unique<Node>());
+  }
+  node_index_.Insert(id, slot);
   cached_id_ = id;
-  cached_node_ = &nodes_[id];
+  cached_node_ = pool_[slot].get();
   return *cached_node_;
 }
 
 StreamAggregator::Node& StreamAggregator::Referenced(uint64_t id) {
-  if (FindNode(id) == nullptr && finished_.count(id) > 0) ++stats_.late_references;
+  if (FindNode(id) == nullptr && id <= finished_max_ && Finished(id)) {
+    ++stats_.late_references;
+  }
   return NodeFor(id);
 }
 
 StreamAggregator::Node* StreamAggregator::FindNode(uint64_t id) {
   if (cached_node_ != nullptr && cached_id_ == id) return cached_node_;
-  auto it = nodes_.find(id);
-  if (it == nodes_.end()) return nullptr;
+  const uint32_t* slot = node_index_.Find(id);
+  if (slot == nullptr) return nullptr;
   cached_id_ = id;
-  cached_node_ = &it->second;
+  cached_node_ = pool_[*slot].get();
   return cached_node_;
 }
 
 void StreamAggregator::EraseNode(uint64_t id) {
   if (cached_id_ == id) cached_node_ = nullptr;
-  nodes_.erase(id);
-  finished_.insert(id);
-  finished_order_.push_back(id);
-  if (finished_order_.size() > kRecentFinished) {
-    finished_.erase(finished_order_.front());
-    finished_order_.pop_front();
+  if (const uint32_t* slot = node_index_.Find(id)) {
+    pool_[*slot]->Reset();
+    free_.push_back(*slot);
+    node_index_.Erase(id);
+  }
+  // The set of the last kRecentFinished ids (an id finished twice is in
+  // the ring twice and leaves the set with its older entry).
+  finished_max_ = std::max(finished_max_, id);
+  MarkFinished(id, true);
+  if (finished_order_.size() < kRecentFinished) {
+    finished_order_.push_back(id);
+  } else {
+    MarkFinished(finished_order_[finished_next_], false);
+    finished_order_[finished_next_] = id;
+    finished_next_ = (finished_next_ + 1) % kRecentFinished;
+  }
+}
+
+bool StreamAggregator::Finished(uint64_t id) {
+  const uint32_t* word = finished_.Find((id >> 5) + 1);
+  return word != nullptr && (*word >> (id & 31) & 1) != 0;
+}
+
+void StreamAggregator::MarkFinished(uint64_t id, bool finished) {
+  const uint64_t key = (id >> 5) + 1;
+  const uint32_t bit = uint32_t{1} << (id & 31);
+  uint32_t* word = finished_.Find(key);
+  if (finished) {
+    if (word != nullptr) {
+      *word |= bit;
+    } else {
+      finished_.Insert(key, bit);
+    }
+  } else if (word != nullptr) {
+    *word &= ~bit;
+    if (*word == 0) finished_.Erase(key);
   }
 }
 
 void StreamAggregator::Track() {
-  stats_.peak_nodes = std::max<uint64_t>(stats_.peak_nodes, nodes_.size());
+  stats_.peak_nodes = std::max<uint64_t>(stats_.peak_nodes, node_index_.size());
   stats_.peak_pending_launches = std::max<uint64_t>(stats_.peak_pending_launches, pending_.size());
   stats_.peak_orphan_ops = std::max<uint64_t>(stats_.peak_orphan_ops, orphan_count_);
 }
@@ -196,7 +312,6 @@ bool StreamAggregator::MakeTicket(uint64_t corr, uint32_t thread, uint64_t time)
     return false;
   }
   Ticket t;
-  t.time_ns = time;
   if (claim != 0) {
     t.claim = claim;
     ++NodeFor(claim).waiting;
@@ -224,7 +339,8 @@ void StreamAggregator::TicketOp(uint64_t corr, const Op& op, bool own_outside) {
       AddOpToNode(op, &NodeFor(t->claim));
       ++inherited_ops_;
     } else {
-      t->graph_ops.push_back({op.kind, op.name, op.stream, op.start_ns, op.end_ns, own_outside});
+      graph_ops_[corr].push_back(
+          {op.kind, op.name, op.stream, op.start_ns, op.end_ns, own_outside});
     }
     return;
   }
@@ -257,7 +373,10 @@ void StreamAggregator::DropTicket(uint64_t corr, bool final) {
   if (t->has_op && t->own_outside) ++outside_ranges_;
   if (t->graph) {
     claim = t->claim;
-    for (const TicketedOp& o : t->graph_ops) outside_ranges_ += o.own_outside ? 1 : 0;
+    if (auto ops = graph_ops_.find(corr); ops != graph_ops_.end()) {
+      for (const TicketedOp& o : ops->second) outside_ranges_ += o.own_outside ? 1 : 0;
+      graph_ops_.erase(ops);
+    }
   }
   tickets_.Erase(corr);
   if (claim != 0) ReleaseNode(claim);
@@ -295,11 +414,13 @@ void StreamAggregator::ClaimTickets(const RangeRecord& r) {
     Ticket* t = tickets_.Find(it->second);
     if (t == nullptr) continue;
     if (t->graph) {
-      for (const TicketedOp& o : t->graph_ops) {
-        AddOpToNode(Op{o.kind, o.start_ns, o.end_ns, 0, 0, 0, o.name, o.stream}, &range);
-        ++inherited_ops_;
+      if (auto ops = graph_ops_.find(it->second); ops != graph_ops_.end()) {
+        for (const TicketedOp& o : ops->second) {
+          AddOpToNode(Op{o.kind, o.start_ns, o.end_ns, 0, 0, 0, o.name, o.stream}, &range);
+          ++inherited_ops_;
+        }
+        graph_ops_.erase(ops);
       }
-      t->graph_ops.clear();
       if (t->done) {
         tickets_.Erase(it->second);
       } else {
@@ -325,8 +446,10 @@ void StreamAggregator::ClaimTickets(const RangeRecord& r) {
       Ticket* t = tickets_.Find(it->second);
       if (t == nullptr) continue;
       if (t->graph) {
-        for (const TicketedOp& o : t->graph_ops) outside_ranges_ += o.own_outside ? 1 : 0;
-        t->graph_ops.clear();
+        if (auto ops = graph_ops_.find(it->second); ops != graph_ops_.end()) {
+          for (const TicketedOp& o : ops->second) outside_ranges_ += o.own_outside ? 1 : 0;
+          graph_ops_.erase(ops);
+        }
         if (t->done) {
           tickets_.Erase(it->second);
         } else {
@@ -409,14 +532,6 @@ void StreamAggregator::EvictLaunches(size_t keep, bool count) {
   for (uint64_t corr : tickets) DropTicket(corr);
 }
 
-void StreamAggregator::ReleaseLaunch(uint64_t corr) {
-  const Launch* l = pending_.Find(corr);
-  if (l == nullptr) return;
-  const uint64_t range = l->range_id;
-  pending_.Erase(corr);
-  if (range != 0) ReleaseNode(range);
-}
-
 void StreamAggregator::ReleaseNode(uint64_t range_id) {
   Node* n = FindNode(range_id);
   if (n == nullptr || n->waiting == 0) return;
@@ -479,7 +594,11 @@ void StreamAggregator::AddOp(const Op& op) {
   const Launch l = *launch;
   // One launch, one op; a graph launch's kernels are matched above.
   if (op.graph_id == 0) {
-    ReleaseLaunchAfter(op, l);
+    Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket ? op.correlation_id : 0);
+    // The launch is let go (its entry found above: pending, no graph op, so
+    // nothing since has erased it).
+    pending_.Erase(op.correlation_id);
+    if (l.range_id != 0) ReleaseNode(l.range_id);
   } else {
     launch->used = true;
     if (l.ticket) GraphTicket(op.correlation_id);
@@ -544,11 +663,6 @@ bool StreamAggregator::AttributeGraphOp(const Op& op, Launch* launch, bool pendi
   return true;
 }
 
-void StreamAggregator::ReleaseLaunchAfter(const Op& op, const Launch& l) {
-  Attribute(op, l.range_id, l.thread, l.time_ns, l.ticket ? op.correlation_id : 0);
-  ReleaseLaunch(op.correlation_id);
-}
-
 void StreamAggregator::Attribute(const Op& op, uint64_t range_id, uint32_t thread,
                                  uint64_t launch_ns, uint64_t ticket) {
   exactness_.AddLaunchedOp(thread, launch_ns);
@@ -569,11 +683,7 @@ void StreamAggregator::AddOpToNode(const Op& op, Node* node) {
   ++n.ops;
   if (std::find(n.streams.begin(), n.streams.end(), op.stream) == n.streams.end())
     n.streams.push_back(op.stream);
-  n.intervals.emplace_back(op.start_ns, op.end_ns);
-  if (n.intervals.size() >= 2 * std::max<size_t>(n.merged_size, 64)) {
-    MergeIntervals(&n.intervals);
-    n.merged_size = n.intervals.size();
-  }
+  n.AddInterval(op.start_ns, op.end_ns);
   if (op.kind == OpKind::kKernel) {
     const int64_t d = static_cast<int64_t>(op.end_ns - op.start_ns);
     ++n.kernels;
@@ -592,19 +702,24 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
   while (true) {
     Node* found = FindNode(id);
     if (found == nullptr) return;
-    Node n = std::move(*found);
-    EraseNode(id);
+    // Folded in place; the node goes back to the pool (EraseNode) once its
+    // parent has taken what it holds.
+    Node& n = *found;
     if (n.ops > 0) {
       const RowBuilder::RangeRef ref = builder_.Range(n.domain, n.name);
-      builder_.AddGpu(ref, {n.last_end - n.first_start, MergeIntervals(&n.intervals), n.ops,
-                            n.kernels, n.kernel_ns, n.streams.size()});
-      for (const auto& [kernel, acc] : n.kernel_durations) {
-        builder_.MergeInstanceKernels(ref, kernel, acc);
+      builder_.AddGpu(ref, {n.last_end - n.first_start, n.BusyNs(), n.ops, n.kernels, n.kernel_ns,
+                            n.streams.size()});
+      for (size_t i = 0; i < n.kernel_names; ++i) {
+        builder_.MergeInstanceKernels(ref, n.kernel_durations[i].first,
+                                      n.kernel_durations[i].second);
       }
     }
-    if (!fold_into_parent || n.parent == 0) return;
-    Node* p = FindNode(n.parent);
-    if (p == nullptr) return;
+    const uint64_t parent_id = n.parent;
+    Node* p = fold_into_parent && parent_id != 0 && parent_id != id ? FindNode(parent_id) : nullptr;
+    if (p == nullptr) {
+      EraseNode(id);
+      return;
+    }
     Node& parent = *p;
     if (n.ops > 0) {
       parent.first_start = std::min(parent.first_start, n.first_start);
@@ -616,16 +731,18 @@ void StreamAggregator::Finalize(uint64_t id, bool fold_into_parent) {
         if (std::find(parent.streams.begin(), parent.streams.end(), s) == parent.streams.end())
           parent.streams.push_back(s);
       }
-      for (auto& [kernel, acc] : n.kernel_durations) parent.KernelDurations(kernel).Merge(acc);
-      parent.intervals.insert(parent.intervals.end(), n.intervals.begin(), n.intervals.end());
-      if (parent.intervals.size() >= 2 * std::max<size_t>(parent.merged_size, 64)) {
-        MergeIntervals(&parent.intervals);
-        parent.merged_size = parent.intervals.size();
+      for (size_t i = 0; i < n.kernel_names; ++i) {
+        parent.KernelDurations(n.kernel_durations[i].first).Merge(n.kernel_durations[i].second);
       }
+      parent.AddIntervals(n.intervals);
     }
-    if (parent.waiting > 0) --parent.waiting;
-    if (!parent.Ready()) return;
-    id = n.parent;
+    EraseNode(id);
+    // FindNode again: the cache may now name another node.
+    Node* q = FindNode(parent_id);
+    if (q == nullptr) return;
+    if (q->waiting > 0) --q->waiting;
+    if (!q->Ready()) return;
+    id = parent_id;
   }
 }
 
@@ -642,14 +759,17 @@ void StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace) {
   // they had none of their own.
   for (const auto& [time, corr] : unclaimed_) DropTicket(corr, /*final=*/true);
   unclaimed_.clear();
-  for (auto& [id, n] : nodes_) n.pinned = false;
   std::vector<uint64_t> ids;
-  for (const auto& [id, n] : nodes_) ids.push_back(id);
+  node_index_.ForEach([&](uint64_t id, uint32_t slot) {
+    pool_[slot]->pinned = false;
+    ids.push_back(id);
+  });
   for (uint64_t id : ids) TryFinalize(id);
   // What remains: instances whose record never came (their direct ops were
   // launched in no range we know of) and broken parent chains (cycles).
   ids.clear();
-  for (const auto& [id, n] : nodes_) {
+  node_index_.ForEach([&](uint64_t id, uint32_t slot) {
+    const Node& n = *pool_[slot];
     if (!n.resolved) {
       outside_ranges_ += n.direct_ops;
       // In memory, a launch naming a missing instance falls back to the range
@@ -657,12 +777,14 @@ void StreamAggregator::Finish(const ProcessTrace& p, const Trace& trace) {
       exactness_.Fail("launches or ranges name range instances missing from the file");
     }
     ids.push_back(id);
-  }
+  });
   for (uint64_t id : ids) {
-    auto it = nodes_.find(id);
-    if (it != nodes_.end() && it->second.resolved) Finalize(id, /*fold_into_parent=*/false);
+    const Node* n = FindNode(id);
+    if (n != nullptr && n->resolved) Finalize(id, /*fold_into_parent=*/false);
   }
-  nodes_.clear();
+  node_index_.Clear();
+  pool_.clear();
+  free_.clear();
   cached_node_ = nullptr;
 
   if (stats_.late_references > 0)

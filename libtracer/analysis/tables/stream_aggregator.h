@@ -54,13 +54,14 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "libtracer/analysis/aggregate/correlation_window.h"
+#include "libtracer/analysis/aggregate/id_map.h"
 #include "libtracer/analysis/model/attribution.h"
 #include "libtracer/analysis/read/trace_model.h"
 #include "libtracer/analysis/tables/bounded_exactness.h"
@@ -104,11 +105,14 @@ class StreamAggregator {
   // the first reason it may not (the caller must not print these tables).
   const std::string& inexact_reason() const { return inexact_reason_; }
 
-  size_t nodes() const { return nodes_.size(); }
+  size_t nodes() const { return node_index_.size(); }
   size_t pending_launches() const { return pending_.size(); }
   const StreamAggregatorStats& stats() const { return stats_; }
 
  private:
+  // A range instance's node. Nodes are pooled (pool_, free_): a folded
+  // node's vectors keep their capacity for the next instance, so that the
+  // per-instance work allocates nothing in the steady state.
   struct Node {
     bool resolved = false;
     // A graph op with a ticket named it as its own range: declined if it
@@ -124,14 +128,24 @@ class StreamAggregator {
     uint64_t first_start = UINT64_MAX, last_end = 0;
     int64_t ops = 0, kernels = 0, kernel_ns = 0;
     std::vector<uint32_t> streams;
-    // Subtree op intervals [start, end), merged once it doubles in size.
+    // Subtree op intervals [start, end), merged once it doubles in size;
+    // the first merged_size are merged (all of them: the list is).
     std::vector<std::pair<uint64_t, uint64_t>> intervals;
     size_t merged_size = 0;
-    // Subtree durations per kernel name; few names per range, so a vector
-    // searched from the last hit beats a hash map.
+    void AddInterval(uint64_t start, uint64_t end);
+    // A child's intervals, merged (BusyNs called on it).
+    void AddIntervals(const std::vector<std::pair<uint64_t, uint64_t>>& from);
+    // The length of the intervals' union; leaves them merged.
+    uint64_t BusyNs();
+    // Subtree durations per kernel name, the first kernel_names entries
+    // (the rest: cleared accumulators kept for reuse); few names per range,
+    // so a vector searched from the last hit beats a hash map.
     std::vector<std::pair<uint32_t, DurationAccumulator>> kernel_durations;
+    size_t kernel_names = 0;
     size_t last_kernel = 0;
     DurationAccumulator& KernelDurations(uint32_t name);
+    // Back to a new node's state, keeping small vectors' capacity.
+    void Reset();
     // Nothing can change it any more: fold it into its parent and the rows.
     bool Ready() const { return resolved && !pinned && !held && waiting == 0; }
   };
@@ -153,21 +167,22 @@ class StreamAggregator {
     uint64_t start_ns, end_ns;
     bool own_outside;
   };
-  // A worker-thread launch's share of the main thread's ranges.
+  // A worker-thread launch's share of the main thread's ranges. Kept small
+  // (one is made per worker launch and looked up again per op): a graph
+  // launch's held ops are in graph_ops_.
   struct Ticket {
-    uint64_t time_ns = 0;
-    uint64_t claim = 0;                // the main-thread range that took it (waits for the op)
-    bool discarded = false;            // no main-thread range covers the launch
-    bool has_op = false;               // the op came before any claim: held here
-    bool own_outside = false;          // that op had no range of its own
-    OpKind op_kind = OpKind::kKernel;  // the op's facts a node needs (not its ids)
-    uint32_t op_name = 0, op_stream = 0;
+    uint64_t claim = 0;  // the main-thread range that took it (waits for the op)
     uint64_t op_start_ns = 0, op_end_ns = 0;
-    // A graph launch's ticket: any number of ops (graph_ops before a claim)
-    // until done (the launch left the window: no more ops will be matched).
+    uint32_t op_name = 0, op_stream = 0;  // the op's facts a node needs (not its ids)
+    OpKind op_kind = OpKind::kKernel;
+    bool discarded = false;    // no main-thread range covers the launch
+    bool has_op = false;       // the op came before any claim: held here
+    bool own_outside = false;  // that op had no range of its own
+    // A graph launch's ticket: any number of ops (graph_ops_ before a
+    // claim) until done (the launch left the window: no more ops will be
+    // matched).
     bool graph = false;
     bool done = false;
-    std::vector<TicketedOp> graph_ops;
   };
   struct Snapshot {
     uint64_t time_ns, range_id;
@@ -201,9 +216,7 @@ class StreamAggregator {
   // A main-thread push/pop range closed: claims the tickets it covers.
   void ClaimTickets(const RangeRecord& r);
   void ReleaseHeld(size_t keep_batches);
-  void ReleaseLaunch(uint64_t corr);
   void ReleaseNode(uint64_t range_id);
-  void ReleaseLaunchAfter(const Op& op, const Launch& l);
   // count: the removal is an eviction (the window was full), for the notes.
   void EvictOrphans(size_t keep, bool count);
   void TryFinalize(uint64_t id);
@@ -219,12 +232,26 @@ class StreamAggregator {
   TableRows* rows_;
   RowBuilder builder_;
   size_t max_pending_ = 1u << 20, max_orphans_ = 1u << 20;
-  std::unordered_map<uint64_t, Node> nodes_;
-  // Consecutive ops mostly hit the same instance; element pointers of an
-  // unordered_map survive rehashing, so one cached lookup saves most.
+  // Live nodes: range id -> index in pool_ (nodes never move; free_ holds
+  // the indexes of folded ones, reused first).
+  IdMap node_index_;
+  std::vector<std::unique_ptr<Node>> pool_;
+  std::vector<uint32_t> free_;
+  // Consecutive ops mostly hit the same instance: one cached lookup saves
+  // most.
   static constexpr size_t kRecentFinished = 1u << 16;
-  std::unordered_set<uint64_t> finished_;
-  std::deque<uint64_t> finished_order_;
+  // The last kRecentFinished folded ids (a ring, finished_next_ the oldest
+  // once full) and the set of them: one bit per id in words of 32
+  // consecutive ids (id / 32 + 1 -> bits), so that the set of recent ids,
+  // which lie close together, stays a small table in cache.
+  IdMap finished_;
+  bool Finished(uint64_t id);
+  void MarkFinished(uint64_t id, bool finished);
+  std::vector<uint64_t> finished_order_;
+  size_t finished_next_ = 0;
+  // The largest id ever folded: an id above it was never (most new
+  // instances: ids grow as ranges open), so the set is not probed.
+  uint64_t finished_max_ = 0;
   uint64_t cached_id_ = 0;
   Node* cached_node_ = nullptr;
   CorrelationWindow<Launch> pending_;
@@ -252,6 +279,8 @@ class StreamAggregator {
   static constexpr size_t kMaxTickets = 1u << 18;
   uint64_t batches_ = 0;
   CorrelationWindow<Ticket> tickets_;
+  // A graph launch's ops held by its ticket until a main-thread range claims it.
+  std::unordered_map<uint64_t, std::vector<TicketedOp>> graph_ops_;
   // (launch time, correlation id) of unclaimed tickets, sorted by time.
   std::vector<std::pair<uint64_t, uint64_t>> unclaimed_;
   struct Held {

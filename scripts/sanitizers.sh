@@ -8,7 +8,10 @@
 #               in that tree, so each traced host is sanitized itself (its
 #               runtime loads first) and runs the sanitized library;
 #   build-tsan: the capture library's unit tests (rings, thread registry,
-#               writer, string table) under ThreadSanitizer;
+#               writer, string table), and the reader's threads (a tracer
+#               stream read ahead on a thread, the nsys tables scanned and
+#               decoded on threads: ReaderTest, StreamingReport and the
+#               importers' tests) under ThreadSanitizer;
 #   build-fuzz: each libFuzzer target (tests/fuzz, clang) for a fixed number
 #               of inputs from a fixed seed, at most FUZZ_SECONDS each
 #               (default 60; 0 skips), through scripts/fuzz.sh.
@@ -32,7 +35,7 @@ tsan="-fsanitize=thread -O1 -g"
 cmake -S . -B build-tsan "${common[@]}" "-DCMAKE_CXX_FLAGS=$tsan" \
   "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread" \
   "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread" > /dev/null
-cmake --build build-tsan -j2 --target capture_unit_tests
+cmake --build build-tsan -j2 --target capture_unit_tests analysis_tests importers_tests
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
@@ -90,8 +93,12 @@ e2e_skip+=":*ThreadsFlatOutPastTheirBuffersLoseNothingAtDefaults"
 for t in tests/capture/capture_e2e_tests tests/cupti/cupti_e2e_tests; do
   run build-asan "$t" "ASAN_OPTIONS=$asan_opts:verify_asan_link_order=0" "-$e2e_skip"
 done
-run build-tsan tests/capture/capture_unit_tests \
-  "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan"
+tsan_opts="TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan"
+run build-tsan tests/capture/capture_unit_tests "$tsan_opts"
+# Only the suites that start threads of the reader's own; the CLI tests there
+# run the tracer binary, which the ASan stage and the main suite cover.
+run build-tsan tests/analysis/analysis_tests "$tsan_opts" "ReaderTest.*:StreamingReport.*"
+run build-tsan tests/importers/importers_tests "$tsan_opts"
 if show_reports; then exit 1; fi
 # A fixed number of inputs from a fixed seed per target (about 20 s each
 # here), not a time: the same inputs on every machine, so the verdict does

@@ -9,8 +9,10 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -594,37 +596,51 @@ void DecodeFramesAhead(FrameScanner* scanner, FileDecoder* decoder,
   bool done = false, stop = false;
   uint64_t unparsed = 0, first_unparsed_at = 0;
   FrameScanner::Result result = FrameScanner::Result::kEnd;
+  // What the reading thread threw (bad_alloc on a huge frame): rethrown on
+  // the caller's thread, as the inline read would have thrown it there.
+  std::exception_ptr error;
   for (size_t i = 0; i < kFramesAhead + 1; ++i) free.push_back(std::make_unique<proto::Chunk>());
-  std::thread reader([&] {
+  std::thread reader;
+  try {
+    reader = std::thread([&] {
 #if GOOGLE_PROTOBUF_VERSION < 4022000
-    google::protobuf::LogSilencer quiet;
+      google::protobuf::LogSilencer quiet;
 #endif
-    std::string_view payload;
-    FrameScanner::Result r;
-    std::unique_ptr<proto::Chunk> chunk;
-    while (true) {
-      if (!chunk) {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return stop || !free.empty(); });
-        if (stop) break;
-        chunk = std::move(free.back());
-        free.pop_back();
-      }
-      if ((r = scanner->Next(&payload)) != FrameScanner::Result::kFrame) break;
-      chunk->Clear();
-      if (!chunk->ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-        if (unparsed++ == 0) first_unparsed_at = scanner->offset() - 8 - payload.size();
-        continue;
+      std::string_view payload;
+      FrameScanner::Result r = FrameScanner::Result::kEnd;
+      std::unique_ptr<proto::Chunk> chunk;
+      try {
+        while (true) {
+          if (!chunk) {
+            std::unique_lock<std::mutex> lock(mu);
+            cv.wait(lock, [&] { return stop || !free.empty(); });
+            if (stop) break;
+            chunk = std::move(free.back());
+            free.pop_back();
+          }
+          if ((r = scanner->Next(&payload)) != FrameScanner::Result::kFrame) break;
+          chunk->Clear();
+          if (!chunk->ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+            if (unparsed++ == 0) first_unparsed_at = scanner->offset() - 8 - payload.size();
+            continue;
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          full.push_back({std::move(chunk), scanner->offset(), scanner->frames()});
+          cv.notify_all();
+        }
+      } catch (...) {
+        error = std::current_exception();  // read under the lock, after done
       }
       std::lock_guard<std::mutex> lock(mu);
-      full.push_back({std::move(chunk), scanner->offset(), scanner->frames()});
+      result = stop ? FrameScanner::Result::kEnd : r;
+      done = true;
       cv.notify_all();
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    result = stop ? FrameScanner::Result::kEnd : r;
-    done = true;
-    cv.notify_all();
-  });
+    });
+  } catch (const std::system_error&) {
+    // No thread to be had: the same read on this one.
+    DecodeFrames(scanner, decoder, after_frame, warnings, progress);
+    return;
+  }
   // Stops and joins the thread however this function is left (the
   // callback may throw).
   struct Joiner {
@@ -658,6 +674,7 @@ void DecodeFramesAhead(FrameScanner* scanner, FileDecoder* decoder,
     cv.notify_all();
   }
   // The reader is done (seen under the lock): what it found is read here.
+  if (error) std::rethrow_exception(error);
   if (progress) progress(scanner->size(), scanner->size());
   if (unparsed > 0) {
     warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +

@@ -431,7 +431,7 @@ def main() -> int:
         for label, tool, num, den in inproc:
             ci = paired_ci(flat(tool, num, clock), flat(tool, den, clock))
             extra = ""
-            if clock != "wall" and ci is not None and modules:
+            if clock != "wall" and not valgrinds and ci is not None and modules:
                 per_call = ci[0] / 100 * clock_base / modules
                 extra = (f"  ~{per_call * 1e6:.1f} us per module call" if clock == "cpu"
                          else f"  ~{per_call:.0f} per module call")

@@ -33,7 +33,27 @@ of log ratios of block means with a 95 % Student t interval:
 
 CPU time is the whole process's (time.process_time: all threads, the
 tracer's writer included), far less disturbed by other load than wall time,
-which is printed too. Each switch is followed by one unmeasured step and a
+which is printed too.
+
+Instructions retired are nearly deterministic: work done, not time, but
+hardly moved by other load, so their intervals are far tighter than CPU
+time's; a change's cost in instructions says where the CPU time goes when
+time cannot tell it from noise. Each worker opens hardware counters on
+itself with perf_event_open before it loads torch (perf_counters.py:
+inherited by every thread it starts, the tracer's writer and torch's pool
+included) and reads them around each block, as the clocks: instructions
+(user + kernel), instructions:u (user space only) and cycles, each given
+with the same pairs and intervals as CPU time, in its own section. Where the
+kernel gives none (no PMU, as in most VMs; kernel.perf_event_paranoid) one
+line says why and the times are printed alone. --callgrind counts
+instructions instead under valgrind's callgrind (user space, all threads;
+50-100x slower, so few rounds; its times are valgrind's): the small model
+below, or --steps 1 --rounds 2 on the default one. Instruction counts there
+include threads that wake on a timer (the tracer's writer), which run more
+often per step the slower the step, so callgrind slightly overstates the
+tracer's share.
+
+Each switch is followed by one unmeasured step and a
 garbage collection (annotate() makes thousands of objects; the full
 collections inside measured steps are counted and printed), and glibc is
 told to keep freed memory (MALLOC_* variables): its default unmaps large
@@ -53,6 +73,8 @@ before and after are compared block by block in one process.
 
     python3 bench/torch/bench_step.py --lib build/injection/libtracer.so
     python3 bench/torch/bench_step.py --lib ... -- --layers 12 --hidden 256 --seq 128
+    python3 bench/torch/bench_step.py --lib ... --callgrind --procs 1 --rounds 2 \
+        --steps 4 -- --layers 4 --adapters 2 --hidden 32 --heads 2 --seq 8 --threads 1
 """
 
 from __future__ import annotations
@@ -73,6 +95,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 SAMPLE = os.path.join(ROOT, "samples", "torch", "lora_finetune.py")
 DEFAULT_SAMPLE_ARGS = ["--layers", "4", "--adapters", "2", "--hidden", "512", "--seq", "256",
                        "--threads", "1"]
+CALLGRIND_ENV = "TRACER_BENCH_CALLGRIND_PREFIX"  # set for a worker run under callgrind
 CONFIGS = {"none": ("none", "noop", "nvtx"), "tracer": ("none", "noop", "nvtx"),
            "profiler": ("none", "rf")}
 
@@ -92,7 +115,22 @@ def load_baseline(python_dir):
     return importlib.import_module("tracer_baseline.torch")
 
 
+def open_counters(args):
+    """The process's hardware counters, opened before torch or the tracer
+    start a thread (threads that already run are not counted): (Counters or
+    None, a one-line note or None)."""
+    sys.path.insert(0, HERE)
+    from perf_counters import Callgrind, Counters
+
+    if os.environ.get(CALLGRIND_ENV):
+        return Callgrind(os.environ[CALLGRIND_ENV]), None
+    if not args.counters:
+        return None, "hardware counters off (--no-counters)"
+    return Counters.open()
+
+
 def worker(args) -> int:
+    counters, counters_note = open_counters(args)
     spec = importlib.util.spec_from_file_location("lora_finetune", SAMPLE)
     sample = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sample)  # puts the checkout's python/ on sys.path
@@ -133,7 +171,9 @@ def worker(args) -> int:
         sample.train_step(model, opt, tokens, targets, counter[0])
         counter[0] += 1
 
-    out = {c: {"cpu": [], "wall": [], "full_gc": 0} for c in configs}
+    counter_names = counters.names if counters else []
+    out = {c: {"cpu": [], "wall": [], "full_gc": 0, **{n: [] for n in counter_names}}
+           for c in configs}
     modules = 0
     for _ in range(args.warmup):
         step()
@@ -152,22 +192,41 @@ def worker(args) -> int:
             # steps (a training run annotates once).
             gc.collect()
             full = gc.get_stats()[2]["collections"]
+            k0 = counters.read() if counters else {}
             c0, t0 = time.process_time(), time.perf_counter()
             for _ in range(args.steps):
                 step()
-            out[c]["cpu"].append((time.process_time() - c0) / args.steps)
-            out[c]["wall"].append((time.perf_counter() - t0) / args.steps)
+            c1, t1 = time.process_time(), time.perf_counter()
+            k1 = counters.read() if counters else {}
+            out[c]["cpu"].append((c1 - c0) / args.steps)
+            out[c]["wall"].append((t1 - t0) / args.steps)
+            for n in counter_names:
+                out[c][n].append((k1[n] - k0[n]) / args.steps)
             out[c]["full_gc"] += gc.get_stats()[2]["collections"] - full
             if handle is not None:
                 handle.remove()
     if prof is not None:
         prof.__exit__(None, None, None)
     with open(args.json, "w") as f:
-        json.dump({"blocks": out, "modules": modules, "native": native}, f)
+        json.dump({"blocks": out, "modules": modules, "native": native,
+                   "counters": counter_names, "counters_note": counters_note,
+                   "multiplexed": bool(counters and counters.multiplexed)}, f)
     return 0
 
 
 # --- parent: processes alternated, statistics -----------------------------
+
+CLOCK_TITLES = {
+    "cpu": "CPU time per step (all threads)",
+    "instructions": "instructions retired per step, user + kernel, all threads "
+                    "(work done, not time)",
+    "instructions:u": "instructions retired per step, user space only, all threads "
+                      "(work done, not time)",
+    "cycles": "core cycles per step, user + kernel, all threads (time at the core's clock)",
+    "wall": "wall time per step",
+    "callgrind:Ir": "instructions per step counted by callgrind, user space, all threads "
+                    "(work done, not time)",
+}
 
 # Two-sided 95 % Student t quantiles by degrees of freedom (1..30); 1.96 past.
 T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
@@ -214,10 +273,21 @@ def run_worker(tool, proc, args):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, "--proc", str(proc),
            "--rounds", str(args.rounds), "--steps", str(args.steps), "--warmup",
            str(args.warmup), "--json", stats]
+    if not args.counters:
+        cmd.append("--no-counters")
+    prefix = None
+    if args.callgrind:
+        prefix = os.path.join(args.out_dir, f"callgrind-{tool}-{proc}")
+        sys.path.insert(0, HERE)
+        from perf_counters import Callgrind
+
+        cmd = Callgrind.valgrind_args(prefix) + cmd
     if args.baseline_python:
         cmd += ["--baseline-python", os.path.abspath(args.baseline_python)]
     cmd += ["--", *args.sample_args]
     env = clean_env()
+    if prefix:
+        env[CALLGRIND_ENV] = prefix
     if args.ext_dir:
         env["TRACER_PYTHON_EXT_DIR"] = os.path.abspath(args.ext_dir)
     artifact = None
@@ -235,6 +305,8 @@ def run_worker(tool, proc, args):
         if not os.path.getsize(artifact):
             sys.exit(f"bench: the tracer wrote no file at {artifact}")
         os.remove(artifact)
+    if prefix and os.path.exists(prefix):
+        os.remove(prefix)  # callgrind's dump at exit
     with open(stats) as f:
         return json.load(f)
 
@@ -247,6 +319,12 @@ def main() -> int:
     p.add_argument("--steps", type=int, default=3, help="measured steps per block")
     p.add_argument("--warmup", type=int, default=3, help="steps before the first round")
     p.add_argument("--profiler", action="store_true", help="also torch.profiler")
+    p.add_argument("--no-counters", dest="counters", action="store_false",
+                   help="leave out the hardware counters (instructions, cycles)")
+    p.add_argument("--callgrind", action="store_true",
+                   help="run the workers under valgrind's callgrind and count instructions "
+                   "there (where the kernel gives no hardware counter; 50-100x slower; "
+                   "times are then valgrind's)")
     p.add_argument("--baseline-python", default="",
                    help="another checkout's python/ dir: its tracer.torch hooks as noop0 / nvtx0")
     default_ext = os.environ.get("TRACER_PYTHON_EXT_DIR") or (
@@ -276,8 +354,12 @@ def main() -> int:
           f"{args.rounds} rounds x {args.steps} steps per configuration (+1 after each "
           "switch)", flush=True)
     t_start = time.time()
-    # tool -> config -> clock -> per-process list of per-round block means
-    blocks = {t: {c: {"cpu": [], "wall": []} for c in CONFIGS[t]} for t in tools}
+    # tool -> config -> clock (CPU, wall, counter) -> per-process list of
+    # per-round block means
+    blocks = {t: {c: {} for c in CONFIGS[t]} for t in tools}
+    counters = None  # the counters every worker read
+    counter_notes = set()
+    multiplexed = False
     full_gc = {t: dict.fromkeys(CONFIGS[t], 0) for t in tools}
     modules = 0
     native: dict = {}
@@ -287,9 +369,14 @@ def main() -> int:
             data = run_worker(tool, proc, args)
             modules = max(modules, data["modules"])
             native.update(data.get("native", {}))
+            got = data.get("counters", [])
+            counters = got if counters is None else [n for n in counters if n in got]
+            if data.get("counters_note"):
+                counter_notes.add(data["counters_note"])
+            multiplexed |= data.get("multiplexed", False)
             for c, clocks in data["blocks"].items():
-                for clock in ("cpu", "wall"):
-                    blocks[tool][c][clock].append(clocks[clock])
+                for clock in ("cpu", "wall", *got):
+                    blocks[tool][c].setdefault(clock, []).append(clocks[clock])
                 full_gc[tool][c] += clocks["full_gc"]
             cpu = data["blocks"]
             print(f"process {proc} {tool:<8} " + ", ".join(
@@ -307,7 +394,14 @@ def main() -> int:
         f"{c} {'C++ (tracer._torch_ranges)' if n else 'Python'}" for c, n in sorted(native.items())))
     base = statistics.median(flat("none", "none", "cpu"))
     print(f"step CPU time, no tool, no hooks: median {base * 1e3:.1f} ms "
-          f"(wall {statistics.median(flat('none', 'none', 'wall')) * 1e3:.1f} ms)")
+          f"(wall {statistics.median(flat('none', 'none', 'wall')) * 1e3:.1f} ms)" + "".join(
+              f"; {statistics.median(flat('none', 'none', n)) / 1e6:.1f} M {n}"
+              for n in counters))
+    for note in sorted(counter_notes):
+        print(f"{note}: CPU and wall time only")
+    if multiplexed:
+        print("counters: the kernel multiplexed some (more events than the PMU holds): "
+              "counts scaled by enabled/running time, less exact")
     inproc = [("hooks, Python only (no-op backend)", "none", "noop", "none"),
               ("hooks + NVTX calls, no tool", "none", "nvtx", "none"),
               ("tracer's share of the ranges", "tracer", "nvtx", "noop"),
@@ -327,14 +421,20 @@ def main() -> int:
                    ("torch.profiler + ranges", ("profiler", "rf"), ("none", "none"))]
     print("full garbage collections in measured steps: " + "; ".join(
         f"{t} " + ", ".join(f"{c} {n}" for c, n in full_gc[t].items()) for t in tools))
-    for clock in ("cpu", "wall"):
-        print(f"\n{clock} time per step, mean of log ratios with a 95 % confidence interval")
+    for clock in ("cpu", *counters, "wall"):
+        valgrinds = " (under valgrind: valgrind's, not the program's)" if (
+            args.callgrind and clock in ("cpu", "wall")) else ""
+        print(f"\n{CLOCK_TITLES.get(clock, clock + ' per step')}{valgrinds}, mean of log "
+              "ratios with a 95 % confidence interval")
         print(" in one process (block vs block of the same round):")
+        clock_base = statistics.median(flat("none", "none", clock))
         for label, tool, num, den in inproc:
             ci = paired_ci(flat(tool, num, clock), flat(tool, den, clock))
             extra = ""
-            if clock == "cpu" and ci is not None and modules:
-                extra = f"  ~{ci[0] / 100 * base / modules * 1e6:.1f} us per module call"
+            if clock != "wall" and not valgrinds and ci is not None and modules:
+                per_call = ci[0] / 100 * clock_base / modules
+                extra = (f"  ~{per_call * 1e6:.1f} us per module call" if clock == "cpu"
+                         else f"  ~{per_call:.0f} per module call")
             print(f"  {label:<34} {tool}: {num}/{den}  {ci_text(ci)}{extra}")
         print(" across processes (process means, paired by process round):")
         for label, (nt, nc), (dt, dc) in across:

@@ -536,6 +536,20 @@ bool LooksLikeTraceStream(std::string_view first_bytes) {
 
 namespace {
 
+// The end of a frame read, inline or ahead: the last progress call and the
+// warnings for frames that did not parse and for a damaged tail.
+void FinishFrames(FrameScanner* scanner, FrameScanner::Result result, uint64_t unparsed,
+                  uint64_t first_unparsed_at, const ReadProgress& progress,
+                  std::vector<std::string>* warnings) {
+  if (progress) progress(scanner->size(), scanner->size());
+  if (unparsed > 0) {
+    warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +
+                        " frame(s) whose payload does not parse skipped (the first at byte " +
+                        std::to_string(first_unparsed_at) + "); the frames around them are read");
+  }
+  if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
+}
+
 // The frame loop shared by the in-memory and the streaming reader: decodes
 // every intact frame, calls after_frame after each, and turns damage and
 // decoding problems into one warning line each.
@@ -565,13 +579,7 @@ void DecodeFrames(FrameScanner* scanner, FileDecoder* decoder,
     // Every 64 frames: a few hundred calls for a multi-GB file.
     if (progress && (scanner->frames() & 63) == 0) progress(scanner->offset(), scanner->size());
   }
-  if (progress) progress(scanner->size(), scanner->size());
-  if (unparsed > 0) {
-    warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +
-                        " frame(s) whose payload does not parse skipped (the first at byte " +
-                        std::to_string(first_unparsed_at) + "); the frames around them are read");
-  }
-  if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
+  FinishFrames(scanner, result, unparsed, first_unparsed_at, progress, warnings);
 }
 
 // DecodeFrames for the streaming reader: the frames are read, checked and
@@ -675,13 +683,7 @@ void DecodeFramesAhead(FrameScanner* scanner, FileDecoder* decoder,
   }
   // The reader is done (seen under the lock): what it found is read here.
   if (error) std::rethrow_exception(error);
-  if (progress) progress(scanner->size(), scanner->size());
-  if (unparsed > 0) {
-    warnings->push_back(scanner->display_name() + ": " + std::to_string(unparsed) +
-                        " frame(s) whose payload does not parse skipped (the first at byte " +
-                        std::to_string(first_unparsed_at) + "); the frames around them are read");
-  }
-  if (result == FrameScanner::Result::kDamaged) warnings->push_back(scanner->DamageLine());
+  FinishFrames(scanner, result, unparsed, first_unparsed_at, progress, warnings);
 }
 
 void AddDecoderWarnings(const std::string& name, const FileDecoder& decoder,

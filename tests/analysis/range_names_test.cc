@@ -211,18 +211,24 @@ TEST(RangeNames, KeepRawLeavesNamesButStillKnowsOperators) {
   EXPECT_TRUE(r.op);
 }
 
+// A process of one range per name, its texts interned, or appended
+// unindexed as a report's import stores them (StringTable::Append).
+enum class Store { kIntern, kAppend };
+ProcessTrace RangesNamed(Trace* trace, Store store, const std::vector<std::string>& names) {
+  ProcessTrace p;
+  for (const auto& name : names) {
+    RangeRecord r;
+    r.name = store == Store::kIntern ? trace->strings.Intern(name) : trace->strings.Append(name);
+    p.ranges.push_back(r);
+  }
+  return p;
+}
+
 TEST(RangeNames, NormalizeKeepsTheRecordedNamePerInstanceOnce) {
   Trace trace;
-  ProcessTrace p;
-  auto range = [&](const std::string& name) {
-    RangeRecord r;
-    r.name = trace.strings.Intern(name);
-    p.ranges.push_back(r);
-  };
-  range("aten::mm, seq = 1, op_id = 2");
-  range("aten::mm, seq = 5, op_id = 6");
-  range("step");
-  trace.processes.push_back(p);
+  trace.processes.push_back(
+      RangesNamed(&trace, Store::kIntern,
+                  {"aten::mm, seq = 1, op_id = 2", "aten::mm, seq = 5, op_id = 6", "step"}));
   NormalizeRangeNames(&trace, RangeNameRules());
   const auto& rs = trace.processes[0].ranges;
   EXPECT_EQ(trace.strings.Get(rs[0].name), "aten::mm");
@@ -243,20 +249,10 @@ TEST(RangeNames, NormalizeKeepsTheRecordedNamePerInstanceOnce) {
 // raw_name, as when the texts were interned.
 TEST(RangeNames, NormalizeGivesAppendedDuplicatesOneId) {
   Trace trace;
-  ProcessTrace p;
-  auto range = [&](const std::string& name) {
-    RangeRecord r;
-    r.name = trace.strings.Append(name);
-    p.ranges.push_back(r);
-  };
-  range("aten::mm, seq = 1, op_id = 2");
-  range("step");
-  range("aten::mm, seq = 1, op_id = 2");
-  range("step");
-  range("aten::mm");
-  range("");
-  const uint32_t first_raw = p.ranges[0].name;
-  trace.processes.push_back(p);
+  trace.processes.push_back(RangesNamed(&trace, Store::kAppend,
+                                        {"aten::mm, seq = 1, op_id = 2", "step",
+                                         "aten::mm, seq = 1, op_id = 2", "step", "aten::mm", ""}));
+  const uint32_t first_raw = trace.processes[0].ranges[0].name;
   NormalizeRangeNames(&trace, RangeNameRules());
   const auto& rs = trace.processes[0].ranges;
   EXPECT_EQ(trace.strings.Get(rs[0].name), "aten::mm");

@@ -105,6 +105,9 @@ class NsysImporter : public NsysSchema {
   // color, end thread and payload, kernel launch configuration.
   bool report_only_;
   NsysRowReader reader_;
+  // The database's size in bytes (pages x page size), once RowsAtMost asked;
+  // -1 before.
+  int64_t database_bytes_ = -1;
   // The export mapped (MapFile); nullptr: every table is read through SQL.
   std::shared_ptr<const SqliteFileMap> file_;
   std::map<uint32_t, std::unique_ptr<ProcessState>> processes_;
@@ -184,14 +187,31 @@ void NsysImporter::StartTable(std::string_view table, const std::vector<std::str
 
 int64_t NsysImporter::RowsAtMost(std::string_view table) {
   // nsys writes rowids 1..n: the largest is the row count, or more after
-  // deletions. One seek to the last leaf, no scan.
+  // deletions. One seek to the last leaf, no scan (a query of max(rowid)
+  // alone: anything beside it in the SELECT makes SQLite scan the table).
+  // A rowid is any 64-bit number, though (a damaged or hand-made export can
+  // hold row 2^40), and callers size allocations from this: it is also
+  // bounded by what the database's pages can hold, a row taking at least
+  // kMinRowBytes of them (its cell pointer, payload and rowid varints, a
+  // record header byte).
+  constexpr int64_t kMinRowBytes = 4;
   SqliteStatement st;
   std::string ignored;
   if (!Query("SELECT max(rowid) FROM \"" + std::string(table) + "\"", &st, &ignored) ||
       !st.Step() || st.IsNull(0)) {
     return st.valid() && st.ok() ? 0 : std::numeric_limits<int64_t>::max();
   }
-  return st.Int(0);
+  const int64_t max_rowid = st.Int(0);
+  if (database_bytes_ < 0) {
+    SqliteStatement size;
+    database_bytes_ =
+        Query("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", &size,
+              &ignored) &&
+                size.Step() && !size.IsNull(0)
+            ? size.Int(0)
+            : std::numeric_limits<int64_t>::max();
+  }
+  return std::min(max_rowid, database_bytes_ / kMinRowBytes);
 }
 
 void NsysImporter::MapFile() {

@@ -32,7 +32,7 @@
 // reads the writer never does.
 //
 //   range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B]
-//                      [--codec portable|pdep|avx512]
+//                      [--codec portable|pdep|avx512|scalar]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -126,6 +126,8 @@ const char* CodecName(tracer::VarintCodec codec) {
       return "pdep";
     case tracer::VarintCodec::kAvx512:
       return "avx512";
+    case tracer::VarintCodec::kScalar:
+      return "scalar";
   }
   return "?";
 }
@@ -149,7 +151,7 @@ int main(int argc, char** argv) {
       const std::string c = argv[++i];
       bool known = false;
       for (tracer::VarintCodec k : {tracer::VarintCodec::kPortable, tracer::VarintCodec::kPdep,
-                                    tracer::VarintCodec::kAvx512}) {
+                                    tracer::VarintCodec::kAvx512, tracer::VarintCodec::kScalar}) {
         if (c == CodecName(k)) {
           codec = k;
           known = true;
@@ -163,7 +165,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: range_encode_bench [--ranges N] [--repeats R] [--frame-bytes B] "
-                   "[--codec portable|pdep|avx512]\n");
+                   "[--codec portable|pdep|avx512|scalar]\n");
       return 2;
     }
   }

@@ -166,9 +166,9 @@ char* PutUpTo(char* p, const uint64_t* v, size_t n) {
 #define TRACER_SSSE3 __attribute__((target("ssse3")))
 
 // Byte shuffles that pack the varints of a step's values, built in 16-bit
-// (two-byte columns, 8 values a step) or 32-bit lanes (three-byte columns,
-// 4 values a step), by which of them are longer than one byte (and, in 32
-// bits, than two): value k's bytes first, at its lane, then the next's.
+// (two-byte columns, 8 values a step) or 32-bit lanes (three- and four-byte
+// columns, 4 values a step), by the lengths of the step's values: value k's
+// bytes first, at its lane, then the next's.
 struct ShuffleTables {
   struct Step {
     uint8_t shuffle[16];
@@ -177,6 +177,8 @@ struct ShuffleTables {
   uint8_t two_length[256];  // bytes of the step
   Step three[256];          // by bits 0-3: two bytes or more, bits 4-7: three
   uint8_t three_length[256];
+  Step four[256];  // by bits 0-3 and 4-7: the low and high bit of the value's length - 1
+  uint8_t four_length[256];
 };
 constexpr ShuffleTables kShuffles = [] {
   ShuffleTables t{};
@@ -195,6 +197,13 @@ constexpr ShuffleTables kShuffles = [] {
     }
     t.three_length[m] = static_cast<uint8_t>(at);
     for (int b = at; b < 16; ++b) t.three[m].shuffle[b] = 0x80;
+    at = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int length = 1 + (m >> k & 1) + 2 * (m >> (k + 4) & 1);
+      for (int b = 0; b < length; ++b) t.four[m].shuffle[at++] = static_cast<uint8_t>(4 * k + b);
+    }
+    t.four_length[m] = static_cast<uint8_t>(at);
+    for (int b = at; b < 16; ++b) t.four[m].shuffle[b] = 0x80;
   }
   return t;
 }();
@@ -253,11 +262,43 @@ TRACER_SSSE3 char* PutThreeShuffled(char* p, const uint64_t* v, size_t n) {
   return PutUpTo<3, ByShifts>(p, v + i, n - i);
 }
 
+// v[0..n), each below 2^28: the same, the lengths (1 to 4) as two bits.
+TRACER_SSSE3 char* PutFourShuffled(char* p, const uint64_t* v, size_t n) {
+  const auto* q = reinterpret_cast<const __m128i*>(v);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4, q += 2) {
+    const __m128i x = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(_mm_loadu_si128(q)),
+                                                      _mm_castsi128_ps(_mm_loadu_si128(q + 1)),
+                                                      _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m128i two = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7F));
+    const __m128i three = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3FFF));
+    const __m128i four = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1FFFFF));
+    __m128i w = _mm_add_epi32(x, _mm_and_si128(x, _mm_set1_epi32(~0x7F)));
+    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x3FFF)), 1));
+    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x1FFFFF)), 2));
+    w = _mm_or_si128(w, _mm_or_si128(_mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
+                                                  _mm_and_si128(three, _mm_set1_epi32(0x8000))),
+                                     _mm_and_si128(four, _mm_set1_epi32(0x800000))));
+    // Length - 1 (each compare is -1 where it holds), its bits to the mask.
+    const __m128i extra =
+        _mm_sub_epi32(_mm_setzero_si128(), _mm_add_epi32(_mm_add_epi32(two, three), four));
+    const auto m =
+        static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 31))) |
+                              _mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 30))) << 4);
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i*>(p),
+        _mm_shuffle_epi8(
+            w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShuffles.four[m].shuffle))));
+    p += kShuffles.four_length[m];
+  }
+  return PutUpTo<4, ByShifts>(p, v + i, n - i);
+}
+
 #undef TRACER_SSSE3
 #endif  // __x86_64__
 
 // v[0..n), whose bitwise or is `any`: the loop for its longest varint.
-// With shuffled: columns of up to three bytes by byte shuffles.
+// With shuffled: columns of up to four bytes by byte shuffles.
 template <typename Spreader, bool kShuffled>
 char* PutByLength(char* p, const uint64_t* v, size_t n, uint64_t any) {
   if (any < 0x80) return PutBytes(p, v, n);
@@ -273,6 +314,9 @@ char* PutByLength(char* p, const uint64_t* v, size_t n, uint64_t any) {
 #endif
       return PutUpTo<3, Spreader>(p, v, n);
     case 4:
+#if defined(__x86_64__)
+      if constexpr (kShuffled) return PutFourShuffled(p, v, n);
+#endif
       return PutUpTo<4, Spreader>(p, v, n);
     case 5:
       return PutUpTo<5, Spreader>(p, v, n);

@@ -14,7 +14,7 @@ namespace tracer {
 
 enum class VarintCodec : uint8_t {
   // Any CPU: a narrowing copy for one-byte columns, byte shuffles for up to
-  // three bytes (x86-64 with SSSE3), else a branch-free loop per longest
+  // four bytes (x86-64 with SSSE3), else a branch-free loop per longest
   // length (groups moved by adds).
   kPortable,
   kPdep,    // x86-64 with BMI2 that runs pdep in hardware: the same, a pdep a value

@@ -95,10 +95,10 @@ TEST(VarintEncodeTest, ColumnsOfEachKindAndLengthMatchTheReference) {
 }
 
 // The byte-shuffle loops pack a step of 8 values of up to two bytes, or 4
-// of up to three, by a table entry per mix of lengths in the step: a column
+// of up to three or four, by a table entry per mix of lengths in the step: a column
 // with every mix, at every offset of the steps (a tail of scalar values).
 TEST(VarintEncodeTest, EveryMixOfLengthsInAStepMatchesTheReference) {
-  std::vector<uint64_t> two, three;
+  std::vector<uint64_t> two, three, four;
   for (unsigned mix = 0; mix < 256; ++mix) {
     for (unsigned k = 0; k < 8; ++k) two.push_back((mix >> k & 1) != 0 ? 0x80 + 37 * k : k);
   }
@@ -106,9 +106,13 @@ TEST(VarintEncodeTest, EveryMixOfLengthsInAStepMatchesTheReference) {
   for (unsigned mix = 0; mix < 81; ++mix) {
     for (unsigned k = 0, m = mix; k < 4; ++k, m /= 3) three.push_back(by_length[m % 3] + k);
   }
+  const uint64_t by_length_four[] = {0x45, 0x1234, 0x12345, 0x1234567};
+  for (unsigned mix = 0; mix < 256; ++mix) {
+    for (unsigned k = 0; k < 4; ++k) four.push_back(by_length_four[mix >> (2 * k) & 3] + k);
+  }
   for (VarintCodec codec : Supported()) {
     SCOPED_TRACE(Name(codec));
-    for (const std::vector<uint64_t>* column : {&two, &three}) {
+    for (const std::vector<uint64_t>* column : {&two, &three, &four}) {
       for (size_t skip = 0; skip < 8; ++skip) {
         const std::vector<uint64_t> v(column->begin() + static_cast<long>(skip), column->end());
         ASSERT_EQ(Encode(codec, v), Reference(v)) << "skip " << skip;

@@ -30,7 +30,12 @@
 // With a loop per column's longest length and SSSE3 byte shuffles for
 // columns of up to four bytes, encode+frame, same run (load 6-8): pdep
 // 10.5-10.7 -> 9.0-9.1 ns, portable 11.4-11.8 -> 9.0-9.3 ns, avx512 8.3-8.6
-// (unchanged), scalar (no SSSE3) 10.1-10.6 ns.
+// (unchanged), scalar (no SSSE3) 10.1-10.6 ns. Where decode+encode's
+// 19-21 ns go (a harness of this input, same run): the decoder alone costs
+// 8.4 ns a range with the events in cache and 16-17 ns reading them from
+// memory (64 bytes a range, as the copy baseline does: most of its samples
+// wait on the event's first load); encoding adds 5-7 ns on top, partly
+// hidden behind those loads.
 // Until this input was the 32-byte events, the bench fed AddRange from an
 // array of 96-byte RangeRecords, which at 2 M ranges (192 MB) timed memory
 // reads the writer never does.

@@ -124,7 +124,14 @@ class ThreadRing {
     if (p == MAP_FAILED) throw std::bad_alloc();
       // Small pages: with transparent huge pages on "always", a thread's
       // first event would make 2 MiB resident, and handing read pages back
-      // would split huge pages.
+      // would split huge pages. Tried and dropped (issue 13): huge pages past
+      // a ring's first 2 MiB (the mapping 2 MiB-aligned). They fault in at
+      // 0.44 us per 4 KiB against 0.97 us populated in 64 KiB batches and
+      // 1.2 us faulted (2-core VM), yet nvtx_push_pop_bench's first lap did
+      // not improve clearly at 8-16 threads under load (1.70-1.86x the floor
+      // against 1.80x before in one run, 1.82-2.16x against 1.86-1.92x at 16),
+      // and 64 threads with 4 MiB rings gained nothing but up to 2 MiB resident
+      // a thread past what each wrote (peak RSS 265 MiB against 159-231).
 #ifdef MADV_NOHUGEPAGE
     madvise(p, bytes, MADV_NOHUGEPAGE);
 #endif

@@ -13,7 +13,8 @@ namespace tracer {
 namespace {
 
 struct Cpu {
-  bool pdep = false;    // BMI2, pdep in hardware
+  bool ssse3 = false;   // pshufb
+  bool pdep = false;    // BMI2, pdep in hardware (and SSSE3)
   bool avx512 = false;  // AVX-512 F, BW, VBMI, VBMI2 and POPCNT, with the OS saving zmm state
 };
 
@@ -21,10 +22,13 @@ Cpu DetectCpu() {
   Cpu cpu;
 #if defined(__x86_64__)
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0 || eax < 7) return cpu;
+  if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return cpu;
+  const unsigned max_leaf = eax;
   const bool intel = ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e;  // GenuineIntel
   const bool amd = ebx == 0x68747541 && edx == 0x69746e65 && ecx == 0x444d4163;    // AuthenticAMD
   __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+  cpu.ssse3 = (ecx >> 9 & 1) != 0;
+  if (max_leaf < 7) return cpu;
   const unsigned base_family = (eax >> 8) & 0xF;
   const unsigned family = base_family + (base_family == 0xF ? (eax >> 20) & 0xFF : 0);
   const bool osxsave = (ecx >> 27 & 1) != 0;
@@ -38,7 +42,8 @@ Cpu DetectCpu() {
   const bool bmi2 = (ebx >> 8 & 1) != 0;
   // AMD before Zen 3 (family 0x19) runs pdep in microcode: tens to
   // hundreds of cycles, slower than the byte loop.
-  cpu.pdep = bmi2 && (intel || (amd && family >= 0x19));
+  // (Every such CPU has SSSE3, which the pdep codec uses too.)
+  cpu.pdep = bmi2 && cpu.ssse3 && (intel || (amd && family >= 0x19));
   const bool avx512f = (ebx >> 16 & 1) != 0, avx512bw = (ebx >> 30 & 1) != 0;
   const bool vbmi = (ecx >> 1 & 1) != 0, vbmi2 = (ecx >> 6 & 1) != 0;
   // XCR0: SSE, AVX, opmask and both halves of the zmm registers enabled.
@@ -95,58 +100,249 @@ char* PutEach(char* p, const uint64_t* v, size_t n) {
   return p;
 }
 
-char* EncodePortable(char* p, const uint64_t* v, size_t n) {
-  const uint64_t any = AnyBits(v, n);
-  if (any < 0x80) return PutBytes(p, v, n);
-  if (any >= (uint64_t{1} << 14)) return PutEach(p, v, n);
-  // Values of one or two bytes: both bytes stored, the pointer moved by
-  // one or two, no branch on which.
+// 0x80 in every byte of a varint of `length` bytes but its last.
+constexpr uint64_t kContinuation[9] = {
+    0, 0, 0x80, 0x8080, 0x808080, 0x80808080, 0x8080808080, 0x808080808080, 0x80808080808080};
+
+// By the top set bit of a value below 2^56: its varint's length.
+constexpr struct LengthByTop {
+  uint8_t length[64];
+  constexpr LengthByTop() : length() {
+    for (int top = 0; top < 64; ++top) length[top] = static_cast<uint8_t>(top / 7 + 1);
+  }
+} kLengthByTop;
+
+// Groups of 7 bits of x (below 2^(7 * kBytes)) one per byte, by adds: x +
+// the sum over k of (x & -2^(7k)) << (k - 1) moves group k up by k bits,
+// an and and an lea a group (no port-bound instruction, as pdep is).
+struct ByShifts {
+  template <int kBytes>
+  static uint64_t Spread(uint64_t x) {
+    uint64_t w = x;
+    for (int k = 1; k < kBytes; ++k) w += (x & ~((uint64_t{1} << (7 * k)) - 1)) << (k - 1);
+    return w;
+  }
+};
+
+#if defined(__x86_64__)
+// The same by one pdep. Inline assembly rather than _pdep_u64, which needs
+// the caller compiled for BMI2; this runs only where the CPU has it.
+struct ByPdep {
+  template <int kBytes>
+  static uint64_t Spread(uint64_t x) {
+    uint64_t w;
+    asm("pdep %2, %1, %0" : "=r"(w) : "r"(x), "r"(uint64_t{0x7F7F7F7F7F7F7F7F}));
+    return w;
+  }
+};
+#endif
+
+// v[0..n), each below 2^(7 * kBytes), no branch per value: its groups
+// spread, the continuation bits of its length or'ed in, 8 bytes stored and
+// the pointer moved by the length. The loop is bound by its instruction
+// count (range_encode_bench), so the length is what costs least for the
+// column's longest value: up to four bytes, compares (no bsr, which shares
+// the one port that runs pdep); longer, a table by the top bit.
+template <int kBytes, typename Spreader>
+char* PutUpTo(char* p, const uint64_t* v, size_t n) {
+#pragma GCC unroll 4
   for (size_t i = 0; i < n; ++i) {
     const uint64_t x = v[i];
-    const uint64_t two = x >= 0x80;
-    const auto w = static_cast<uint16_t>((x & 0x7F) | (two << 7) | ((x >> 7) << 8));
-    std::memcpy(p, &w, 2);
-    p += 1 + two;
+    size_t length = 1;
+    if constexpr (kBytes <= 4) {
+      for (int k = 1; k < kBytes; ++k) length += x >= (uint64_t{1} << (7 * k));
+    } else {
+      // The top set bit (bsr; GCC's __bsrq is not in clang, the fuzz build's).
+      length = kLengthByTop.length[63 - __builtin_clzll(x | 1)];
+    }
+    const uint64_t w = Spreader::template Spread<kBytes>(x) | kContinuation[length];
+    std::memcpy(p, &w, 8);
+    p += length;
   }
   return p;
 }
 
 #if defined(__x86_64__)
+#define TRACER_SSSE3 __attribute__((target("ssse3")))
+
+// Byte shuffles that pack the varints of a step's values, built in 16-bit
+// (two-byte columns, 8 values a step) or 32-bit lanes (three- and four-byte
+// columns, 4 values a step), by the lengths of the step's values: value k's
+// bytes first, at its lane, then the next's.
+struct ShuffleTables {
+  struct Step {
+    uint8_t shuffle[16];
+  };
+  Step two[256];            // by a bit per value: two bytes
+  uint8_t two_length[256];  // bytes of the step
+  Step three[256];          // by bits 0-3: two bytes or more, bits 4-7: three
+  uint8_t three_length[256];
+  Step four[256];  // by bits 0-3 and 4-7: the low and high bit of the value's length - 1
+  uint8_t four_length[256];
+};
+constexpr ShuffleTables kShuffles = [] {
+  ShuffleTables t{};
+  for (int m = 0; m < 256; ++m) {
+    int at = 0;
+    for (int k = 0; k < 8; ++k) {
+      for (int b = 0; b < 1 + (m >> k & 1); ++b)
+        t.two[m].shuffle[at++] = static_cast<uint8_t>(2 * k + b);
+    }
+    t.two_length[m] = static_cast<uint8_t>(at);
+    for (int b = at; b < 16; ++b) t.two[m].shuffle[b] = 0x80;
+    at = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int length = 1 + (m >> k & 1) + (m >> (k + 4) & 1);
+      for (int b = 0; b < length; ++b) t.three[m].shuffle[at++] = static_cast<uint8_t>(4 * k + b);
+    }
+    t.three_length[m] = static_cast<uint8_t>(at);
+    for (int b = at; b < 16; ++b) t.three[m].shuffle[b] = 0x80;
+    at = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int length = 1 + (m >> k & 1) + 2 * (m >> (k + 4) & 1);
+      for (int b = 0; b < length; ++b) t.four[m].shuffle[at++] = static_cast<uint8_t>(4 * k + b);
+    }
+    t.four_length[m] = static_cast<uint8_t>(at);
+    for (int b = at; b < 16; ++b) t.four[m].shuffle[b] = 0x80;
+  }
+  return t;
+}();
+
+// v[0..n), each below 2^14: 8 values a step in 16-bit lanes, each lane
+// its varint's two bytes (the second 0 for a one-byte value), packed by a
+// shuffle and stored as 16 bytes, the pointer moved by their length: no
+// branch or store per value.
+TRACER_SSSE3 char* PutTwoShuffled(char* p, const uint64_t* v, size_t n) {
+  const auto* q = reinterpret_cast<const __m128i*>(v);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8, q += 4) {
+    // The 64-bit lanes' low halves, twice packed to 16 bits (their high
+    // halves are 0 and the values fit, so each stays whole).
+    const __m128i x =
+        _mm_packs_epi32(_mm_packs_epi32(_mm_loadu_si128(q), _mm_loadu_si128(q + 1)),
+                        _mm_packs_epi32(_mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3)));
+    const __m128i two = _mm_cmpgt_epi16(x, _mm_set1_epi16(0x7F));
+    // x + (x & 0x3F80) moves bits 7-13 up to the second byte.
+    const __m128i w = _mm_or_si128(_mm_add_epi16(x, _mm_and_si128(x, _mm_set1_epi16(0x3F80))),
+                                   _mm_and_si128(two, _mm_set1_epi16(0x80)));
+    const auto m = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(two, two))) & 0xFF;
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i*>(p),
+        _mm_shuffle_epi8(
+            w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShuffles.two[m].shuffle))));
+    p += kShuffles.two_length[m];
+  }
+  return PutUpTo<2, ByShifts>(p, v + i, n - i);
+}
+
+// v[0..n), each below 2^21: the same with 4 values a step in 32-bit lanes.
+TRACER_SSSE3 char* PutThreeShuffled(char* p, const uint64_t* v, size_t n) {
+  const auto* q = reinterpret_cast<const __m128i*>(v);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4, q += 2) {
+    // The low halves of the four 64-bit lanes.
+    const __m128i x = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(_mm_loadu_si128(q)),
+                                                      _mm_castsi128_ps(_mm_loadu_si128(q + 1)),
+                                                      _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m128i two = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7F));
+    const __m128i three = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3FFF));
+    // As ByShifts: bits 7-13 up by one, 14-20 by two.
+    __m128i w = _mm_add_epi32(x, _mm_and_si128(x, _mm_set1_epi32(~0x7F)));
+    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x3FFF)), 1));
+    w = _mm_or_si128(w, _mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
+                                     _mm_and_si128(three, _mm_set1_epi32(0x8000))));
+    const auto m = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(two)) |
+                                         _mm_movemask_ps(_mm_castsi128_ps(three)) << 4);
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i*>(p),
+        _mm_shuffle_epi8(
+            w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShuffles.three[m].shuffle))));
+    p += kShuffles.three_length[m];
+  }
+  return PutUpTo<3, ByShifts>(p, v + i, n - i);
+}
+
+// v[0..n), each below 2^28: the same, the lengths (1 to 4) as two bits.
+TRACER_SSSE3 char* PutFourShuffled(char* p, const uint64_t* v, size_t n) {
+  const auto* q = reinterpret_cast<const __m128i*>(v);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4, q += 2) {
+    const __m128i x = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(_mm_loadu_si128(q)),
+                                                      _mm_castsi128_ps(_mm_loadu_si128(q + 1)),
+                                                      _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m128i two = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7F));
+    const __m128i three = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3FFF));
+    const __m128i four = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1FFFFF));
+    __m128i w = _mm_add_epi32(x, _mm_and_si128(x, _mm_set1_epi32(~0x7F)));
+    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x3FFF)), 1));
+    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x1FFFFF)), 2));
+    w = _mm_or_si128(w, _mm_or_si128(_mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
+                                                  _mm_and_si128(three, _mm_set1_epi32(0x8000))),
+                                     _mm_and_si128(four, _mm_set1_epi32(0x800000))));
+    // Length - 1 (each compare is -1 where it holds), its bits to the mask.
+    const __m128i extra =
+        _mm_sub_epi32(_mm_setzero_si128(), _mm_add_epi32(_mm_add_epi32(two, three), four));
+    const auto m =
+        static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 31))) |
+                              _mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 30))) << 4);
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i*>(p),
+        _mm_shuffle_epi8(
+            w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShuffles.four[m].shuffle))));
+    p += kShuffles.four_length[m];
+  }
+  return PutUpTo<4, ByShifts>(p, v + i, n - i);
+}
+
+#undef TRACER_SSSE3
+#endif  // __x86_64__
+
+// v[0..n), whose bitwise or is `any`: the loop for its longest varint.
+// With shuffled: columns of up to four bytes by byte shuffles.
+template <typename Spreader, bool kShuffled>
+char* PutByLength(char* p, const uint64_t* v, size_t n, uint64_t any) {
+  if (any < 0x80) return PutBytes(p, v, n);
+  switch ((63 - __builtin_clzll(any)) / 7 + 1) {
+    case 2:
+#if defined(__x86_64__)
+      if constexpr (kShuffled) return PutTwoShuffled(p, v, n);
+#endif
+      return PutUpTo<2, Spreader>(p, v, n);
+    case 3:
+#if defined(__x86_64__)
+      if constexpr (kShuffled) return PutThreeShuffled(p, v, n);
+#endif
+      return PutUpTo<3, Spreader>(p, v, n);
+    case 4:
+#if defined(__x86_64__)
+      if constexpr (kShuffled) return PutFourShuffled(p, v, n);
+#endif
+      return PutUpTo<4, Spreader>(p, v, n);
+    case 5:
+      return PutUpTo<5, Spreader>(p, v, n);
+    case 6:
+      return PutUpTo<6, Spreader>(p, v, n);
+    case 7:
+      return PutUpTo<7, Spreader>(p, v, n);
+    case 8:
+      return PutUpTo<8, Spreader>(p, v, n);
+  }
+  return PutEach(p, v, n);  // 9 or 10 bytes
+}
+
+char* EncodeScalar(char* p, const uint64_t* v, size_t n) {
+  return PutByLength<ByShifts, false>(p, v, n, AnyBits(v, n));
+}
+
+char* EncodePortable(char* p, const uint64_t* v, size_t n) {
+  if (TheCpu().ssse3) return PutByLength<ByShifts, true>(p, v, n, AnyBits(v, n));
+  return EncodeScalar(p, v, n);
+}
+
+#if defined(__x86_64__)
 
 char* EncodePdep(char* p, const uint64_t* v, size_t n) {
-  const uint64_t any = AnyBits(v, n);
-  if (any < 0x80) return PutBytes(p, v, n);
-  if (any >> 56 != 0) return PutEach(p, v, n);
-  // By the value's top bit: its varint's length, and 0x80 in every byte
-  // of it but the last.
-  struct Tables {
-    uint64_t continuation[64];
-    uint8_t length[64];
-  };
-  static constexpr Tables kBy = [] {
-    Tables t{};
-    for (int top = 0; top < 64; ++top) {
-      const int length = top / 7 + 1;
-      t.length[top] = static_cast<uint8_t>(length);
-      for (int b = 0; b + 1 < length && b < 8; ++b)
-        t.continuation[top] |= uint64_t{0x80} << (8 * b);
-    }
-    return t;
-  }();
-  const uint64_t groups = 0x7F7F7F7F7F7F7F7F;
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t x = v[i];
-    // The top set bit (bsr; GCC's __bsrq is not in clang, the fuzz build's).
-    const auto top = static_cast<size_t>(63 - __builtin_clzll(x | 1));
-    uint64_t w;
-    // Inline assembly rather than _pdep_u64, which needs the caller
-    // compiled for BMI2; this runs only where the CPU has it.
-    asm("pdep %2, %1, %0" : "=r"(w) : "r"(x), "r"(groups));
-    w |= kBy.continuation[top];
-    std::memcpy(p, &w, 8);
-    p += kBy.length[top];
-  }
-  return p;
+  return PutByLength<ByPdep, true>(p, v, n, AnyBits(v, n));
 }
 
 #define TRACER_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt")))
@@ -213,6 +409,7 @@ TRACER_AVX512 char* EncodeAvx512(char* p, const uint64_t* v, size_t n) {
 bool VarintCodecSupported(VarintCodec codec) {
   switch (codec) {
     case VarintCodec::kPortable:
+    case VarintCodec::kScalar:
       return true;
     case VarintCodec::kPdep:
       return TheCpu().pdep;
@@ -233,6 +430,7 @@ char* EncodeVarints(VarintCodec codec, char* p, const uint64_t* v, size_t n) {
   if (codec == VarintCodec::kAvx512) return EncodeAvx512(p, v, n);
   if (codec == VarintCodec::kPdep) return EncodePdep(p, v, n);
 #endif
+  if (codec == VarintCodec::kScalar) return EncodeScalar(p, v, n);
   return EncodePortable(p, v, n);
 }
 

@@ -13,9 +13,15 @@
 namespace tracer {
 
 enum class VarintCodec : uint8_t {
-  kPortable,  // any CPU: a byte loop, a narrowing copy for small columns
-  kPdep,      // x86-64 with BMI2 that runs pdep in hardware: a value per pdep
-  kAvx512,    // x86-64 with AVX-512 VBMI2 (vpcompressb): eight values a step
+  // Any CPU: a narrowing copy for one-byte columns, byte shuffles for up to
+  // four bytes (x86-64 with SSSE3), else a branch-free loop per longest
+  // length (groups moved by adds).
+  kPortable,
+  kPdep,    // x86-64 with BMI2 that runs pdep in hardware: the same, a pdep a value
+  kAvx512,  // x86-64 with AVX-512 VBMI2 (vpcompressb): eight values a step
+  // kPortable without the byte shuffles, as on CPUs without SSSE3 (and
+  // not x86-64): a codec of its own so that tests and benches run it here.
+  kScalar,
 };
 
 // Whether this CPU (and its OS, for AVX-512 state) runs codec.

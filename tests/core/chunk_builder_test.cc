@@ -500,7 +500,7 @@ TEST(ChunkBuilderTest, FramesAreTheSameWithEveryVarintCodec) {
     return out;
   };
   const std::string portable = frames(VarintCodec::kPortable);
-  for (VarintCodec codec : {VarintCodec::kPdep, VarintCodec::kAvx512}) {
+  for (VarintCodec codec : {VarintCodec::kPdep, VarintCodec::kAvx512, VarintCodec::kScalar}) {
     if (!VarintCodecSupported(codec)) continue;
     EXPECT_EQ(frames(codec), portable) << static_cast<int>(codec);
   }

@@ -2,8 +2,8 @@
 // the one-value-at-a-time protobuf encoder writes, with every codec this
 // CPU runs: at every varint length boundary, for every column length
 // around the codecs' steps (8 and 16 values) and tails, for columns whose
-// values pick each of its loops (all one byte, up to two bytes, up to 2^56,
-// beyond), and never past 10 bytes a value plus kVarintEncodeSlack.
+// values pick each of its loops (all one byte, up to each length from two
+// to eight bytes, beyond), and never past 10 bytes a value plus kVarintEncodeSlack.
 #include "libtracer/core/varint_encode.h"
 
 #include <gtest/gtest.h>
@@ -26,13 +26,16 @@ const char* Name(VarintCodec codec) {
       return "pdep";
     case VarintCodec::kAvx512:
       return "avx512";
+    case VarintCodec::kScalar:
+      return "scalar";
   }
   return "?";
 }
 
 std::vector<VarintCodec> Supported() {
   std::vector<VarintCodec> codecs;
-  for (VarintCodec c : {VarintCodec::kPortable, VarintCodec::kPdep, VarintCodec::kAvx512}) {
+  for (VarintCodec c :
+       {VarintCodec::kPortable, VarintCodec::kPdep, VarintCodec::kAvx512, VarintCodec::kScalar}) {
     if (VarintCodecSupported(c)) codecs.push_back(c);
   }
   return codecs;
@@ -69,9 +72,11 @@ TEST(VarintEncodeTest, EveryLengthBoundaryWithEveryCodec) {
 
 TEST(VarintEncodeTest, ColumnsOfEachKindAndLengthMatchTheReference) {
   std::mt19937_64 rng(13);
-  // Largest value of a column: one byte, two (the portable branch-free
-  // loop), below 2^56 (pdep, AVX-512), any (the byte loop for all).
-  const uint64_t limits[] = {0, 0x7F, 0x3FFF, (uint64_t{1} << 56) - 1, ~uint64_t{0}};
+  // Largest value of a column: one byte, each length from two to eight
+  // bytes (the portable and pdep loops by longest length; AVX-512 below
+  // 2^56), any (the byte loop for all).
+  std::vector<uint64_t> limits = {0, ~uint64_t{0}};
+  for (int bits = 7; bits <= 56; bits += 7) limits.push_back((uint64_t{1} << bits) - 1);
   for (VarintCodec codec : Supported()) {
     SCOPED_TRACE(Name(codec));
     for (uint64_t limit : limits) {
@@ -84,6 +89,33 @@ TEST(VarintEncodeTest, ColumnsOfEachKindAndLengthMatchTheReference) {
         }
         if (n > 0 && limit != 0) v[rng() % n] = limit;  // the limit itself somewhere
         ASSERT_EQ(Encode(codec, v), Reference(v)) << "limit " << limit << " n " << n;
+      }
+    }
+  }
+}
+
+// The byte-shuffle loops pack a step of 8 values of up to two bytes, or 4
+// of up to three or four, by a table entry per mix of lengths in the step: a column
+// with every mix, at every offset of the steps (a tail of scalar values).
+TEST(VarintEncodeTest, EveryMixOfLengthsInAStepMatchesTheReference) {
+  std::vector<uint64_t> two, three, four;
+  for (unsigned mix = 0; mix < 256; ++mix) {
+    for (unsigned k = 0; k < 8; ++k) two.push_back((mix >> k & 1) != 0 ? 0x80 + 37 * k : k);
+  }
+  const uint64_t by_length[] = {0x45, 0x1234, 0x12345};
+  for (unsigned mix = 0; mix < 81; ++mix) {
+    for (unsigned k = 0, m = mix; k < 4; ++k, m /= 3) three.push_back(by_length[m % 3] + k);
+  }
+  const uint64_t by_length_four[] = {0x45, 0x1234, 0x12345, 0x1234567};
+  for (unsigned mix = 0; mix < 256; ++mix) {
+    for (unsigned k = 0; k < 4; ++k) four.push_back(by_length_four[mix >> (2 * k) & 3] + k);
+  }
+  for (VarintCodec codec : Supported()) {
+    SCOPED_TRACE(Name(codec));
+    for (const std::vector<uint64_t>* column : {&two, &three, &four}) {
+      for (size_t skip = 0; skip < 8; ++skip) {
+        const std::vector<uint64_t> v(column->begin() + static_cast<long>(skip), column->end());
+        ASSERT_EQ(Encode(codec, v), Reference(v)) << "skip " << skip;
       }
     }
   }

@@ -505,7 +505,13 @@ void PmSampler::Decode(Device& d, int max_rounds) {
     }
     // The image is re-initialised only once full: the next decode appends
     // to it, so a sample still in progress at this decode is not lost.
-    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) return;
+    // After an overflow, decode again at once: the decode stopped at it, and
+    // the samples taken once the buffer had room again wait behind it; the
+    // final decode (at a stop) has no later pass to find them.
+    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
+      if (overflow) continue;
+      return;
+    }
     auto init = TRACER_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
     init.pPmSamplingObject = d.object;
     init.counterDataSize = d.image.size();

@@ -121,6 +121,39 @@ TEST_F(PmSamplerTest, SamplesBeyondTheQueueBoundAreCountedAsDropped) {
   EXPECT_EQ(sampler.stats().samples, 5u);
 }
 
+// The hardware buffer overflowed (keep-oldest) between two samples and no
+// periodic decode came before the stop: the final decode meets the
+// overflow first and must go on past it, to the sample taken once the
+// buffer had room again (it stays in the hardware buffer until decoded),
+// and count the 3 intervals lost between the two. A stop at the end of a
+// short run, or a sampler thread starved by a loaded machine, is that case.
+TEST_F(PmSamplerTest, FinalDecodeGoesOnPastAnOverflow) {
+  void* h = dlopen(FAKE_CUPTI_PATH, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(h, nullptr);
+  auto overflow = reinterpret_cast<void (*)(uint32_t)>(dlsym(h, "fakeCuptiPmOverflow"));
+  ASSERT_NE(overflow, nullptr);
+  PmSampler::Options o = Basic();
+  o.interval_ns = 1'000'000;
+  o.decode_period_ms = 60'000;  // no periodic decode after the first
+  PmSampler sampler(api_.get(), o);
+  const uint64_t t = 1'790'000'000'000'000'000ull;
+  const double v0[3] = {0, 0, 0}, v1[3] = {1, 1, 1}, v2[3] = {2, 2, 2};
+  add_(5, t, t + 1'000'000, v0, 3);
+  ASSERT_TRUE(sampler.Start());
+  sampler.DeviceSeen(5);
+  WaitFor(sampler, 1);  // the set-up's decode is done; the next is the final one
+  ASSERT_EQ(sampler.stats().samples, 1u);
+  add_(5, t + 1'000'000, t + 2'000'000, v1, 3);
+  overflow(5);
+  add_(5, t + 5'000'000, t + 6'000'000, v2, 3);
+  sampler.Stop();
+  testing::RecordingSink sink;
+  sampler.Drain(sink, true);
+  ASSERT_EQ(sink.pm_samples.size(), 9u);
+  EXPECT_EQ(sink.pm_samples[8].value, 2);
+  EXPECT_EQ(sink.counters["dropped.pm_hw_buffer_overflow"], 3u);
+}
+
 TEST_F(PmSamplerTest, StopWithNoDeviceReturnsAtOnce) {
   PmSampler sampler(api_.get(), Basic());
   ASSERT_TRUE(sampler.Start());

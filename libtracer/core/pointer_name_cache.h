@@ -137,10 +137,13 @@ class PointerNameCache {
       if (n > 16) {
         equal |= Equal16(s + 16, e->head + 16) << 16 | Equal16(s + 32, e->head + 32) << 32;
       }
-      // Bits 0..n-1 all set: the text and its NUL (n = 0: an empty entry;
-      // n > kInline: not inline).
-      if (__builtin_expect((~equal << ((64 - n) & 63)) == 0 && n - 1 < kInline, 1) ||
-          (n > kInline && LongSame(s, e, equal))) {
+      // The bytes equal from the first on: at most 16 or 48 (equal's bits
+      // past the bytes compared are 0, so ~equal is never 0). All n of
+      // them (the text and its NUL; n = 0: an empty entry, never) in one
+      // compare; n > kInline: the first kLongHead here, the rest LongSame.
+      const uint32_t same = static_cast<uint32_t>(__builtin_ctzll(~equal));
+      if (__builtin_expect(static_cast<uint32_t>(n) - 1 < same, 1) ||
+          (n > kInline && same >= kLongHead && LongSame(s, e))) {
         last_ = const_cast<Entry*>(e);
         predicted_ = &linked_[e->Next()];
         __builtin_prefetch(predicted_);
@@ -190,17 +193,12 @@ class PointerNameCache {
   }
 
   // TryPredicted for a text longer than kInline (module names with
-  // adapters' suffixes often are): `equal` holds its first kInline bytes'
-  // compare with e->head, of which the first kLongHead are the text's; the
-  // rest is compared with the string table's copy 16 bytes at a time, the
-  // last 16 overlapping, when s's first n bytes lie on its page.
-  static __attribute__((always_inline)) bool LongSame(const char* s, const Entry* e,
-                                                      uint64_t equal) {
-    constexpr uint64_t kHeadBits = (uint64_t{1} << kLongHead) - 1;
+  // adapters' suffixes often are) whose first kLongHead bytes matched
+  // e->head: the rest is compared with the string table's copy 16 bytes at
+  // a time, the last 16 overlapping, when s's first n bytes lie on its page.
+  static __attribute__((always_inline)) bool LongSame(const char* s, const Entry* e) {
     const size_t n = e->n;
-    if ((~equal & kHeadBits) != 0 || (reinterpret_cast<uintptr_t>(s) & 4095) + n > 4096) {
-      return false;
-    }
+    if ((reinterpret_cast<uintptr_t>(s) & 4095) + n > 4096) return false;
     const char* want = e->LongText();
     size_t i = kLongHead;
     for (; i + 16 < n; i += 16) {

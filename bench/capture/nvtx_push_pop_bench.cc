@@ -12,6 +12,10 @@
 //                ranges (f_model.layers.17.self_attn.q_proj ...): far more
 //                names than a thread's intern cache holds at first (1,024
 //                slots; it grows to at most 16,384 when it keeps missing);
+//   len:N:L      N distinct names of L characters each ("x17_aaa..."):
+//                the name lookup's cost by text length (one 16-byte compare
+//                up to 15 characters, three up to 47, then the rest against
+//                the string table's copy), apart from the number of names;
 //   collide:K    K names that share one set of the per-thread intern cache
 //                at its initial size (InternCache::SetOf; two ways), pushed
 //                in turn: 2 both stay cached, more evict each other until the
@@ -41,7 +45,7 @@
 // ru_maxrss: rings, name caches, the writer's buffers).
 //
 // usage: nvtx_push_pop_bench [--pairs N] [--repeats R] [--threads 1,8,16,32,64]
-//                            [--modes one,names:5000,collide:2,collide:16]
+//                            [--modes one,names:5000,len:24:40,collide:2,collide:16]
 //                            [--laps first,steady]
 //                            [--prefault-floor 0|1|both] [--baseline-lib PATH]
 // --prefault-floor 1: the floor touches its whole ring before measuring, so
@@ -119,6 +123,15 @@ std::vector<std::string> NamesFor(const std::string& mode) {
       long layer = i / 24, part = i % 24;
       names.push_back(std::string(part < 12 ? "f_" : "b_") + "model.layers." +
                       std::to_string(layer) + "." + kParts[part % 12]);
+    }
+  } else if (mode.rfind("len:", 0) == 0) {
+    const long n = atol(mode.c_str() + 4);
+    const char* colon = strchr(mode.c_str() + 4, ':');
+    const long l = colon ? atol(colon + 1) : 0;
+    for (long i = 0; i < n; ++i) {
+      std::string s = "x" + std::to_string(i) + "_";
+      while (static_cast<long>(s.size()) < l) s += 'a';
+      names.push_back(s);
     }
   } else if (mode.rfind("collide:", 0) == 0) {
     const long k = atol(mode.c_str() + 8);

@@ -296,7 +296,7 @@ __attribute__((always_inline)) inline bool CuptiAdapter::RecordLaunch(
       source_->active() != launches_see_open_.load(std::memory_order_relaxed)) {
     return false;
   }
-  ThreadState* ts = internal::t_current_state;
+  ThreadState* ts = internal::t_current.state;
   if (__builtin_expect(ts == nullptr || !FastTicksReady(), 0)) return false;
   const uint64_t range = ts->innermost_range_id();
   return ts->TryAppendOne([&](Event* e) noexcept {

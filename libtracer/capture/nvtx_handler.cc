@@ -387,11 +387,11 @@ void Mark(ThreadState* ts, NvtxDomain* domain, uint32_t name, const Attr* attr) 
 // name could not be interned, say): the range still opens, unnamed, on the
 // thread's existing state, so the matching pop / end stays paired.
 int PushUnnamed(NvtxDomain* domain) noexcept {
-  ThreadState* ts = internal::t_current_state;
+  ThreadState* ts = internal::t_current.state;
   return ts && domain ? Push(ts, domain, 0, nullptr) : -1;
 }
 nvtxRangeId_t StartUnnamed(NvtxDomain* domain) noexcept {
-  ThreadState* ts = internal::t_current_state;
+  ThreadState* ts = internal::t_current.state;
   return ts && domain ? Start(ts, domain, 0, nullptr) : 0;
 }
 int PopFailed() noexcept { return -1; }
@@ -485,11 +485,12 @@ __attribute__((noinline)) int RangePushNamedSlow(ThreadState* ts, uint32_t name)
 
 // Whether a push of `name` (an id) in the default domain is recorded with
 // nothing else to do: a session, its window open, the name not the capture
-// range's, the domain not excluded, the clock the TSC.
+// range's, the domain not excluded. The clock is the TSC: the caller checked
+// that before it read `now` (not checked twice on the hot path).
 inline __attribute__((always_inline)) bool DefaultPushRecords(uint32_t name) noexcept {
   const Session* s = Session::Instance();
   return s && s->window().active() && name != s->capture_range_match() &&
-         g_default_domain_enabled.load(std::memory_order_relaxed) && FastTicksReady();
+         g_default_domain_enabled.load(std::memory_order_relaxed);
 }
 
 // A push of a cached name at `now` (the TSC, read at the call): recorded
@@ -532,11 +533,12 @@ __attribute__((noinline)) int RangePushANoTsc(ThreadState* ts, const char* m) no
 // 5,000 names cycling); read first, 1-2 ns of that is gone. The range
 // starts at the call, a few ns earlier than before.
 int NVTX_API RangePushA(const char* m) noexcept {
-  ThreadState* ts = internal::t_current_state;
+  ThreadState* ts = internal::t_current.state;
   if (__builtin_expect(ts == nullptr || m == nullptr, 0)) return RangePushASlow(m);
   if (__builtin_expect(!FastTicksReady(), 0)) return RangePushANoTsc(ts, m);
+  PointerNameCache* names = internal::t_current.names;  // ts's, set with it
   const uint64_t now = FastTicks();
-  const uint64_t name = ts->TryPredictedNameId(m);
+  const uint64_t name = names->TryPredicted(m);
   if (__builtin_expect(name == ThreadState::kNoNameId, 0)) return RangePushAHome(ts, m, now);
   return PushDefaultAt(ts, static_cast<uint32_t>(name), now);
 }
@@ -561,7 +563,7 @@ __attribute__((noinline)) int RangePopSlow() noexcept {
 // The pop of a range RangePushA's fast path recorded: inline, outside the
 // guard; anything else takes the full path.
 int NVTX_API RangePop() noexcept {
-  ThreadState* ts = internal::t_current_state;
+  ThreadState* ts = internal::t_current.state;
   if (__builtin_expect(ts == nullptr || !FastTicksReady(), 0)) return RangePopSlow();
   return ts->TryPopRecorded(kDefaultDomainId, FastTicks(), RangePopSlow);
 }

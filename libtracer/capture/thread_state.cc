@@ -65,7 +65,8 @@ struct ThreadExitGuard {
   ThreadState* state = nullptr;
   ~ThreadExitGuard() {
     t_exited = true;
-    internal::t_current_state = nullptr;
+    internal::t_current.state = nullptr;
+    internal::t_current.names = nullptr;
     if (!state) return;
     Session* s = Session::Instance();
     if (s) s->threads().ReturnCache(state);
@@ -90,8 +91,7 @@ void RingWantsPopulate() noexcept {
 
 namespace internal {
 
-constinit thread_local ThreadState* t_current_state __attribute__((tls_model("initial-exec"))) =
-    nullptr;
+constinit thread_local CurrentThread t_current __attribute__((tls_model("initial-exec")));
 
 ThreadState* CreateCurrentThreadState() {
   if (t_exited) return nullptr;  // thread_local destructors already ran
@@ -103,7 +103,8 @@ ThreadState* CreateCurrentThreadState() {
   if (!state) return nullptr;
   state->SetFlushTopLevelRanges(Session::flush_top_level_ranges());
   t_guard.state = state;
-  t_current_state = state;
+  t_current.names = state->name_cache();
+  t_current.state = state;
   return state;
 }
 
@@ -112,7 +113,8 @@ ThreadState* CreateCurrentThreadState() {
 // Called in a forked child: the forking thread's state belongs to the
 // parent's session.
 void ResetCurrentThreadStateAfterFork() noexcept {
-  internal::t_current_state = nullptr;
+  internal::t_current.state = nullptr;
+  internal::t_current.names = nullptr;
   t_guard.state = nullptr;
 }
 

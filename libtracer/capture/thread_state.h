@@ -268,6 +268,8 @@ class ThreadState {
   __attribute__((always_inline)) uint64_t TryPredictedNameId(const char* text) noexcept {
     return cache_->by_address.TryPredicted(text);
   }
+  // The address-keyed cache itself (internal::t_current.names).
+  PointerNameCache* name_cache() noexcept { return &cache_->by_address; }
   uint64_t TryHomeNameId(const char* text) noexcept { return cache_->by_address.TryHome(text); }
   ThreadCounters& counters() noexcept { return counters_; }
   ThreadRing& ring() noexcept { return ring_; }
@@ -320,10 +322,17 @@ class ThreadState {
 };
 
 namespace internal {
-// initial-exec: a plain %fs-relative load instead of a __tls_get_addr call;
-// one pointer fits glibc's static TLS surplus for dlopen'ed libraries.
-extern constinit thread_local ThreadState* t_current_state
-    __attribute__((tls_model("initial-exec")));
+// The calling thread's state and its address-keyed name cache (the
+// state's, for the thread's life: the NVTX push reaches it without going
+// through the state, one dependent load fewer before its text compare).
+// Both set, or both null; the name cache set first and cleared last.
+struct CurrentThread {
+  ThreadState* state = nullptr;
+  PointerNameCache* names = nullptr;
+};
+// initial-exec: plain %fs-relative loads instead of a __tls_get_addr call;
+// two pointers fit glibc's static TLS surplus for dlopen'ed libraries.
+extern constinit thread_local CurrentThread t_current __attribute__((tls_model("initial-exec")));
 // May throw (allocation): callers sit below an entry guard.
 ThreadState* CreateCurrentThreadState();
 }  // namespace internal
@@ -331,7 +340,7 @@ ThreadState* CreateCurrentThreadState();
 // The calling thread's state, created on first use; nullptr when tracing is
 // off. Throws when the state cannot be created (the next call tries again).
 inline ThreadState* CurrentThreadState() {
-  ThreadState* s = internal::t_current_state;
+  ThreadState* s = internal::t_current.state;
   if (__builtin_expect(s != nullptr, 1)) return s;
   return internal::CreateCurrentThreadState();
 }

@@ -79,6 +79,15 @@ struct alignas(64) NameCacheEntry {
     return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, w)));
   }
 
+  // The same with `want` at any address (bytes it has: the string table's
+  // copy of a text, read within its length).
+  static __attribute__((always_inline)) uint64_t Equal16Unaligned(const char* s, const char* want) {
+    __m128i v;
+    asm("movdqu (%1), %0" : "=x"(v) : "r"(s));
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(want));
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, w)));
+  }
+
   // Whether `s` holds this entry's text: its first n bytes, which lie on one
   // page when n >= 8 (entries are made only for such texts), compared word
   // by word; shorter ones byte by byte, stopping at s's NUL at the latest.

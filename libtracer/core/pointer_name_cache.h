@@ -18,8 +18,13 @@
 // branch on the length. Those loads read up to 48 bytes from the text,
 // past its NUL when it is shorter: only when they lie on the text's page
 // (so no fault is possible; checked on the address each time), by loads
-// the sanitizers do not instrument (x86-64 asm). Otherwise, and for longer
-// texts, the push looks at the address's home entry (TryHome, Lookup):
+// the sanitizers do not instrument (x86-64 asm). A longer text's entry
+// keeps its first kLongHead bytes inline (the same three loads compare
+// them) and the rest is compared 16 bytes at a time with the string
+// table's copy, when the text's bytes lie on its page: module names with
+// adapters' suffixes run to 50-70 bytes, and the way round through TryHome
+// cost them 3 ns a push+pop. Otherwise the push looks at the address's
+// home entry (TryHome, Lookup):
 // its address must match, and its text is compared word by word up to
 // the cached length (bytes under 8 byte by byte, stopping at the first
 // difference, which never reads past the text's NUL). A text whose cached
@@ -117,8 +122,9 @@ class PointerNameCache {
   // time it was hit) is checked by content only, with no hashing: the id is
   // the text's, whatever its address. Its text is compared 16 bytes at a
   // time, as many as it has (one for 16 bytes or fewer, else three), each
-  // byte past its NUL masked out; a text kept inline only (kInline) and
-  // not within kInline bytes of its page's end (the loads read past it).
+  // byte past its NUL masked out, not within kInline bytes of its page's
+  // end (the loads read past it); a text longer than kInline only where all
+  // its bytes lie on its page (LongSame).
   static constexpr uint64_t kNoId = uint64_t{1} << 32;  // TryPredicted, TryHome: not found
   __attribute__((always_inline)) uint64_t TryPredicted(const char* s) noexcept {
 #if !defined(__x86_64__)
@@ -131,9 +137,13 @@ class PointerNameCache {
       if (n > 16) {
         equal |= Equal16(s + 16, e->head + 16) << 16 | Equal16(s + 32, e->head + 32) << 32;
       }
-      // Bits 0..n-1 all set: the text and its NUL (n = 0: an empty entry;
-      // n > kInline: not inline).
-      if (__builtin_expect((~equal << ((64 - n) & 63)) == 0 && n - 1 < kInline, 1)) {
+      // The bytes equal from the first on: at most 16 or 48 (equal's bits
+      // past the bytes compared are 0, so ~equal is never 0). All n of
+      // them (the text and its NUL; n = 0: an empty entry, never) in one
+      // compare; n > kInline: the first kLongHead here, the rest LongSame.
+      const uint32_t same = static_cast<uint32_t>(__builtin_ctzll(~equal));
+      if (__builtin_expect(static_cast<uint32_t>(n) - 1 < same, 1) ||
+          (n > kInline && same >= kLongHead && LongSame(s, e))) {
         last_ = const_cast<Entry*>(e);
         predicted_ = &linked_[e->Next()];
         __builtin_prefetch(predicted_);
@@ -151,14 +161,6 @@ class PointerNameCache {
 #if !defined(__x86_64__)
     return kNoId;
 #else
-    // The predicted entry when its text is too long for TryPredicted
-    // (module names with adapters' suffixes often are): compared word by
-    // word against the string table's copy, when s's first n bytes lie on
-    // its page (s may be any address here).
-    Entry* p = predicted_;
-    if (p->n > kInline && (reinterpret_cast<uintptr_t>(s) & 4095) + p->n <= 4096 && p->Same(s)) {
-      return Hit(p);
-    }
     if (shared_) {
       const uint32_t i = shared_->Find(s);
       if (i != 0) return Hit(&linked_[i]);
@@ -188,6 +190,21 @@ class PointerNameCache {
 #if defined(__x86_64__)
   static __attribute__((always_inline)) uint64_t Equal16(const char* s, const char* want) {
     return NameCacheEntry::Equal16(s, want);
+  }
+
+  // TryPredicted for a text longer than kInline (module names with
+  // adapters' suffixes often are) whose first kLongHead bytes matched
+  // e->head: the rest is compared with the string table's copy 16 bytes at
+  // a time, the last 16 overlapping, when s's first n bytes lie on its page.
+  static __attribute__((always_inline)) bool LongSame(const char* s, const Entry* e) {
+    const size_t n = e->n;
+    if ((reinterpret_cast<uintptr_t>(s) & 4095) + n > 4096) return false;
+    const char* want = e->LongText();
+    size_t i = kLongHead;
+    for (; i + 16 < n; i += 16) {
+      if (NameCacheEntry::Equal16Unaligned(s + i, want + i) != 0xFFFF) return false;
+    }
+    return NameCacheEntry::Equal16Unaligned(s + n - 16, want + n - 16) == 0xFFFF;
   }
 
   // A hit at entry i. Entries lie where their addresses hash, so a thread

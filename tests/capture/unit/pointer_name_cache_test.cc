@@ -166,11 +166,15 @@ TEST_P(NameCacheTest, NamesInARepeatedOrderArePredicted) {
   if (id != PointerNameCache::kNoId) {
     EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), again);
   }
-  // Texts over the inline bytes are never predicted, and stay correct.
+  // Texts over the inline bytes are predicted too (their rest compared with
+  // the string table's copy), and only for their own text.
   std::string long_name(60, 'L');
   for (int i = 0; i < 3; ++i) ASSERT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
+  const uint64_t long_id = c.by_address.TryPredicted(long_name.c_str());
+  ASSERT_NE(long_id, PointerNameCache::kNoId);
+  EXPECT_EQ(table.Text(static_cast<uint32_t>(long_id)), long_name);
+  long_name[55] = 'M';  // past the entry's inline head: only the copy has it
   EXPECT_EQ(c.by_address.TryPredicted(long_name.c_str()), PointerNameCache::kNoId);
-  long_name[55] = 'M';
   EXPECT_EQ(table.Text(c.Id(long_name.c_str())), long_name);
 }
 
@@ -404,6 +408,41 @@ TEST_P(NameCacheTest, ALongPredictedTextAnswersOnlyForItself) {
   std::memcpy(s, b.data(), 19);
   s[19] = '\0';
   EXPECT_EQ(table.Text(c.Id(s)), b.substr(0, 19));
+}
+
+// A long text (over kInline) predicted over and over in one buffer, then
+// changed at one byte, at every byte past the entry's inline head and at
+// lengths around each 16-byte step of the compare: never its id. The text
+// ends at its page's last byte, before an inaccessible page: the compare
+// stays on the text's page.
+TEST_P(NameCacheTest, ALongPredictedTextSeesAChangeAtAnyByteUpToItsPagesEnd) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "no predicted lookups off x86-64";
+#endif
+  const GuardedPage guarded;
+  char* const page_end = guarded.end();
+  ASSERT_NE(page_end, nullptr);
+  StringTable table;
+  Caches c(&table, GetParam());
+  for (size_t len : {48, 49, 55, 56, 57, 63, 71, 72, 73, 88, 89, 130}) {
+    char* s = page_end - len - 1;  // the NUL is the page's last byte
+    std::memset(s, 'p', len);
+    s[len] = '\0';
+    const std::string want(len, 'p');
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(table.Text(c.Id(s)), want) << len;
+    const uint64_t id = c.by_address.TryPredicted(s);  // predicts itself now
+    ASSERT_NE(id, PointerNameCache::kNoId) << len;
+    EXPECT_EQ(table.Text(static_cast<uint32_t>(id)), want);
+    for (size_t at = NameCacheEntry::kLongHead; at < len; ++at) {
+      s[at] = 'q';
+      std::string changed = want;
+      changed[at] = 'q';
+      ASSERT_EQ(table.Text(c.Id(s)), changed) << len << " " << at;
+      s[at] = 'p';
+      ASSERT_EQ(table.Text(c.Id(s)), want) << len << " " << at;
+      ASSERT_EQ(table.Text(c.Id(s)), want) << len << " " << at;
+    }
+  }
 }
 
 // Two threads' caches (a, b) over one private string table and one shared

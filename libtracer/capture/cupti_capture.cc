@@ -57,6 +57,7 @@ void StartOnce() {
     pm.interval_ns = config.pm_interval_ns;
     pm.hw_buffer_size = config.pm_hw_buffer_size;
     pm.log = [](const std::string& line) { Log(LogLevel::kWarn, line); };
+    pm.after_library_state = [] { Session::ShutDownAtExitBeforeLibrariesLoadedSoFar(); };
     sampler = new PmSampler(raw_api, std::move(pm));
     if (sampler->Start()) {
       options.on_context = [sampler](bool created, uint32_t device) {

@@ -159,6 +159,7 @@ void PmSampler::Loop() noexcept {
       lock.unlock();
 
       for (uint32_t index : seen) SetUp(index);
+      if (!seen.empty()) AfterLibraryState();
       for (auto& d : devices_) {
         const bool going = stopping || std::find(gone.begin(), gone.end(), d->index) != gone.end();
         if (going) {
@@ -244,6 +245,14 @@ bool PmSampler::EnsureProfiler() {
   return true;
 }
 
+void PmSampler::AfterLibraryState() noexcept {
+  if (!options_.after_library_state) return;
+  try {
+    options_.after_library_state();
+  } catch (...) {
+  }
+}
+
 void PmSampler::SetUp(uint32_t index) {
   for (const auto& d : devices_) {
     if (d->index == index && (d->running || d->failed)) return;  // already handled
@@ -322,6 +331,7 @@ void PmSampler::SetUp(uint32_t index) {
   auto enable = TRACER_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params);
   enable.deviceIndex = index;
   r = api_->PmSamplingEnable(&enable);
+  AfterLibraryState();
   if (r != CUPTI_SUCCESS || enable.pPmSamplingObject == nullptr) {
     return fail(Describe("cuptiPmSamplingEnable", r));
   }

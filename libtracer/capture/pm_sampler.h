@@ -44,6 +44,14 @@ class PmSampler final : public RecordSource {
     std::function<void(const std::string&)> log;  // one line per problem
     std::function<uint64_t()> trace_now;          // default NowNs
     std::function<uint64_t()> wall_now;           // default WallNowNs
+    // Called on the sampler thread once a device's set-up has made CUPTI
+    // build its PM state (after cuptiPmSamplingEnable, and again when the
+    // set-up ends): libcupti loads libnvperf_host and builds that state on
+    // the first thread that asks, registering its exit-time teardown then,
+    // after the session's shutdown; exit runs them in reverse order, so a
+    // stop at exit met a torn-down library (SIGSEGV). The session
+    // registers its shutdown again here (cupti_capture.cc).
+    std::function<void()> after_library_state;
   };
 
   PmSampler(CuptiApi* api, Options options);
@@ -85,6 +93,7 @@ class PmSampler final : public RecordSource {
   void SetUp(uint32_t index);
   // Decodes until CUPTI reports end of records (or max_rounds images).
   void Decode(Device& d, int max_rounds);
+  void AfterLibraryState() noexcept;
   void Evaluate(Device& d);
   void StopDevice(Device& d);
   bool EnsureProfiler();

@@ -1106,6 +1106,18 @@ FAKE_EXPORT void fakeCuptiContextDestroyOn(uint32_t device) {
   E().Resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, nullptr,
                reinterpret_cast<CUcontext>(&fake_cupti::device_context_tags[device]));
 }
+// The PM half's first device call (fake_pm_sampling.cc): real libcupti loads
+// libnvperf_host and builds its PM state lazily, on the thread that first
+// asks (the tracer's sampler thread), so their exit-time teardown is
+// registered then, after whatever the client registered before; it runs
+// first at exit, and a CUPTI call after it crashed (a core from the fake
+// driver: SIGSEGV inside libnvperf_host). Registered once more here, the
+// fake's teardown stands for that.
+extern "C" __attribute__((visibility("hidden"))) void fakeCuptiRegisterLateTeardown() {
+  static const bool registered = (std::atexit(&fake_cupti::TearDownAtExit), true);
+  (void)registered;
+}
+
 // Error injection for the PM half (fake_pm_sampling.cc).
 extern "C" __attribute__((visibility("hidden"))) CUptiResult fakeCuptiInjected(const char* fn) {
   if (g_torn_down.load(std::memory_order_acquire)) CalledAfterTeardown(fn);

@@ -41,6 +41,7 @@
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
 extern "C" CUptiResult fakeCuptiInjected(const char* fn);
+extern "C" void fakeCuptiRegisterLateTeardown();
 
 #define INJECT(fn)                                    \
   do {                                                \
@@ -185,6 +186,7 @@ cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Pa
 }
 FAKE_EXPORT CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params* p) {
   INJECT(cuptiPmSamplingEnable);
+  fakeCuptiRegisterLateTeardown();
   if (p == nullptr || p->deviceIndex >= 16) return CUPTI_ERROR_INVALID_PARAMETER;
   std::lock_guard<std::mutex> lock(fake_pm::mu);
   Device& d = At(static_cast<uint32_t>(p->deviceIndex));

@@ -530,6 +530,8 @@ bool NsysStreamer::PrescanTables(std::string* error) {
   // meanwhile; a table whose thread cannot be had is read here after.
   std::vector<std::thread> threads;
   std::vector<Prescan*> here;
+  threads.reserve(scans.size());  // no allocation once threads run
+  here.reserve(scans.size());
   for (Prescan* scan : scans) {
     try {
       threads.emplace_back([scan, path = db_.path()] { scan->RunGuarded(path); });
@@ -537,8 +539,15 @@ bool NsysStreamer::PrescanTables(std::string* error) {
       here.push_back(scan);
     }
   }
-  ReadNvtxEarly();
-  for (Prescan* scan : here) scan->RunGuarded(db_.path());
+  try {
+    ReadNvtxEarly();
+    for (Prescan* scan : here) scan->RunGuarded(db_.path());
+  } catch (...) {
+    // Thrown on to the caller once the threads are joined (a joinable
+    // std::thread destroyed would end the process).
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
   for (std::thread& t : threads) t.join();
   for (Prescan* scan : scans) {
     if (!scan->error.empty()) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -113,6 +114,15 @@ struct Prescan {
   std::map<uint32_t, uint64_t> rows_by_pid;            // kCounted
   std::string error;
 
+  // Run, on a thread that an exception must not end (std::bad_alloc on a
+  // huge table): it becomes the table's error.
+  void RunGuarded(const std::string& path) {
+    try {
+      Run(path);
+    } catch (const std::exception& e) {
+      error = path + ": error reading table " + table + ": " + e.what();
+    }
+  }
   void Run(const std::string& path) {
     if (!scanning) {
       if (!rows.Open(path, sql, &error)) return;
@@ -224,6 +234,16 @@ class NsysStreamer : public NsysSchema {
     return nvtx_null_pid_ ? "COALESCE(" + pid + ", " + std::to_string(*nvtx_null_pid_) + ")" : pid;
   }
   bool OnlyProcessForNullNvtx();
+  // What NVTX_EVENTS tells that needs nothing of the prescans, read on this
+  // thread while they run: its rows without a thread (nvtx_null_tid_), its
+  // largest time, and ReadNvtxMeta when there are no such rows.
+  void ReadNvtxEarly();
+  bool ReadNvtxMeta(std::string* error);
+  bool nvtx_null_tid_ = false;
+  uint64_t nvtx_max_time_ = 0;
+  bool nvtx_meta_read_ = false, nvtx_meta_ok_ = true;
+  std::string nvtx_meta_error_;
+  std::set<uint32_t> nvtx_pids_;
   Cursor<SqliteStatement> nvtx_;
   Cursor<PrefetchedRows> api_, kernels_, memcpys_, memsets_;
   // Result-column indexes, looked up once per statement.
@@ -302,15 +322,9 @@ bool NsysStreamer::HasNullProcess(std::string* table) {
       return true;
     }
   }
-  if (!db_.HasTable(kNvtx)) return false;
-  std::string error;
-  SqliteStatement st;
-  if (Query("SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE globalTid IS NULL) AS x", &st, &error) &&
-      st.Step() && st.Int(0) != 0) {
-    *table = kNvtx;
-    return true;
-  }
-  return false;
+  if (!db_.HasTable(kNvtx) || !nvtx_null_tid_) return false;
+  *table = kNvtx;
+  return true;
 }
 
 bool NsysStreamer::OnlyProcessForNullNvtx() {
@@ -340,7 +354,20 @@ void NsysStreamer::FindMaxTime() {
   // The importer's max_time_: every start and end it reads (NVTX: ranges
   // and marks only); the activity tables' from their prescan.
   for (const auto& [table, scan] : prescans_) max_time_ = std::max(max_time_, scan->max_time);
+  max_time_ = std::max(max_time_, nvtx_max_time_);
+}
+
+void NsysStreamer::ReadNvtxEarly() {
   if (!db_.HasTable(kNvtx)) return;
+  // HasNullProcess's question.
+  {
+    std::string error;
+    SqliteStatement st;
+    nvtx_null_tid_ = Query("SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE globalTid IS NULL) AS x",
+                           &st, &error) &&
+                     st.Step() && st.Int(0) != 0;
+  }
+  // FindMaxTime's: the ranges' and marks' starts, the ranges' ends.
   const std::string queries[] = {
       "SELECT MAX(\"start\"), NULL FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)",
       "SELECT NULL, MAX(\"end\") FROM NVTX_EVENTS WHERE eventType IN (59, 60)"};
@@ -349,8 +376,58 @@ void NsysStreamer::FindMaxTime() {
     SqliteStatement st;
     if (!Query(sql, &st, &error) || !st.Step()) continue;
     for (int i = 0; i < 2; ++i)
-      if (!st.IsNull(i)) max_time_ = std::max(max_time_, Clamp(st.Int(i)));
+      if (!st.IsNull(i)) nvtx_max_time_ = std::max(nvtx_max_time_, Clamp(st.Int(i)));
   }
+  // ReadMeta's, unless rows without a thread may be filed under the only
+  // process (OnlyProcessForNullNvtx, which needs the prescans' processes).
+  if (!nvtx_null_tid_) {
+    nvtx_meta_ok_ = ReadNvtxMeta(&nvtx_meta_error_);
+    nvtx_meta_read_ = true;
+  }
+}
+
+bool NsysStreamer::ReadNvtxMeta(std::string* error) {
+  // The processes of NVTX_EVENTS, the names of their domains and
+  // categories, the events skipped (ReadMeta's part of the table).
+  {
+    SqliteStatement st;
+    if (!Query("SELECT DISTINCT " + NvtxPid() + " FROM NVTX_EVENTS", &st, error)) return false;
+    while (st.Step()) nvtx_pids_.insert(static_cast<uint32_t>(st.Int(0)));
+    if (!Finish(st, "processes", error)) return false;
+  }
+  SqliteStatement nv;
+  const std::string q =
+      WithColumns(Select(kNvtx, {"start", "end", "eventType", "globalTid"}, NvtxOptionalColumns()),
+                  NvtxPid() + " AS pid_") +
+      " WHERE eventType NOT IN (34, 59, 60)";
+  if (!Query(q, &nv, error)) return false;
+  const NvtxColumns c(nv);
+  const int pid = nv.Column("pid_");
+  while (nv.Step()) {
+    ProcessMeta& m = meta_[static_cast<uint32_t>(nv.Int(pid))];
+    const uint32_t domain = static_cast<uint32_t>(nv.Int(c.domain));
+    const int64_t type = nv.Int(c.type);
+    if (type == kNvtxDomainCreate) {
+      if (domain != 0) m.domain_names[domain] = NvtxText(nv, c);
+    } else if (type == kNvtxCategory) {
+      m.category_names[{domain, static_cast<uint32_t>(nv.Int(c.category))}] = NvtxText(nv, c);
+    } else {
+      ++m.skipped_nvtx;
+    }
+  }
+  if (!Finish(nv, kNvtx, error)) return false;
+  if (db_.HasColumn("DomainStrings", "id") && db_.HasColumn("DomainStrings", "domainName")) {
+    SqliteStatement ds;
+    std::string ignored;
+    if (Query(Select("DomainStrings", {"id", "domainName"}), &ds, &ignored)) {
+      const int id_col = ds.Column("id"), name_col = ds.Column("domainName");
+      while (ds.Step()) {
+        const uint32_t id = static_cast<uint32_t>(ds.Int(id_col));
+        if (id != 0) fallback_domains_.emplace_back(id, strings_->Intern(ds.Text(name_col)));
+      }
+    }
+  }
+  return true;
 }
 
 bool NsysStreamer::ReadMeta(std::string* error) {
@@ -358,50 +435,22 @@ bool NsysStreamer::ReadMeta(std::string* error) {
   std::set<uint32_t> pids;
   for (const auto& [table, scan] : prescans_) pids.insert(scan->pids.begin(), scan->pids.end());
   if (db_.HasTable(kNvtx)) {
-    SqliteStatement st;
-    if (!Query("SELECT DISTINCT " + NvtxPid() + " FROM NVTX_EVENTS", &st, error)) return false;
-    while (st.Step()) pids.insert(static_cast<uint32_t>(st.Int(0)));
-    if (!Finish(st, "processes", error)) return false;
+    // Read beside the prescans when it could be (ReadNvtxEarly), else now.
+    if (!nvtx_meta_read_) {
+      nvtx_meta_ok_ = ReadNvtxMeta(&nvtx_meta_error_);
+      nvtx_meta_read_ = true;
+    }
+    if (!nvtx_meta_ok_) {
+      *error = nvtx_meta_error_;
+      return false;
+    }
+    pids.insert(nvtx_pids_.begin(), nvtx_pids_.end());
   }
   for (uint32_t pid : pids) {
     pids_.push_back(pid);
     meta_[pid];
   }
 
-  if (db_.HasTable(kNvtx)) {
-    SqliteStatement nv;
-    const std::string q = WithColumns(Select(kNvtx, {"start", "end", "eventType", "globalTid"},
-                                             NvtxOptionalColumns()),
-                                      NvtxPid() + " AS pid_") +
-                          " WHERE eventType NOT IN (34, 59, 60)";
-    if (!Query(q, &nv, error)) return false;
-    const NvtxColumns c(nv);
-    const int pid = nv.Column("pid_");
-    while (nv.Step()) {
-      ProcessMeta& m = meta_[static_cast<uint32_t>(nv.Int(pid))];
-      const uint32_t domain = static_cast<uint32_t>(nv.Int(c.domain));
-      const int64_t type = nv.Int(c.type);
-      if (type == kNvtxDomainCreate) {
-        if (domain != 0) m.domain_names[domain] = NvtxText(nv, c);
-      } else if (type == kNvtxCategory) {
-        m.category_names[{domain, static_cast<uint32_t>(nv.Int(c.category))}] = NvtxText(nv, c);
-      } else {
-        ++m.skipped_nvtx;
-      }
-    }
-    if (!Finish(nv, kNvtx, error)) return false;
-    if (db_.HasColumn("DomainStrings", "id") && db_.HasColumn("DomainStrings", "domainName")) {
-      SqliteStatement ds;
-      std::string ignored;
-      if (Query(Select("DomainStrings", {"id", "domainName"}), &ds, &ignored)) {
-        const int id_col = ds.Column("id"), name_col = ds.Column("domainName");
-        while (ds.Step()) {
-          const uint32_t id = static_cast<uint32_t>(ds.Int(id_col));
-          if (id != 0) fallback_domains_.emplace_back(id, strings_->Intern(ds.Text(name_col)));
-        }
-      }
-    }
-  }
   if (auto sync = prescans_.find(kSync); sync != prescans_.end()) {
     for (const auto& [pid, rows] : sync->second->rows_by_pid) meta_[pid].syncs = rows;
   }
@@ -477,10 +526,28 @@ bool NsysStreamer::PrescanTables(std::string* error) {
     scans.push_back(scan.get());
     prescans_[t] = std::move(scan);
   }
+  // Every table on a thread of its own, this thread reading NVTX_EVENTS
+  // meanwhile; a table whose thread cannot be had is read here after.
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < scans.size(); ++i)
-    threads.emplace_back([&, i] { scans[i]->Run(db_.path()); });
-  if (!scans.empty()) scans[0]->Run(db_.path());
+  std::vector<Prescan*> here;
+  threads.reserve(scans.size());  // no allocation once threads run
+  here.reserve(scans.size());
+  for (Prescan* scan : scans) {
+    try {
+      threads.emplace_back([scan, path = db_.path()] { scan->RunGuarded(path); });
+    } catch (const std::system_error&) {
+      here.push_back(scan);
+    }
+  }
+  try {
+    ReadNvtxEarly();
+    for (Prescan* scan : here) scan->RunGuarded(db_.path());
+  } catch (...) {
+    // Thrown on to the caller once the threads are joined (a joinable
+    // std::thread destroyed would end the process).
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
   for (std::thread& t : threads) t.join();
   for (Prescan* scan : scans) {
     if (!scan->error.empty()) {

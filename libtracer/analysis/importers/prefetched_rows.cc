@@ -146,6 +146,12 @@ void PrefetchedRows::CopyScanned(Block* b) {
   const size_t cols = static_cast<size_t>(cols_);
   const TableScan& s = *scan_;
   int64_t* v = &b->values[b->rows * cols];
+  if (text_cols_ == 0) {  // the activity tables: integers and doubles' bits
+    const int64_t* values = s.values();
+    for (size_t c = 0; c < cols; ++c) v[c] = values[c];
+    b->nulls[b->rows++] = s.nulls() & tracked_nulls_;
+    return;
+  }
   // As FillBlock's SQL reading: a NULL reads as 0, noted where tracked.
   for (size_t c = 0; c < cols; ++c) {
     const uint64_t bit = uint64_t{1} << c;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <utility>
@@ -286,6 +287,14 @@ TableScan::TableScan(const SqliteFileMap* file, ScanPlan plan)
     const int r = plan_.columns[i].record_index;
     if (r >= 0) slot_of_[static_cast<size_t>(r)] = static_cast<int>(i);
   }
+  for (size_t r = 0; r < slot_of_.size(); ++r) {
+    if (slot_of_[r] >= 0)
+      wants_.push_back({static_cast<uint32_t>(r), static_cast<uint32_t>(slot_of_[r])});
+  }
+  use_layouts_ = slot_of_.size() >= wants_.size() + kLayoutSkipped;
+  layouts_.assign(kLayouts, {});
+  layout_types_.assign(kLayouts * slot_of_.size() + 1, 0);
+  layout_places_.assign(kLayouts * wants_.size() + 1, {});
   usable_ = file_->page_size();
   // The payload kept on a leaf page before spilling (fileformat2 2.3.4).
   max_local_ = usable_ - 35;
@@ -425,16 +434,169 @@ double TableScan::Double(size_t col) const {
                                      : static_cast<double>(values_[col]);
 }
 
+// The size of the values of the one-byte serial types (0..127); the
+// reserved types 10 and 11 as kReservedSize, more than any record the fast
+// path takes (DecodeRecord), so that a sum over them fails its bounds check.
+constexpr uint64_t kReservedSize = uint64_t{1} << 32;
+constexpr std::array<uint64_t, 128> kOneByteSize = [] {
+  // SqliteSerialSize's, at compile time.
+  constexpr uint64_t kSmall[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, kReservedSize, kReservedSize};
+  std::array<uint64_t, 128> sizes{};
+  for (uint64_t t = 0; t < 128; ++t) sizes[t] = t < 12 ? kSmall[t] : (t - 12) / 2;
+  return sizes;
+}();
+
+// n bytes at a and b equal (n mostly a few dozen: no call).
+inline bool SameBytes(const uint8_t* a, const uint8_t* b, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) return false;
+  }
+  for (; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// Stores the value of serial type t (its value_size bytes at v, in bounds)
+// into result column slot; false (the reason in *why) when the column's type
+// refuses it.
+[[gnu::always_inline]] inline bool TableScan::DecodeValue(size_t slot, uint64_t t, const uint8_t* v,
+                                                          int64_t value_size, int64_t rowid,
+                                                          uint64_t* nulls, const char** why) {
+  const ScanColumn& c = plan_.columns[slot];
+  int64_t& value = values_[slot];
+  const uint64_t bit = uint64_t{1} << slot;
+  if (t == 0) {
+    value = 0;
+    texts_[slot] = {};
+    if (c.rowid_alias) {
+      value =
+          c.type == ScanType::kDouble ? std::bit_cast<int64_t>(static_cast<double>(rowid)) : rowid;
+      *nulls &= ~bit;
+      if (c.type == ScanType::kText) {
+        *why = "a rowid read as text";
+        return false;
+      }
+    }
+  } else if (t < 12) {  // 10 and 11 were refused by the caller
+    if (c.type == ScanType::kText) {
+      *why = "a number in a text column";
+      return false;
+    }
+    if (t == 7) {
+      if (c.type != ScanType::kDouble) {
+        *why = "a real outside a real column";
+        return false;
+      }
+      value = static_cast<int64_t>((uint64_t{Be32(v)} << 32) | Be32(v + 4));
+    } else if (c.type == ScanType::kDouble) {
+      value = std::bit_cast<int64_t>(static_cast<double>(RecordInt(v, t)));
+    } else {
+      value = RecordInt(v, t);
+    }
+    *nulls &= ~bit;
+  } else if ((t & 1) != 0 && c.type == ScanType::kText) {
+    value = 0;
+    texts_[slot] =
+        std::string_view(reinterpret_cast<const char*>(v), static_cast<size_t>(value_size));
+    *nulls &= ~bit;
+  } else {
+    *why = (t & 1) != 0 ? "text outside a text column" : "a blob";
+    return false;
+  }
+  return true;
+}
+
+size_t TableScan::LayoutOf(const uint8_t* h, size_t n, uint64_t header_size) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  uint64_t x = header_size * kMul;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, h + i, 8);
+    x = (x ^ w) * kMul;
+  }
+  uint64_t tail = 0;  // byte by byte: a memcpy of a variable size is a call
+  for (; i < n; ++i) tail = (tail << 8) | h[i];
+  x = (x ^ tail) * kMul;
+  return static_cast<size_t>(x >> 58);  // kLayouts = 64
+}
+
 bool TableScan::DecodeRecord(const uint8_t* p, size_t size, int64_t rowid) {
   uint64_t header_size = 0;
-  const size_t n = SqliteVarint(p, p + size, &header_size);
+  size_t n;
+  if (size > 0 && p[0] < 0x80) {
+    header_size = p[0];
+    n = 1;
+  } else {
+    n = SqliteVarint(p, p + size, &header_size);
+  }
   if (n == 0 || header_size < n || header_size > size) return Fail("bad record header");
   const uint8_t* h = p + n;
   const uint8_t* header_end = p + header_size;
-  uint64_t body = header_size;  // offset of the current value
-  uint64_t nulls = all_columns_;
   const size_t wanted = slot_of_.size();
+  uint64_t nulls = all_columns_;
+  const char* why = nullptr;
+  // The common record: every column read is in its header, whose serial
+  // types up to the last one read are one byte each; the values between
+  // the columns read are skipped by their sizes alone, and one bounds
+  // check per column read covers them (a sum past the record's end,
+  // reserved types included, fails it). Records of 2 GiB or more (their
+  // sums could pass over a reserved type) take the general path.
+  if (static_cast<size_t>(header_end - h) >= wanted && size < (uint64_t{1} << 31)) {
+    // A header met before: its layout, checked to lie in this record
+    // (when walking the header costs more than finding it: many columns
+    // skipped).
+    const size_t k = use_layouts_ ? LayoutOf(h, wanted, header_size) : 0;
+    Layout& layout = layouts_[k];
+    uint8_t* types = &layout_types_[k * wanted];
+    Place* places = &layout_places_[k * wants_.size()];
+    if (use_layouts_ && layout.header_size == header_size && layout.end <= size &&
+        SameBytes(h, types, wanted)) {
+      for (size_t w = 0; w < wants_.size(); ++w) {
+        const Place& at = places[w];
+        if (!DecodeValue(wants_[w].slot, at.type, p + at.offset, at.size, rowid, &nulls, &why))
+          return Fail(why);
+      }
+      nulls_ = nulls;
+      return true;
+    }
+    layout.header_size = 0;
+    uint64_t body = header_size;
+    uint8_t high = 0;  // a type of more than one byte: the general path
+    size_t i = 0;
+    for (size_t w = 0; w < wants_.size(); ++w) {
+      for (; i < wants_[w].index; ++i) {
+        high |= h[i];
+        body += kOneByteSize[h[i] & 0x7F];
+      }
+      const uint8_t t = h[i++];
+      high |= t;
+      if ((high & 0x80) != 0) goto general;
+      const uint64_t value_size = kOneByteSize[t];
+      if (body > size || value_size > size - body) return Fail("bad record value");
+      if (!DecodeValue(wants_[w].slot, t, p + body, static_cast<int64_t>(value_size), rowid, &nulls,
+                       &why)) {
+        return Fail(why);
+      }
+      places[w] = {static_cast<uint32_t>(body), static_cast<uint32_t>(value_size), t};
+      body += value_size;
+    }
+    if (use_layouts_) {
+      std::memcpy(types, h, wanted);
+      layout.header_size = header_size;
+      layout.end = body;
+    }
+    nulls_ = nulls;
+    return true;
+  }
+general:
+  nulls = all_columns_;
   size_t index = 0;
+  uint64_t body = header_size;  // offset of the current value
   for (; index < wanted && h < header_end; ++index) {
     uint64_t t = *h;
     if (t < 0x80) {
@@ -448,39 +610,9 @@ bool TableScan::DecodeRecord(const uint8_t* p, size_t size, int64_t rowid) {
     if (value_size < 0 || static_cast<uint64_t>(value_size) > size - body)
       return Fail("bad record value");
     const int slot = slot_of_[index];
-    if (slot >= 0) {
-      const uint8_t* v = p + body;
-      const ScanColumn& c = plan_.columns[static_cast<size_t>(slot)];
-      int64_t& value = values_[static_cast<size_t>(slot)];
-      const uint64_t bit = uint64_t{1} << slot;
-      if (t == 0) {
-        value = 0;
-        texts_[static_cast<size_t>(slot)] = {};
-        if (c.rowid_alias) {
-          value = c.type == ScanType::kDouble ? std::bit_cast<int64_t>(static_cast<double>(rowid))
-                                              : rowid;
-          nulls &= ~bit;
-          if (c.type == ScanType::kText) return Fail("a rowid read as text");
-        }
-      } else if (t < 12) {  // 10 and 11 were refused above
-        if (c.type == ScanType::kText) return Fail("a number in a text column");
-        if (t == 7) {
-          if (c.type != ScanType::kDouble) return Fail("a real outside a real column");
-          value = static_cast<int64_t>((uint64_t{Be32(v)} << 32) | Be32(v + 4));
-        } else if (c.type == ScanType::kDouble) {
-          value = std::bit_cast<int64_t>(static_cast<double>(RecordInt(v, t)));
-        } else {
-          value = RecordInt(v, t);
-        }
-        nulls &= ~bit;
-      } else if ((t & 1) != 0 && c.type == ScanType::kText) {
-        value = 0;
-        texts_[static_cast<size_t>(slot)] =
-            std::string_view(reinterpret_cast<const char*>(v), static_cast<size_t>(value_size));
-        nulls &= ~bit;
-      } else {
-        return Fail((t & 1) != 0 ? "text outside a text column" : "a blob");
-      }
+    if (slot >= 0 &&
+        !DecodeValue(static_cast<size_t>(slot), t, p + body, value_size, rowid, &nulls, &why)) {
+      return Fail(why);
     }
     body += static_cast<uint64_t>(value_size);
   }

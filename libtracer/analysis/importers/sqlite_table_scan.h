@@ -136,6 +136,13 @@ class TableScan {
   // Decodes the leaf cell at offset off of page into the row's values.
   bool ReadCell(const uint8_t* page, uint32_t off);
   bool DecodeRecord(const uint8_t* p, size_t size, int64_t rowid);
+  // One value of serial type t (value_size bytes at v, in bounds) into
+  // result column slot; false with *why when the column's type refuses it.
+  // The layout kept for a record of header size header_size whose first n
+  // serial types are the bytes at h.
+  static size_t LayoutOf(const uint8_t* h, size_t n, uint64_t header_size);
+  bool DecodeValue(size_t slot, uint64_t t, const uint8_t* v, int64_t value_size, int64_t rowid,
+                   uint64_t* nulls, const char** why);
   // Notes page n read; every kReleaseBytes of pages read, and at the end,
   // gives the span read since the last time back (SqliteFileMap::Release):
   // a scan's resident share of the file stays about that, whatever the
@@ -155,7 +162,32 @@ class TableScan {
   // record index -> result column, -1 when not read (up to the highest
   // one read).
   std::vector<int> slot_of_;
-  uint64_t all_columns_ = 0;  // one bit per result column
+  // The record indexes read, ascending, and their result columns.
+  struct Want {
+    uint32_t index, slot;
+  };
+  std::vector<Want> wants_;
+  // Where the values read lie in records of one header (the same serial
+  // types up to the last column read): a table's rows repeat a few headers
+  // (one per kernel, say), so their layouts are kept, kLayouts of them, by
+  // a hash of the header (DecodeRecord).
+  struct Place {
+    uint32_t offset, size;
+    uint8_t type;
+  };
+  static constexpr size_t kLayouts = 64;
+  // Layouts are kept when at least this many columns are skipped (walking
+  // a header of a few columns costs less than finding its layout).
+  static constexpr size_t kLayoutSkipped = 8;
+  bool use_layouts_ = false;
+  struct Layout {
+    uint64_t header_size = 0;  // 0: none kept here (a header is 1 byte at least)
+    uint64_t end = 0;          // the end of the last value read
+  };
+  std::vector<Layout> layouts_;
+  std::vector<uint8_t> layout_types_;  // kLayouts x slot_of_.size() (+1: never empty)
+  std::vector<Place> layout_places_;   // kLayouts x wants_.size()
+  uint64_t all_columns_ = 0;           // one bit per result column
   std::vector<Frame> stack_;
   std::vector<uint64_t> seen_;  // one bit per page: visited in this scan
   uint32_t touched_first_ = UINT32_MAX, touched_last_ = 0, touched_ = 0, release_every_ = 1;

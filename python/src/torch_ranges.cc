@@ -268,8 +268,12 @@ bool LeadsTo(const Node& node, const Node* to) {
 // used first: accumulated inside the range, before the marker), and what
 // made the inputs waits for it as for the marker (none of them is made
 // ready before the range ends); so a post-hook on it ends the range where
-// the marker would, with no extra node for the engine to run (about 20 k
-// instructions each, three times the hooks' forward work per call). Null
+// the marker would, with no extra node for the engine to run (about
+// 20-25 k instructions each on the LoRA sample). The order argued is that
+// of one ready queue: on a GPU, a node of the device's queue that the CPU
+// queue's thread makes ready while the first node runs ran inside the
+// range or after it before, as the threads' timing fell, and runs after
+// it now. Null
 // when the call's first node is another call's marker (a call inside it
 // came first), lies more than kFirstNodeWalk nodes away, or leads
 // elsewhere.

@@ -22,6 +22,7 @@
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,39 +112,56 @@ struct Hooks {
   }
 };
 
-// Whether the engine runs `node` in the backward pass now in progress
-// (torch._C._will_engine_execute_node): not a marker that
-// torch.autograd.grad(..., inputs=) leaves out.
-bool WillRun(Node* node) {
-  const auto* exec_info = torch::autograd::get_current_graph_task_exec_info();
-  const auto* in_graph = torch::autograd::get_current_graph_task_nodes_in_graph();
-  if (exec_info == nullptr || in_graph == nullptr) return false;
-  if (in_graph->find(node) == in_graph->end()) return false;
-  if (exec_info->empty()) return true;
-  auto it = exec_info->find(node);
-  return it != exec_info->end() && it->second.should_execute();
-}
-
 // The end of one module call's backward (torch.py: _End). Made in the
 // forward pre-hook, before the call's own nodes (a lower sequence number),
 // so once it holds its placeholder gradient the engine runs it after all of
 // them and the accumulation of the gradients they make. Its edges lead to
-// the anchor and to the call's inputs that need a gradient; it hands them
-// none.
+// the call's inputs that need a gradient (so that what made them waits for
+// it, and under autograd.grad(inputs=) it runs only where they lead to what
+// is asked for); it hands them none. Unlike the Python version's autograd
+// Function, a C++ node needs no input of its own (torch.py's anchor), so
+// a call with no such input has no edge but the chain's: each edge is work
+// the engine does per call.
+//
+// The end markers of an outermost call and of the calls inside it form a
+// chain (StartNode -> the latest call's marker -> ... -> the outermost
+// call's), each handing the next its placeholder gradient, rather than all
+// getting theirs from the StartNode at once: the engine runs them in that
+// order anyway (highest sequence number first, each ready from the start),
+// but markers that are ready early wait in the engine's ready queue, a heap
+// every node of the backward pass is pushed into and popped from; dozens of
+// waiting markers made each of those pushes and pops several times dearer.
 struct EndNode : Node {
   std::shared_ptr<Hooks> hooks;
   c10::Device device;
   bool open = false;
   // Calls inside this one that handed their markers up to it.
   std::vector<c10::intrusive_ptr<EndNode>> pending;
+  // The placeholder gradient for the next marker of the chain (the last
+  // edge), undefined at the end of the chain.
+  at::Tensor chain_grad;
+  // Not null: the first node the call made, whose post-hook (EndHook) ends
+  // the range instead of this marker, which is then not in the graph.
+  Node* sole = nullptr;
+  // A call inside this one made its marker before this call made a node.
+  bool first_is_marker = false;
 
   EndNode(std::shared_ptr<Hooks> h, c10::Device d) : hooks(std::move(h)), device(d) {}
 
   variable_list apply(variable_list&& /*grads*/) override {
     End();
-    return variable_list(num_outputs());
+    variable_list out(num_outputs());
+    if (chain_grad.defined()) out.back() = chain_grad;
+    return out;
   }
   std::string name() const override { return "tracer::RangeEndBackward"; }
+
+  // Hands `next` (same device, a lower sequence number) its placeholder
+  // gradient after this marker ran.
+  void ChainTo(c10::intrusive_ptr<EndNode> next, const at::Tensor& grad) {
+    add_next_edge(Edge(std::move(next), 0));
+    chain_grad = grad;
+  }
 
   void Start() {
     open = true;
@@ -157,9 +175,30 @@ struct EndNode : Node {
   }
 };
 
+// Whether the engine runs the call's end marker in the backward pass now
+// in progress, as it would without the chain (torch._C._will_engine_execute_node):
+// not a marker that torch.autograd.grad(..., inputs=) leaves out. The chain
+// edge makes the engine run every marker above one it runs; whether the
+// call's range is pushed depends on the marker's own edges only: those
+// leading to something the pass computes.
+bool WillRun(EndNode* node) {
+  const auto* exec_info = torch::autograd::get_current_graph_task_exec_info();
+  const auto* in_graph = torch::autograd::get_current_graph_task_nodes_in_graph();
+  if (exec_info == nullptr || in_graph == nullptr) return false;
+  if (in_graph->find(node->sole ? node->sole : node) == in_graph->end()) return false;
+  if (exec_info->empty()) return true;
+  const size_t own = node->num_outputs() - (node->chain_grad.defined() ? 1 : 0);
+  for (size_t i = 0; i < own; ++i) {
+    auto it = exec_info->find(node->next_edge(i).function.get());
+    if (it != exec_info->end() && it->second.should_execute()) return true;
+  }
+  return false;
+}
+
 // Identity over the outputs of an outermost call (torch.py: _Start): pushes
-// the call's backward range and hands the end markers of the call and of
-// the calls inside it their placeholder gradients.
+// the call's backward range and hands the chain of end markers of the call
+// and of the calls inside it (one chain per device) its placeholder
+// gradient.
 struct StartNode : Node {
   c10::intrusive_ptr<EndNode> call;
   size_t outputs = 0;  // the first `outputs` edges are the outputs' own
@@ -200,6 +239,87 @@ struct StartHook : torch::autograd::FunctionPreHook {
   }
 };
 
+// A post-hook on the first node a call made (FirstNode): ends the call's
+// range right after that node ran, where its end marker would have run.
+struct EndHook : torch::autograd::FunctionPostHook {
+  c10::intrusive_ptr<EndNode> call;
+
+  explicit EndHook(c10::intrusive_ptr<EndNode> c) : call(std::move(c)) {}
+  variable_list operator()(const variable_list& outputs, const variable_list& /*grads*/) override {
+    call->End();
+    return outputs;
+  }
+};
+
+bool LeadsTo(const Node& node, const Node* to) {
+  for (const Edge& e : node.next_edges()) {
+    if (e.function.get() == to) return true;
+  }
+  return false;
+}
+
+// The node an inner call made first (the next sequence number after its
+// end marker's), found among the nodes its outputs lead to, when it leads
+// where the marker does. The engine runs the call's nodes highest
+// sequence number first, so that node last (any other it made runs before
+// it, or never), then the gradient accumulations that node alone makes
+// ready (maximal sequence number), then the marker. With the same edges as
+// the marker, that node makes no accumulation ready (a weight of the call's
+// used first: accumulated inside the range, before the marker), and what
+// made the inputs waits for it as for the marker (none of them is made
+// ready before the range ends); so a post-hook on it ends the range where
+// the marker would, with no extra node for the engine to run (about
+// 20-25 k instructions each on the LoRA sample). The order argued is that
+// of one ready queue: on a GPU, a node of the device's queue that the CPU
+// queue's thread makes ready while the first node runs ran inside the
+// range or after it before, as the threads' timing fell, and runs after
+// it now. Null
+// when the call's first node is another call's marker (a call inside it
+// came first), lies more than kFirstNodeWalk nodes away, or leads
+// elsewhere.
+constexpr size_t kFirstNodeWalk = 16;
+
+Node* FirstNode(const EndNode& call, PyObject** items, const std::vector<Py_ssize_t>& timed) {
+  if (call.first_is_marker) return nullptr;
+  const uint64_t first = call.sequence_nr() + 1;
+  Node* seen[kFirstNodeWalk];
+  size_t n_seen = 0, next = 0;
+  auto visit = [&](Node* node) {
+    // The call's own nodes only (made after its marker), no accumulation.
+    if (node == nullptr || node->sequence_nr() < first || node->sequence_nr() == UINT64_MAX) {
+      return true;
+    }
+    for (size_t i = 0; i < n_seen; ++i) {
+      if (seen[i] == node) return true;
+    }
+    if (n_seen == kFirstNodeWalk) return false;
+    seen[n_seen++] = node;
+    return true;
+  };
+  for (Py_ssize_t i : timed) {
+    if (!visit(THPVariable_Unpack(items[i]).grad_fn().get())) return nullptr;
+  }
+  Node* found = nullptr;
+  while (found == nullptr && next < n_seen) {
+    Node* node = seen[next++];
+    if (node->sequence_nr() == first) {
+      found = node;
+      break;
+    }
+    for (const Edge& e : node->next_edges()) {
+      if (!visit(e.function.get())) return nullptr;
+    }
+  }
+  if (found == nullptr || dynamic_cast<StartNode*>(found) != nullptr) return nullptr;
+  for (const Edge& e : found->next_edges()) {
+    if (e.function && !LeadsTo(call, e.function.get())) return nullptr;
+  }
+  for (const Edge& e : call.next_edges()) {
+    if (!LeadsTo(*found, e.function.get())) return nullptr;
+  }
+  return found;
+}
+
 // Per thread, like the Python version's _Stacks.
 struct Stacks {
   std::vector<c10::intrusive_ptr<EndNode>> frames;  // null: a call without backward
@@ -211,21 +331,18 @@ struct Stacks {
 };
 thread_local Stacks stacks;
 
-// Per device: the leaf every end marker hangs from and the placeholder
-// gradient (0-dim tensors, never read). Touched with the GIL held.
-std::unordered_map<c10::Device, std::pair<at::Tensor, at::Tensor>>& Anchors() {
-  static auto* anchors = new std::unordered_map<c10::Device, std::pair<at::Tensor, at::Tensor>>();
-  return *anchors;
+// Per device: the placeholder gradient the end markers are handed (a 0-dim
+// tensor, never read). Touched with the GIL held.
+std::unordered_map<c10::Device, at::Tensor>& Tokens() {
+  static auto* tokens = new std::unordered_map<c10::Device, at::Tensor>();
+  return *tokens;
 }
 
-const std::pair<at::Tensor, at::Tensor>& AnchorOf(c10::Device device) {
-  auto& anchors = Anchors();
-  auto it = anchors.find(device);
-  if (it == anchors.end()) {
-    at::Tensor anchor = at::empty({}, at::TensorOptions().device(device));
-    anchor.requires_grad_(true);
-    at::Tensor grad = at::empty({}, at::TensorOptions().device(device));
-    it = anchors.emplace(device, std::make_pair(anchor, grad)).first;
+const at::Tensor& TokenOf(c10::Device device) {
+  auto& tokens = Tokens();
+  auto it = tokens.find(device);
+  if (it == tokens.end()) {
+    it = tokens.emplace(device, at::empty({}, at::TensorOptions().device(device))).first;
   }
   return it->second;
 }
@@ -279,11 +396,12 @@ void PreCore(const std::shared_ptr<Hooks>& shared, CollectArgs collect) {
       }
     }
   }
-  const auto& [anchor, grad] = AnchorOf(*device);
   auto end = c10::make_intrusive<EndNode>(shared, *device);
-  end->add_next_edge(torch::autograd::impl::gradient_edge(anchor));
   for (const auto& t : inputs) end->add_next_edge(torch::autograd::impl::gradient_edge(t));
-  end->add_input_metadata(grad);
+  end->add_input_metadata(TokenOf(*device));
+  if (!st.calls.empty() && st.calls.back()->sequence_nr() + 1 == end->sequence_nr()) {
+    st.calls.back()->first_is_marker = true;
+  }
   st.calls.push_back(end.get());
   st.frames.back() = std::move(end);
 }
@@ -347,9 +465,10 @@ PyObject* PostCore(Hooks* h, PyObject* output) {
   if (parent != nullptr && parent->hooks->wraps) {
     // The enclosing call feeds this marker; the range starts from a
     // pre-hook on the outputs' nodes.
+    PyObject** items = single ? &output : PySequence_Fast_ITEMS(output);
+    Node* sole = FirstNode(*call, items, timed);
     for (auto& p : call->pending) parent->pending.push_back(std::move(p));
     call->pending.clear();
-    PyObject** items = single ? &output : PySequence_Fast_ITEMS(output);
     for (Py_ssize_t i : timed) {
       const auto& node = THPVariable_Unpack(items[i]).grad_fn();
       auto it = st.starters.find(node.get());
@@ -363,7 +482,12 @@ PyObject* PostCore(Hooks* h, PyObject* output) {
       for (const auto& c : calls) known = known || c.get() == call.get();
       if (!known) calls.insert(calls.begin(), call);  // an enclosing call returns later
     }
-    parent->pending.push_back(std::move(call));
+    if (sole != nullptr) {
+      call->sole = sole;
+      sole->add_post_hook(std::make_unique<EndHook>(std::move(call)));
+    } else {
+      parent->pending.push_back(std::move(call));
+    }
     Py_RETURN_NONE;
   }
   if (st.calls.empty()) st.starters.clear();
@@ -371,7 +495,7 @@ PyObject* PostCore(Hooks* h, PyObject* output) {
   call->pending.clear();
   // Nothing to time here: the markers get no gradient, their calls no range.
   if (timed.empty()) Py_RETURN_NONE;
-  const at::Tensor& token_grad = AnchorOf(call->device).second;
+  const at::Tensor& token_grad = TokenOf(call->device);
   auto start = c10::make_intrusive<StartNode>(call, token_grad);
   start->outputs = timed.size();
   PyObject** items = single ? &output : PySequence_Fast_ITEMS(output);
@@ -382,8 +506,30 @@ PyObject* PostCore(Hooks* h, PyObject* output) {
     start->add_input_metadata(t);
     start->add_next_edge(torch::autograd::impl::gradient_edge(t));
   }
-  start->add_next_edge(Edge(call, 0));
-  for (auto& e : ends) start->add_next_edge(Edge(std::move(e), 0));
+  // The chain of end markers, one per device, built from its end (an edge
+  // must be added before the node it leads from becomes anyone's next edge:
+  // its topological number is fixed then), its head fed by this node.
+  ends.push_back(call);
+  std::sort(ends.begin(), ends.end(),
+            [](const auto& a, const auto& b) { return a->sequence_nr() < b->sequence_nr(); });
+  std::vector<EndNode*> heads;  // per device, the latest marker so far
+  for (auto& e : ends) {
+    EndNode* head = nullptr;
+    for (auto*& h : heads) {
+      if (h->device == e->device) {
+        head = std::exchange(h, e.get());
+        break;
+      }
+    }
+    if (head == nullptr) {
+      heads.push_back(e.get());
+      continue;
+    }
+    e->ChainTo(c10::intrusive_ptr<EndNode>::reclaim_copy(head), TokenOf(e->device));
+  }
+  for (EndNode* h : heads) {
+    start->add_next_edge(Edge(c10::intrusive_ptr<EndNode>::reclaim_copy(h), 0));
+  }
   uint32_t nr = 0;
   for (Py_ssize_t i : timed) {
     // A non-differentiable alias sharing the version counter: an in-place

@@ -41,21 +41,19 @@ dominate (the same command with --rounds 10 --steps 40 -- --hidden 32
 +15.95 % (+15.03 to +16.86 %, about 4.9 us per module call, forward and
 backward) against +26.56 % (8.2 us) for the previous hooks, traced
 +18.45 % against +32.64 % (-10.70 %, -11.45 to -9.94 %, block for
-block). What is left per call: an end node,
-its edges and a node pre-hook made per call, the end node run by the
-engine, and the end nodes waiting in the engine's ready queue (a larger
-heap to order every node by), all with the caches the model's own
-tensors leave cold. In instructions, which a loaded machine does
-not blur (the same small model under bench_step.py --callgrind --procs 1
---rounds 4 --steps 3): the hooks run 32.7 k instructions per module call
-(+16.09 %, 95 % interval +15.97 to +16.21 %), about four fifths of them in
-the backward pass (the autograd engine running the extra nodes: its ready
-queue's heap, per-node thread-local state and record_function scope,
-allocations) and the rest in the forward wrapper and in making and freeing
-the nodes; libtracer.so recording the ranges adds 1.1 k (+0.52 %, +0.38 to
-+0.66 %). The Python hooks
-cost more: an autograd Function per call and Python run in the backward
-pass (bench_hooks.py, Python hooks on 100 Linear layers: 3.6 us per call
+block). Those CPU figures predate the end-marker chain and post-hooks
+(below); in instructions, which a loaded machine does not blur (the same
+small model under bench_step.py --callgrind --procs 1 --rounds 4 --steps
+3 --baseline-python, main's hooks in the same rounds): the hooks run
+17.8 k instructions per module call (+8.79 %, 95 % interval +8.75 to
++8.84 %) against 35.8 k (+17.63 %) before them. The autograd engine runs
+each extra node for about 20-25 k instructions (its per-node thread-local
+state switch and record_function scope, the ready queue, allocations),
+so what is left is mostly the end markers that remain (128 of 284 module
+calls a step here) and the forward wrapper making them; libtracer.so
+recording the ranges adds 1.0 k per call (+0.51 %, +0.38 to +0.65 %).
+The Python hooks cost more: an autograd Function per call and Python run
+in the backward pass (bench_hooks.py, Python hooks on 100 Linear layers: 3.6 us per call
 for the forward ranges and 26 us for forward and backward on small
 tensors, 22 us and 86 us with 2 MB of activations per layer: --width 16
 --batch 32768 --steps 4). `backward=False`, `include`, `exclude` and
@@ -90,10 +88,18 @@ instance (``module.forward``, a tracer._torch_ranges.Forward), one C call
 that does what the two hooks would around the forward it wraps, so that
 Module.__call__ keeps its no-hook fast path (with hooks it runs about
 2.5 us of Python per call, a third of what the hooks cost per call on a
-small model). It builds the same graph: the end marker and output edge
-as C++ autograd nodes and the start as a C++ pre-hook on the output's
-node. With the torch or nvtx client they push to NVTX by name from C++
-and the backward pass runs no Python at all; other backends
+small model). It makes the same ranges with fewer nodes for the autograd
+engine to run (each costs it about 20-25 k instructions): the end marker and
+output edge are C++ autograd nodes and the start a C++ pre-hook on the
+output's node, as here, but the end markers of an outermost call and the
+calls inside it hand each other their placeholder gradient in a chain
+(latest call first, the order the engine runs them in anyway) instead of
+all waiting in the engine's ready queue from the output edge on, they
+hang from no anchor, and a call whose first node leads only where its
+end marker would (a frozen linear layer, a norm, an activation) gets no
+marker: a post-hook on that node, which the engine runs last of the
+call's, ends the range. With the torch or nvtx client they push to NVTX
+by name from C++ and the backward pass runs no Python at all; other backends
 (record_function, the tests' recorder) get their callables called, with
 the GIL. The wrapper runs inside Module.__call__, after any forward
 pre-hooks and before any forward hooks, so the forward range times

@@ -472,6 +472,33 @@ class DisabledTest(unittest.TestCase):
         self.assertEqual([e[1:3] for e in rec.events], [("push", "f_0"), ("pop", None)])
 
 
+class Scale(nn.Module):
+    def __init__(self, trainable):
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor(2.0), requires_grad=trainable)
+
+    def forward(self, x):
+        return x * self.w
+
+
+class Add(nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+class OneNodeModules(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(4, 4)
+        self.s1, self.s2 = Scale(True), Scale(False)
+        self.add = Add()
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        h = self.inp(x)
+        return self.act(self.add(self.s1(h), self.s2(h))).sum()
+
+
 class NativeTest(unittest.TestCase):
     """tracer._torch_ranges (the C++ hooks) against the Python hooks."""
 
@@ -503,6 +530,78 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(native_trees, python_trees)
         self.assertEqual(native_losses, python_losses)
         self.assertTrue(any(name.startswith("b_lora_a") for _, name in native_trees[1]))
+
+    def marked_trees(self, build, run, native, steps=2):
+        """(depth, name, marks) of each range of `steps` backward passes
+        `run(model, loss)` makes, a mark where each trainable weight's
+        gradient is accumulated: which range is open then."""
+        model, inputs = build()
+        rec = Recorder()
+        handle = tt.annotate(model, force=True, backend=rec, native=native, **SAMPLE_NAMES)
+        self.assertEqual(handle.native, native)
+        for name, p in model.named_parameters():
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(lambda _, name=name: rec.mark(name))
+        trees = []
+        for _ in range(steps):
+            rec.events.clear()
+            torch.manual_seed(2)  # the same dropout masks for both hooks
+            run(model, model(*inputs))
+            model.zero_grad(set_to_none=True)
+            root = replay(rec.events)[threading.get_ident()]
+            trees.append([(n.depth, n.name, tuple(n.marks)) for n in root.descendants()])
+        handle.remove()
+        return trees
+
+    def test_same_ranges_and_gradient_placement_as_the_python_hooks(self):
+        # The C++ end markers hand each other their placeholder gradient in
+        # a chain, have no anchor edge, and a call whose backward is one node
+        # has none (a post-hook on that node); the Python ones are each fed
+        # by the output edge and hang from an anchor. Same ranges, same
+        # nesting and every weight gradient accumulated in the same range,
+        # under backward(), backward(inputs=) and autograd.grad (which runs
+        # only what leads to the asked tensors).
+        import peft_like
+
+        def sample():
+            cfg, model = tiny_model()
+            return model, batch(cfg)
+
+        def peft():
+            return peft_like.build(layers=2), peft_like.batch()
+
+        def one_node_modules():
+            # Modules whose backward is one node: ended by a post-hook on
+            # it, unless a weight of theirs is accumulated after it (s1).
+            torch.manual_seed(0)
+            return nn.Sequential(OneNodeModules()), (torch.randn(3, 4),)
+
+        def some_params(model):
+            # One layer's (peft_like's "chat" adapter is never called).
+            return [p for n, p in model.named_parameters()
+                    if p.requires_grad and (".1." in n or ".s1." in n) and ".chat." not in n]
+
+        def grad_of_some(model, loss):
+            params = some_params(model)
+            self.assertTrue(params)
+            torch.autograd.grad(loss, params)
+
+        def backward_of_one(model, loss):
+            loss.backward(inputs=some_params(model)[-1:])
+
+        runs = {"backward": lambda model, loss: loss.backward(),
+                "autograd.grad": grad_of_some, "backward(inputs=)": backward_of_one}
+        for model_name, build in (("sample", sample), ("peft", peft),
+                                  ("one-node modules", one_node_modules)):
+            for run_name, run in runs.items():
+                with self.subTest(model=model_name, run=run_name):
+                    native = self.marked_trees(build, run, True)
+                    python = self.marked_trees(build, run, False)
+                    self.assertEqual(native, python)
+                    self.assertTrue(any(name.startswith("b_") for _, name, _ in native[1]))
+                    if run_name == "backward":
+                        self.assertTrue(any(marks for _, name, marks in native[1]
+                                            if name.startswith("b_")))
 
     def test_another_torch_version_gets_the_python_hooks(self):
         # The module's C++ ABI is that of the torch it was built against.

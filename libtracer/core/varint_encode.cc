@@ -235,20 +235,28 @@ TRACER_SSSE3 char* PutTwoShuffled(char* p, const uint64_t* v, size_t n) {
   return PutUpTo<2, ByShifts>(p, v + i, n - i);
 }
 
+// The low halves of the four 64-bit lanes at q and q + 1.
+TRACER_SSSE3 inline __m128i LowHalves(const __m128i* q) {
+  return _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(_mm_loadu_si128(q)),
+                                         _mm_castsi128_ps(_mm_loadu_si128(q + 1)),
+                                         _MM_SHUFFLE(2, 0, 2, 0)));
+}
+
+// As ByShifts, in 32-bit lanes: bits 7-13 of x up by one, 14-20 by two.
+TRACER_SSSE3 inline __m128i SpreadThree(__m128i x) {
+  const __m128i w = _mm_add_epi32(x, _mm_and_si128(x, _mm_set1_epi32(~0x7F)));
+  return _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x3FFF)), 1));
+}
+
 // v[0..n), each below 2^21: the same with 4 values a step in 32-bit lanes.
 TRACER_SSSE3 char* PutThreeShuffled(char* p, const uint64_t* v, size_t n) {
   const auto* q = reinterpret_cast<const __m128i*>(v);
   size_t i = 0;
   for (; i + 4 <= n; i += 4, q += 2) {
-    // The low halves of the four 64-bit lanes.
-    const __m128i x = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(_mm_loadu_si128(q)),
-                                                      _mm_castsi128_ps(_mm_loadu_si128(q + 1)),
-                                                      _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m128i x = LowHalves(q);
     const __m128i two = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7F));
     const __m128i three = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3FFF));
-    // As ByShifts: bits 7-13 up by one, 14-20 by two.
-    __m128i w = _mm_add_epi32(x, _mm_and_si128(x, _mm_set1_epi32(~0x7F)));
-    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x3FFF)), 1));
+    __m128i w = SpreadThree(x);
     w = _mm_or_si128(w, _mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
                                      _mm_and_si128(three, _mm_set1_epi32(0x8000))));
     const auto m = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(two)) |
@@ -267,14 +275,12 @@ TRACER_SSSE3 char* PutFourShuffled(char* p, const uint64_t* v, size_t n) {
   const auto* q = reinterpret_cast<const __m128i*>(v);
   size_t i = 0;
   for (; i + 4 <= n; i += 4, q += 2) {
-    const __m128i x = _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(_mm_loadu_si128(q)),
-                                                      _mm_castsi128_ps(_mm_loadu_si128(q + 1)),
-                                                      _MM_SHUFFLE(2, 0, 2, 0)));
+    const __m128i x = LowHalves(q);
     const __m128i two = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7F));
     const __m128i three = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3FFF));
     const __m128i four = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1FFFFF));
-    __m128i w = _mm_add_epi32(x, _mm_and_si128(x, _mm_set1_epi32(~0x7F)));
-    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x3FFF)), 1));
+    // Bits 21-27 up by three.
+    __m128i w = SpreadThree(x);
     w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x1FFFFF)), 2));
     w = _mm_or_si128(w, _mm_or_si128(_mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
                                                   _mm_and_si128(three, _mm_set1_epi32(0x8000))),

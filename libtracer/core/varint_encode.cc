@@ -208,6 +208,16 @@ constexpr ShuffleTables kShuffles = [] {
   return t;
 }();
 
+// Stores w's bytes packed by one of the tables' shuffles (16 bytes written,
+// `length` of them the step's varints) and returns the end of the step.
+TRACER_SSSE3 inline char* StoreShuffled(char* p, __m128i w, const ShuffleTables::Step& step,
+                                        uint8_t length) {
+  _mm_storeu_si128(
+      reinterpret_cast<__m128i*>(p),
+      _mm_shuffle_epi8(w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(step.shuffle))));
+  return p + length;
+}
+
 // v[0..n), each below 2^14: 8 values a step in 16-bit lanes, each lane
 // its varint's two bytes (the second 0 for a one-byte value), packed by a
 // shuffle and stored as 16 bytes, the pointer moved by their length: no
@@ -226,11 +236,7 @@ TRACER_SSSE3 char* PutTwoShuffled(char* p, const uint64_t* v, size_t n) {
     const __m128i w = _mm_or_si128(_mm_add_epi16(x, _mm_and_si128(x, _mm_set1_epi16(0x3F80))),
                                    _mm_and_si128(two, _mm_set1_epi16(0x80)));
     const auto m = static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(two, two))) & 0xFF;
-    _mm_storeu_si128(
-        reinterpret_cast<__m128i*>(p),
-        _mm_shuffle_epi8(
-            w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShuffles.two[m].shuffle))));
-    p += kShuffles.two_length[m];
+    p = StoreShuffled(p, w, kShuffles.two[m], kShuffles.two_length[m]);
   }
   return PutUpTo<2, ByShifts>(p, v + i, n - i);
 }
@@ -248,8 +254,12 @@ TRACER_SSSE3 inline __m128i SpreadThree(__m128i x) {
   return _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x3FFF)), 1));
 }
 
-// v[0..n), each below 2^21: the same with 4 values a step in 32-bit lanes.
-TRACER_SSSE3 char* PutThreeShuffled(char* p, const uint64_t* v, size_t n) {
+// v[0..n), each below 2^21 (kBytes 3) or 2^28 (kBytes 4): the same with 4
+// values a step in 32-bit lanes; for four bytes the lengths (1 to 4) are
+// two bits a value.
+template <int kBytes>
+TRACER_SSSE3 char* PutLanesShuffled(char* p, const uint64_t* v, size_t n) {
+  static_assert(kBytes == 3 || kBytes == 4);
   const auto* q = reinterpret_cast<const __m128i*>(v);
   size_t i = 0;
   for (; i + 4 <= n; i += 4, q += 2) {
@@ -257,47 +267,31 @@ TRACER_SSSE3 char* PutThreeShuffled(char* p, const uint64_t* v, size_t n) {
     const __m128i two = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7F));
     const __m128i three = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3FFF));
     __m128i w = SpreadThree(x);
-    w = _mm_or_si128(w, _mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
-                                     _mm_and_si128(three, _mm_set1_epi32(0x8000))));
-    const auto m = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(two)) |
-                                         _mm_movemask_ps(_mm_castsi128_ps(three)) << 4);
-    _mm_storeu_si128(
-        reinterpret_cast<__m128i*>(p),
-        _mm_shuffle_epi8(
-            w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShuffles.three[m].shuffle))));
-    p += kShuffles.three_length[m];
+    __m128i continuation = _mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
+                                        _mm_and_si128(three, _mm_set1_epi32(0x8000)));
+    unsigned m;
+    if constexpr (kBytes == 3) {
+      m = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(two)) |
+                                _mm_movemask_ps(_mm_castsi128_ps(three)) << 4);
+    } else {
+      const __m128i four = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1FFFFF));
+      // Bits 21-27 up by three.
+      w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x1FFFFF)), 2));
+      continuation = _mm_or_si128(continuation, _mm_and_si128(four, _mm_set1_epi32(0x800000)));
+      // Length - 1 (each compare is -1 where it holds), its bits to the mask.
+      const __m128i extra =
+          _mm_sub_epi32(_mm_setzero_si128(), _mm_add_epi32(_mm_add_epi32(two, three), four));
+      m = static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 31))) |
+                                _mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 30))) << 4);
+    }
+    w = _mm_or_si128(w, continuation);
+    if constexpr (kBytes == 3) {
+      p = StoreShuffled(p, w, kShuffles.three[m], kShuffles.three_length[m]);
+    } else {
+      p = StoreShuffled(p, w, kShuffles.four[m], kShuffles.four_length[m]);
+    }
   }
-  return PutUpTo<3, ByShifts>(p, v + i, n - i);
-}
-
-// v[0..n), each below 2^28: the same, the lengths (1 to 4) as two bits.
-TRACER_SSSE3 char* PutFourShuffled(char* p, const uint64_t* v, size_t n) {
-  const auto* q = reinterpret_cast<const __m128i*>(v);
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4, q += 2) {
-    const __m128i x = LowHalves(q);
-    const __m128i two = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x7F));
-    const __m128i three = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x3FFF));
-    const __m128i four = _mm_cmpgt_epi32(x, _mm_set1_epi32(0x1FFFFF));
-    // Bits 21-27 up by three.
-    __m128i w = SpreadThree(x);
-    w = _mm_add_epi32(w, _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(~0x1FFFFF)), 2));
-    w = _mm_or_si128(w, _mm_or_si128(_mm_or_si128(_mm_and_si128(two, _mm_set1_epi32(0x80)),
-                                                  _mm_and_si128(three, _mm_set1_epi32(0x8000))),
-                                     _mm_and_si128(four, _mm_set1_epi32(0x800000))));
-    // Length - 1 (each compare is -1 where it holds), its bits to the mask.
-    const __m128i extra =
-        _mm_sub_epi32(_mm_setzero_si128(), _mm_add_epi32(_mm_add_epi32(two, three), four));
-    const auto m =
-        static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 31))) |
-                              _mm_movemask_ps(_mm_castsi128_ps(_mm_slli_epi32(extra, 30))) << 4);
-    _mm_storeu_si128(
-        reinterpret_cast<__m128i*>(p),
-        _mm_shuffle_epi8(
-            w, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShuffles.four[m].shuffle))));
-    p += kShuffles.four_length[m];
-  }
-  return PutUpTo<4, ByShifts>(p, v + i, n - i);
+  return PutUpTo<kBytes, ByShifts>(p, v + i, n - i);
 }
 
 #undef TRACER_SSSE3
@@ -316,12 +310,12 @@ char* PutByLength(char* p, const uint64_t* v, size_t n, uint64_t any) {
       return PutUpTo<2, Spreader>(p, v, n);
     case 3:
 #if defined(__x86_64__)
-      if constexpr (kShuffled) return PutThreeShuffled(p, v, n);
+      if constexpr (kShuffled) return PutLanesShuffled<3>(p, v, n);
 #endif
       return PutUpTo<3, Spreader>(p, v, n);
     case 4:
 #if defined(__x86_64__)
-      if constexpr (kShuffled) return PutFourShuffled(p, v, n);
+      if constexpr (kShuffled) return PutLanesShuffled<4>(p, v, n);
 #endif
       return PutUpTo<4, Spreader>(p, v, n);
     case 5:

@@ -121,6 +121,8 @@ struct Prescan {
       Run(path);
     } catch (const std::exception& e) {
       error = path + ": error reading table " + table + ": " + e.what();
+    } catch (...) {
+      error = path + ": error reading table " + table;
     }
   }
   void Run(const std::string& path) {

@@ -136,11 +136,11 @@ class TableScan {
   // Decodes the leaf cell at offset off of page into the row's values.
   bool ReadCell(const uint8_t* page, uint32_t off);
   bool DecodeRecord(const uint8_t* p, size_t size, int64_t rowid);
-  // One value of serial type t (value_size bytes at v, in bounds) into
-  // result column slot; false with *why when the column's type refuses it.
   // The layout kept for a record of header size header_size whose first n
   // serial types are the bytes at h.
   static size_t LayoutOf(const uint8_t* h, size_t n, uint64_t header_size);
+  // One value of serial type t (value_size bytes at v, in bounds) into
+  // result column slot; false with *why when the column's type refuses it.
   bool DecodeValue(size_t slot, uint64_t t, const uint8_t* v, int64_t value_size, int64_t rowid,
                    uint64_t* nulls, const char** why);
   // Notes page n read; every kReleaseBytes of pages read, and at the end,

@@ -190,6 +190,18 @@ std::string EncodeVarint(uint64_t v) {
   return out;
 }
 
+// An image with 1 to max_flips random bytes past its 512-byte file header
+// set to random values.
+std::string Damaged(const std::string& image, std::mt19937& rng, int max_flips) {
+  std::string out = image;
+  const int flips = 1 + static_cast<int>(rng() % static_cast<unsigned>(max_flips));
+  for (int f = 0; f < flips; ++f) {
+    const size_t at = 512 + rng() % (out.size() - 512);
+    out[at] = static_cast<char>(rng());
+  }
+  return out;
+}
+
 TEST(SqliteVarintTest, DecodesEveryLengthAndRefusesTruncation) {
   const std::pair<uint64_t, size_t> cases[] = {{0, 1},
                                                {127, 1},
@@ -353,12 +365,7 @@ TEST(TableScanTest, DamagedWideRowsGiveUpAndNeverReadOutOfBounds) {
   ASSERT_EQ(scan_image(bytes), 1500u);
   std::mt19937 rng(54321);
   for (int i = 0; i < 2000; ++i) {
-    std::string image = bytes;
-    const int flips = 1 + static_cast<int>(rng() % 4);
-    for (int f = 0; f < flips; ++f) {
-      const size_t at = 512 + rng() % (image.size() - 512);
-      image[at] = static_cast<char>(rng());
-    }
+    const std::string image = Damaged(bytes, rng, 4);
     EXPECT_LE(scan_image(image), 1500u + 200u);
   }
   // A record cut short: its header (and so its shape) the same as rows
@@ -709,12 +716,7 @@ TEST(TableScanTest, CorruptPagesGiveUpAndNeverReadOutOfBounds) {
   // out of bounds (the sanitizer build checks) or loop.
   std::mt19937 rng(12345);
   for (int i = 0; i < 3000; ++i) {
-    std::string image = bytes;
-    const int flips = 1 + static_cast<int>(rng() % 8);
-    for (int f = 0; f < flips; ++f) {
-      const size_t at = 512 + rng() % (image.size() - 512);
-      image[at] = static_cast<char>(rng());
-    }
+    const std::string image = Damaged(bytes, rng, 8);
     scan_image(image);
   }
 }
